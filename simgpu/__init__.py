@@ -1,0 +1,16 @@
+"""simgpu: run numba.cuda kernels on a modelled GPU and see every byte and cycle.
+
+    import simgpu
+    rep = simgpu.jit(saxpy)[4096, 256](np.float32(2), x, y, out)
+    print(rep)
+"""
+from . import cuda
+from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)
+from .hardware import get_gpu, PRESETS, GPU
+from .kernel import Kernel, jit, launch
+from .report import Report
+
+__version__ = "0.1.0"
+
+__all__ = ["cuda", "jit", "launch", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
+           "SimGPUError", "DSLError", "TypingError", "KernelError", "LaunchError", "ArgumentError"]

@@ -1,0 +1,540 @@
+"""The vectorised SIMT interpreter.
+
+All lanes of a chunk of blocks execute each IR instruction together as one numpy
+operation; a bool mask says which lanes are active.  `If` runs its sides one after the
+other under `mask & cond` and `mask & ~cond` and the lanes rejoin after it, as the
+hardware's reconvergence stack does; loops run while any lane is active.  Because each
+instruction is executed for every warp of every block of the chunk before the next one,
+block-wide barriers hold by construction and are only *checked* (every live thread of a
+block must reach them together).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import KernelError
+from ..ir import types as T
+from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
+from . import atomics
+from .ops import conv, evaluate
+from .state import WARP, ArrayHandle, Mask, MemEvent
+
+
+class _LoopCtx:
+    __slots__ = ("broken", "continued")
+
+    def __init__(self, n):
+        self.broken = np.zeros(n, dtype=bool)
+        self.continued = np.zeros(n, dtype=bool)
+
+
+class _Frame:
+    __slots__ = ("returned", "ret")
+
+    def __init__(self, returned, ret):
+        self.returned = returned
+        self.ret = ret
+
+
+class Interpreter:
+    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22):
+        self.fn = fn
+        self.kernel_name = kernel_name
+        self.observers = list(observers)
+        self.mem_observers = [o for o in self.observers if type(o).mem is not _base_mem()]
+        self.inst_observers = [o for o in self.observers if type(o).inst is not _base_inst()]
+        self.max_loop_iterations = max_loop_iterations
+        self.types = fn.var_types
+        self._consts = {}
+
+    # -- entry ----------------------------------------------------------------
+    def run_chunk(self, chunk, bindings, smem_layout):
+        """Run one chunk.  bindings: param name -> ArrayHandle or numpy scalar."""
+        self.chunk = chunk
+        self.env = dict(bindings)
+        for key, arr in self.fn.consts.items():
+            self.env[key] = bindings[key]
+        self.shared = {}
+        for key, (shape, dtype) in self.fn.shared.items():
+            dt = T.np_dtype(dtype)
+            size = int(np.prod(shape))
+            self.shared[key] = ArrayHandle(key, "shared", tuple(shape), dt,
+                                           np.zeros((chunk.n_blocks, size), dtype=dt),
+                                           base_addr=smem_layout[key])
+        self.local = {}
+        off = 0
+        for key, (shape, dtype) in self.fn.local.items():
+            dt = T.np_dtype(dtype)
+            size = int(np.prod(shape))
+            self.local[key] = ArrayHandle(key, "local", tuple(shape), dt,
+                                          np.zeros((chunk.n_lanes, size), dtype=dt), base_addr=off)
+            off += size * dt.itemsize
+        self.exited = np.zeros(chunk.n_lanes, dtype=bool)
+        self.loops = []
+        self.frames = [_Frame(self.exited, None)]
+        self.empty = Mask(np.zeros(chunk.n_lanes, dtype=bool), chunk, full=False)
+        self.empty._any = False
+        for o in self.observers:
+            o.chunk_begin(chunk)
+        with np.errstate(all="ignore"):
+            self.block(self.fn.body, Mask.all_valid(chunk))
+        for o in self.observers:
+            o.chunk_end(chunk)
+
+    # -- errors -----------------------------------------------------------------
+    def fault(self, msg, loc, lane):
+        c = self.chunk
+        raise KernelError(msg, loc=loc, kernel=self.kernel_name, block=c.block_of(lane),
+                          thread=c.thread_of(lane))
+
+    # -- values -------------------------------------------------------------------
+    def value(self, v):
+        if isinstance(v, Const):
+            c = self._consts.get(id(v))
+            if c is None:
+                c = conv(v.value, v.ty if v.ty is not None else T.typeof_value(v.value))
+                self._consts[id(v)] = c
+            return c
+        try:
+            return self.env[v]
+        except KeyError:
+            raise KernelError(f"variable {v.split('.')[-1]!r} is read before any value was assigned "
+                              "to it on this path", kernel=self.kernel_name) from None
+
+    def setvar(self, name, val, m):
+        t = self.types.get(name)
+        if isinstance(t, T.ArrayType) or isinstance(val, ArrayHandle):
+            self.env[name] = val
+            return
+        if t is not None:
+            val = conv(val, t)
+        if m.full or name not in self.env:
+            self.env[name] = val
+        else:
+            self.env[name] = np.where(m.arr, val, self.env[name])
+
+    # -- control flow ---------------------------------------------------------------
+    def block(self, stmts, m):
+        for st in stmts:
+            if not m.any():
+                return m
+            k = type(st)
+            if k is Instr:
+                self.instr(st, m)
+            elif k is If:
+                m = self.exec_if(st, m)
+            elif k is Loop:
+                m = self.exec_loop(st, m)
+            elif k is Break:
+                self.loops[-1].broken |= m.arr
+                return self.empty
+            elif k is Continue:
+                self.loops[-1].continued |= m.arr
+                return self.empty
+            elif k is Return:
+                f = self.frames[-1]
+                if st.value is not None and f.ret is not None:
+                    self.setvar(f.ret, self.value(st.value), m)
+                f.returned |= m.arr
+                return self.empty
+            elif k is Call:
+                self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
+                self.block(st.body, m)
+                self.frames.pop()
+        return m
+
+    def _branch(self, node, m, taken, kind):
+        for o in self.observers:
+            o.branch(node, m, taken, kind)
+
+    def exec_if(self, st, m):
+        c = self.value(st.cond)
+        if not isinstance(c, np.ndarray):            # uniform condition: one side only
+            self._branch(st, m, m if c else self.empty, "if")
+            return self.block(st.then if c else st.orelse, m)
+        mt = m.sub(c)
+        me = m.minus(c)
+        self._branch(st, m, mt, "if")
+        out_t = self.block(st.then, mt) if mt.any() else mt
+        out_e = self.block(st.orelse, me) if me.any() else me
+        if out_t is mt and out_e is me:
+            return m
+        return Mask(out_t.arr | out_e.arr, self.chunk)
+
+    def _iterate(self, st, m, lc, cur):
+        """Bookkeeping after one body execution: lanes that go on iterating."""
+        if lc.continued.any():
+            nxt = Mask(cur.arr | lc.continued, self.chunk)
+            lc.continued[:] = False
+            return nxt
+        return cur
+
+    def exec_loop(self, st, m):
+        lc = _LoopCtx(self.chunk.n_lanes)
+        self.loops.append(lc)
+        try:
+            if st.range_var is not None:
+                return self._range_loop(st, m, lc)
+            return self._while_loop(st, m, lc)
+        finally:
+            self.loops.pop()
+
+    def _check_budget(self, n, st, m):
+        if n > self.max_loop_iterations:
+            self.fault(f"loop ran more than {self.max_loop_iterations} iterations "
+                       "(raise max_loop_iterations if this is intended)", st.loc, m.first_lane())
+
+    def _range_loop(self, st, m, lc):
+        lt = self.types[st.range_var]
+        start, stop, step = (conv(self.value(a), lt) for a in st.range_args)
+        if not any(isinstance(v, np.ndarray) for v in (start, stop, step)):
+            if step == 0:
+                self.fault("range() step is zero", st.loc, m.first_lane())
+            cur = m
+            n = 0
+            for i in range(int(start), int(stop), int(step)):
+                self._branch(st, cur, None, "loop")
+                self.setvar(st.range_var, lt_scalar(i, lt), cur)
+                out = self.block(st.body, cur)
+                out = self._iterate(st, m, lc, out)
+                if out is not cur:
+                    cur = out
+                    if not cur.any():
+                        break
+                n += 1
+                if n > self.max_loop_iterations:
+                    self._check_budget(n, st, cur)
+            if cur is m and not lc.broken.any():
+                return m
+            return Mask(cur.arr | lc.broken, self.chunk)
+        # per-lane bounds
+        i = np.broadcast_to(start, (self.chunk.n_lanes,)).copy()
+        stop_a, step_a = stop, step
+        if np.any(np.asarray(step_a) == 0):
+            self.fault("range() step is zero", st.loc, m.first_lane())
+        cur = m
+        done = np.zeros(self.chunk.n_lanes, dtype=bool)
+        n = 0
+        while True:
+            cond = np.where(step_a > 0, i < stop_a, i > stop_a) if isinstance(step_a, np.ndarray) or step_a < 0 \
+                else i < stop_a
+            self._branch(st, cur, None, "loop")
+            done |= cur.arr & ~cond
+            active = cur.sub(cond)
+            if not active.any():
+                break
+            self.setvar(st.range_var, i, active)
+            out = self.block(st.body, active)
+            cur = self._iterate(st, m, lc, out)
+            i = (i + step_a).astype(i.dtype)
+            n += 1
+            self._check_budget(n, st, cur)
+        return Mask(done | lc.broken, self.chunk)
+
+    def _while_loop(self, st, m, lc):
+        cur = m
+        done = np.zeros(self.chunk.n_lanes, dtype=bool)
+        n = 0
+        while True:
+            self.block(st.cond_body, cur)
+            self._branch(st, cur, None, "loop")
+            if st.cond is None:
+                active = cur
+            else:
+                c = self.value(st.cond)
+                if isinstance(c, np.ndarray):
+                    done |= cur.arr & ~c
+                    active = cur.sub(c)
+                elif c:
+                    active = cur
+                else:
+                    done |= cur.arr
+                    break
+            if not active.any():
+                break
+            out = self.block(st.body, active)
+            cur = self._iterate(st, m, lc, out)
+            if not cur.any():
+                break
+            n += 1
+            self._check_budget(n, st, cur)
+        return Mask(done | lc.broken, self.chunk)
+
+    # -- instructions -------------------------------------------------------------------
+    def instr(self, ins, m):
+        h = HANDLERS.get(ins.op)
+        if h is not None:
+            r = h(self, ins, m)
+        else:
+            vals = [conv(self.value(a), t) for a, t in zip(ins.args, ins.arg_tys)] if ins.arg_tys \
+                else [self.value(a) for a in ins.args]
+            r = evaluate(ins, vals)
+        if ins.dst is not None and r is not None:
+            self.setvar(ins.dst, r, m)
+        for o in self.inst_observers:
+            o.inst(ins, m)
+
+    # memory ------------------------------------------------------------------------------
+    def array(self, v):
+        a = self.value(v)
+        if isinstance(a, ArrayHandle):
+            return a
+        raise KernelError(f"{v!r} is not an array", kernel=self.kernel_name)
+
+    def flat_index(self, arr, idx, m, ins):
+        flat = None
+        for k, (v, n, s) in enumerate(zip(idx, arr.shape, arr.elem_strides)):
+            if isinstance(v, np.ndarray):
+                v = v.astype(np.int64, copy=False)
+                neg = v < 0
+                if neg.any():
+                    v = np.where(neg, v + n, v)
+                bad = (v >= n) | (v < 0)
+                bad &= m.arr
+                if bad.any():
+                    lane = int(np.argmax(bad))
+                    self._oob(arr, idx, lane, ins)
+            else:
+                v = int(v)
+                if v < 0:
+                    v += n
+                if not 0 <= v < n:
+                    self._oob(arr, idx, m.first_lane(), ins)
+            term = v * s if s != 1 else v
+            flat = term if flat is None else flat + term
+        return flat
+
+    def _oob(self, arr, idx, lane, ins):
+        shown = tuple(int(v[lane]) if isinstance(v, np.ndarray) else int(v) for v in idx)
+        shown = shown[0] if len(shown) == 1 else shown
+        self.fault(f"index {shown} is out of bounds for {arr.space} array {arr.name!r} "
+                   f"(shape {arr.shape})", ins.loc, lane)
+
+    def lane_index(self, arr, flat, m):
+        """Index into arr.data (flattened) for each lane."""
+        c = self.chunk
+        if arr.space == "shared":
+            base = c.lane_block * arr.size
+            return base + flat
+        if arr.space == "local":
+            return np.arange(c.n_lanes, dtype=np.int64) * arr.size + flat
+        return flat
+
+    def emit_mem(self, ins, arr, flat, m, kind):
+        if not self.mem_observers:
+            return
+        if arr.space == "local":
+            addr = arr.base_addr + np.broadcast_to(np.asarray(flat, dtype=np.int64) * arr.itemsize,
+                                                  (self.chunk.n_lanes,))
+        else:
+            addr = np.broadcast_to(arr.base_addr + np.asarray(flat, dtype=np.int64) * arr.itemsize,
+                                   (self.chunk.n_lanes,))
+        ev = MemEvent(ins, arr.space, kind, addr, m, arr.itemsize, arr, self.chunk)
+        for o in self.mem_observers:
+            o.mem(ev)
+
+    def do_ld(self, ins, m):
+        arr = self.array(ins.args[0])
+        idx = [self.value(a) for a in ins.args[1:]]
+        flat = self.flat_index(arr, idx, m, ins)
+        self.emit_mem(ins, arr, flat, m, "ld")
+        li = self.lane_index(arr, flat, m)
+        data = arr.data.reshape(-1)
+        if isinstance(li, np.ndarray):
+            if not m.full:
+                li = np.where(m.arr, li, 0)
+            return data[li]
+        return data[li]
+
+    def do_st(self, ins, m):
+        arr = self.array(ins.args[0])
+        val = conv(self.value(ins.args[1]), T.from_numpy(arr.dtype))
+        idx = [self.value(a) for a in ins.args[2:]]
+        flat = self.flat_index(arr, idx, m, ins)
+        self.emit_mem(ins, arr, flat, m, "st")
+        li = np.broadcast_to(self.lane_index(arr, flat, m), (self.chunk.n_lanes,))
+        data = arr.data.reshape(-1)
+        if m.full and self.chunk.all_valid:
+            data[li] = val
+        else:
+            data[li[m.arr]] = val[m.arr] if isinstance(val, np.ndarray) else val
+        return None
+
+    def do_atomic(self, ins, m):
+        arr = self.array(ins.args[0])
+        nidx = ins.attrs["nidx"]
+        fn = ins.attrs["fn"]
+        vals = [self.value(a) for a in ins.args[1:len(ins.args) - nidx]]
+        idx = [self.value(a) for a in ins.args[len(ins.args) - nidx:]]
+        flat = self.flat_index(arr, idx, m, ins)
+        self.emit_mem(ins, arr, flat, m, "atom")
+        n = self.chunk.n_lanes
+        li = np.broadcast_to(self.lane_index(arr, flat, m), (n,))[m.arr]
+        dt = T.from_numpy(arr.dtype)
+        vals = [np.broadcast_to(conv(v, dt), (n,))[m.arr] for v in vals]
+        data = arr.data.reshape(-1)
+        if fn == "cas":
+            old = atomics.apply(data, li, vals[1], "cas", cmp=vals[0])
+        else:
+            old = atomics.apply(data, li, vals[0], fn)
+        out = np.zeros(n, dtype=arr.dtype)
+        out[m.arr] = old
+        return out
+
+    def do_alloc(self, ins, m):
+        key = ins.attrs["key"]
+        return self.shared[key] if ins.op == "shared_array" else self.local[key]
+
+    def do_const(self, ins, m):
+        return self.env[ins.attrs["key"]]
+
+    # sync -----------------------------------------------------------------------------
+    def do_syncthreads(self, ins, m):
+        c = self.chunk
+        live = c.valid & ~self.exited
+        if not (m.full and not self.exited.any()):
+            nb = c.n_blocks
+            at = np.bincount(c.lane_block[m.arr], minlength=nb)
+            alive = np.bincount(c.lane_block[live], minlength=nb)
+            bad = (at > 0) & (at < alive)
+            if bad.any():
+                b = int(np.argmax(bad))
+                missing = live & ~m.arr & (c.lane_block == b)
+                lane = int(np.argmax(missing))
+                self.fault(f"cuda.syncthreads() reached by {int(at[b])} of the block's {int(alive[b])} "
+                           f"live threads (a barrier inside divergent code); this thread did not reach it",
+                           ins.loc, lane)
+        for o in self.observers:
+            o.barrier(ins, m)
+        red = ins.attrs.get("reduce")
+        if red is None:
+            return None
+        p = conv(self.value(ins.args[0]), T.BOOL)
+        p = np.broadcast_to(p, (c.n_lanes,)) & m.arr
+        cnt = np.bincount(c.lane_block[p], minlength=c.n_blocks)
+        nact = np.bincount(c.lane_block[m.arr], minlength=c.n_blocks)
+        if red == "count":
+            r = cnt
+        elif red == "and":
+            r = (cnt == nact)
+        else:
+            r = cnt > 0
+        return r.astype(np.int32)[c.lane_block]
+
+    def do_nop(self, ins, m):
+        return None
+
+    # warp-level ------------------------------------------------------------------------
+    def _warp_view(self, v, dtype=None):
+        v = np.broadcast_to(v, (self.chunk.n_lanes,))
+        return v.reshape(-1, WARP)
+
+    def do_shfl(self, ins, m):
+        val = conv(self.value(ins.args[1]), ins.arg_tys[1])
+        src = np.broadcast_to(np.asarray(self.value(ins.args[2]), dtype=np.int64), (self.chunk.n_lanes,))
+        lane = np.arange(self.chunk.n_lanes, dtype=np.int64) % WARP
+        mode = ins.attrs["mode"]
+        if mode == "idx":
+            s = src % WARP
+        elif mode == "up":
+            s = lane - src
+            s = np.where(s < 0, lane, s)
+        elif mode == "down":
+            s = lane + src
+            s = np.where(s >= WARP, lane, s)
+        else:
+            s = lane ^ (src % WARP)
+        V = self._warp_view(val)
+        out = np.take_along_axis(V, s.reshape(-1, WARP), axis=1).reshape(-1)
+        return out
+
+    def _lane_bits(self, bits_bool):
+        w = np.left_shift(np.uint64(1), np.arange(WARP, dtype=np.uint64))
+        return (bits_bool.reshape(-1, WARP).astype(np.uint64) * w).sum(axis=1)
+
+    def do_vote(self, ins, m):
+        member = np.uint64(int(conv(self.value(ins.args[0]), T.UINT32)) if not isinstance(self.value(ins.args[0]), np.ndarray) else 0xFFFFFFFF)
+        pred = np.broadcast_to(conv(self.value(ins.args[1]), T.BOOL), (self.chunk.n_lanes,))
+        lane = np.arange(WARP, dtype=np.uint64)
+        in_mask = ((member >> lane) & np.uint64(1)).astype(bool)
+        part = m.arr.reshape(-1, WARP) & in_mask[None, :]
+        P = pred.reshape(-1, WARP)
+        mode = ins.attrs["mode"]
+        if mode == "ballot":
+            bits = self._lane_bits((P & part).reshape(-1))
+            r = bits.astype(np.uint32).view(np.int32)
+        elif mode == "all":
+            r = ~np.any(part & ~P, axis=1)
+        elif mode == "any":
+            r = np.any(part & P, axis=1)
+        else:
+            r = ~np.any(part & P, axis=1) | ~np.any(part & ~P, axis=1)
+        return np.repeat(r, WARP)
+
+    def do_activemask(self, ins, m):
+        bits = self._lane_bits(m.arr).astype(np.uint32)
+        return np.repeat(bits, WARP)
+
+    def do_lanemask_lt(self, ins, m):
+        lane = np.arange(self.chunk.n_lanes, dtype=np.uint64) % WARP
+        return ((np.uint64(1) << lane) - np.uint64(1)).astype(np.uint32)
+
+    def do_syncwarp(self, ins, m):
+        for o in self.observers:
+            o.barrier(ins, m)
+        return None
+
+    # indices -----------------------------------------------------------------------------
+    def do_sreg(self, ins, m):
+        return self.chunk.sreg(ins.attrs["name"])
+
+    def do_grid(self, ins, m):
+        c = "xyz"[ins.attrs["dim"]]
+        ctaid = self.chunk.sreg(f"ctaid.{c}").astype(np.int64)
+        return ctaid * np.int64(self.chunk.sreg(f"ntid.{c}")) + self.chunk.sreg(f"tid.{c}")
+
+    def do_gridsize(self, ins, m):
+        c = "xyz"[ins.attrs["dim"]]
+        return np.int64(self.chunk.sreg(f"ntid.{c}")) * np.int64(self.chunk.sreg(f"nctaid.{c}"))
+
+    def do_dim(self, ins, m):
+        arr = self.array(ins.args[0])
+        k = int(ins.args[1].value)
+        if not 0 <= k < len(arr.shape):
+            raise KernelError(f"{ins.loc}: shape[{k}] of a {len(arr.shape)}-d array", kernel=self.kernel_name)
+        return np.int64(arr.shape[k])
+
+    def do_size(self, ins, m):
+        return np.int64(self.array(ins.args[0]).size)
+
+    def do_ndim(self, ins, m):
+        return np.int64(len(self.array(ins.args[0]).shape))
+
+    def do_copy(self, ins, m):
+        return self.value(ins.args[0])
+
+
+def lt_scalar(i, lt):
+    return conv(i, lt)
+
+
+def _base_mem():
+    from .state import Observer
+    return Observer.mem
+
+
+def _base_inst():
+    from .state import Observer
+    return Observer.inst
+
+
+HANDLERS = {
+    "ld": Interpreter.do_ld, "st": Interpreter.do_st, "atomic": Interpreter.do_atomic,
+    "shared_array": Interpreter.do_alloc, "local_array": Interpreter.do_alloc,
+    "const_array": Interpreter.do_const, "syncthreads": Interpreter.do_syncthreads,
+    "syncwarp": Interpreter.do_syncwarp, "fence": Interpreter.do_nop, "shfl": Interpreter.do_shfl,
+    "vote": Interpreter.do_vote, "activemask": Interpreter.do_activemask,
+    "lanemask_lt": Interpreter.do_lanemask_lt, "sreg": Interpreter.do_sreg, "grid": Interpreter.do_grid,
+    "gridsize": Interpreter.do_gridsize, "dim": Interpreter.do_dim, "size": Interpreter.do_size,
+    "ndim": Interpreter.do_ndim, "copy": Interpreter.do_copy,
+}

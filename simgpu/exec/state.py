@@ -1,0 +1,196 @@
+"""Run-time state of one chunk of blocks: lanes as arrays, masks, arrays, events."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+WARP = 32
+
+
+@dataclass
+class Chunk:
+    """`n_blocks` consecutive blocks (linear ids first_block...), lanes padded to whole warps."""
+    first_block: int
+    n_blocks: int
+    block_dim: tuple
+    grid_dim: tuple
+    index: int = 0                          # which chunk of the launch
+
+    def __post_init__(self):
+        bx, by, bz = self.block_dim
+        self.tpb = bx * by * bz
+        self.wpb = -(-self.tpb // WARP)
+        self.lanes_per_block = self.wpb * WARP
+        self.n_lanes = self.n_blocks * self.lanes_per_block
+        self.n_warps = self.n_blocks * self.wpb
+        lane = np.arange(self.n_lanes, dtype=np.int64)
+        self.lane_block = lane // self.lanes_per_block          # chunk-local block of each lane
+        self.lane_tid = lane - self.lane_block * self.lanes_per_block
+        self.valid = self.lane_tid < self.tpb
+        self.all_valid = self.tpb == self.lanes_per_block
+        self.block_ids = np.arange(self.first_block, self.first_block + self.n_blocks, dtype=np.int64)
+        self._cache = {}
+        self.valid_warps = int(self.n_blocks * self.wpb)
+
+    def sreg(self, name):
+        """tid.x ... per lane (int32 arrays); ntid/nctaid uniform."""
+        v = self._cache.get(name)
+        if v is not None:
+            return v
+        bx, by, bz = self.block_dim
+        gx, gy, gz = self.grid_dim
+        kind, _, c = name.partition(".")
+        if kind == "tid":
+            t = self.lane_tid
+            v = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}[c].astype(np.int32)
+        elif kind == "ctaid":
+            b = self.block_ids[self.lane_block] if self.n_blocks > 1 else np.full(self.n_lanes, self.first_block)
+            v = {"x": b % gx, "y": (b // gx) % gy, "z": b // (gx * gy)}[c].astype(np.int32)
+        elif kind == "ntid":
+            v = np.int32({"x": bx, "y": by, "z": bz}[c])
+        elif kind == "nctaid":
+            v = np.int32({"x": gx, "y": gy, "z": gz}[c])
+        elif name == "laneid":
+            v = (self.lane_tid % WARP).astype(np.int32)
+        else:
+            raise KeyError(name)
+        self._cache[name] = v
+        return v
+
+    def thread_of(self, lane):
+        bx, by, _ = self.block_dim
+        t = int(self.lane_tid[lane])
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def block_of(self, lane):
+        gx, gy, _ = self.grid_dim
+        b = int(self.block_ids[self.lane_block[lane]])
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+
+class Mask:
+    """The active-lane mask of a chunk, with its warp-level counts computed once."""
+    __slots__ = ("arr", "chunk", "full", "_any", "_warp_any", "_n_threads", "_n_warps")
+
+    def __init__(self, arr, chunk, full=None):
+        self.arr = arr
+        self.chunk = chunk
+        self.full = bool(arr.all()) if full is None else full
+        self._any = None
+        self._warp_any = None
+        self._n_threads = None
+        self._n_warps = None
+
+    @classmethod
+    def all_valid(cls, chunk):
+        m = cls(chunk.valid, chunk, full=True)
+        m._any = True
+        m._n_threads = chunk.n_blocks * chunk.tpb
+        m._n_warps = chunk.valid_warps
+        return m
+
+    def any(self):
+        if self._any is None:
+            self._any = bool(self.arr.any())
+        return self._any
+
+    @property
+    def warp_any(self):
+        if self._warp_any is None:
+            self._warp_any = self.arr.reshape(-1, WARP).any(axis=1)
+        return self._warp_any
+
+    @property
+    def n_threads(self):
+        if self._n_threads is None:
+            self._n_threads = int(np.count_nonzero(self.arr))
+        return self._n_threads
+
+    @property
+    def n_warps(self):
+        if self._n_warps is None:
+            self._n_warps = int(np.count_nonzero(self.warp_any))
+        return self._n_warps
+
+    def sub(self, cond_arr):
+        """mask & cond (cond a bool array or numpy bool scalar)."""
+        if isinstance(cond_arr, (bool, np.bool_)):
+            return self if cond_arr else Mask(np.zeros_like(self.arr), self.chunk, full=False)
+        return Mask(self.arr & cond_arr, self.chunk)
+
+    def minus(self, other_arr):
+        return Mask(self.arr & ~other_arr, self.chunk)
+
+    def first_lane(self, arr=None):
+        a = self.arr if arr is None else arr
+        return int(np.argmax(a))
+
+
+@dataclass
+class ArrayHandle:
+    """An array the kernel can index: the data, its element layout and its address."""
+    name: str
+    space: str                  # global | shared | local | const
+    shape: tuple
+    dtype: np.dtype
+    data: np.ndarray            # flat working buffer (shared: (n_blocks, size); local: (n_lanes, size))
+    base_addr: int = 0          # global/const: byte address; shared: byte offset in the block's window
+    user_array: object = None   # the user's array (global) to copy results back to
+    elem_strides: tuple = field(default=())
+
+    def __post_init__(self):
+        self.itemsize = self.dtype.itemsize
+        self.size = int(np.prod(self.shape)) if self.shape else 1
+        if not self.elem_strides:
+            st, acc = [], 1
+            for s in reversed(self.shape):
+                st.append(acc)
+                acc *= s
+            self.elem_strides = tuple(reversed(st))
+
+
+@dataclass
+class MemEvent:
+    """One warp-level memory instruction executed by a chunk (all its warps at once).
+
+    addr: byte address per lane (int64, shape (n_lanes,)); only lanes in `mask` are real.
+    For shared memory the address is the offset inside the block's shared window; for local
+    memory it is the per-thread offset (the hardware interleaves local memory per lane)."""
+    inst: object
+    space: str
+    kind: str                   # 'ld' | 'st' | 'atom'
+    addr: np.ndarray
+    mask: Mask
+    size: int
+    array: ArrayHandle
+    chunk: Chunk
+
+
+class Observer:
+    """Receives what the executor does.  Subclass and override what you need."""
+
+    def launch_begin(self, launch):
+        pass
+
+    def chunk_begin(self, chunk):
+        pass
+
+    def inst(self, ins, mask):
+        """Every executed IR instruction (warps with no active lane skip it)."""
+
+    def branch(self, node, mask, taken, kind):
+        """A control-flow decision executed under `mask`; for an If, `taken` is the mask of
+        lanes that take the then-side (None for loop tests)."""
+
+    def mem(self, ev: MemEvent):
+        pass
+
+    def barrier(self, ins, mask):
+        pass
+
+    def chunk_end(self, chunk):
+        pass
+
+    def launch_end(self, launch):
+        pass

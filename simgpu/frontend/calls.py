@@ -1,0 +1,227 @@
+"""Lowering of calls: numba.cuda intrinsics, math, casts, builtins and device functions."""
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+
+from ..ir.nodes import Call, Const, Instr
+from ..ir import types as T
+from .resolve import DeviceFunction, Intrinsic
+
+MATH_FUNCS = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+              "atanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "pow", "atan2",
+              "hypot", "floor", "ceil", "trunc", "fabs", "erf", "erfc", "gamma", "lgamma", "isnan",
+              "isinf", "isfinite", "copysign", "fmod", "ldexp", "frexp", "modf", "radians", "degrees",
+              "remainder"}
+ATOMICS = {"add", "sub", "max", "min", "exch", "and_", "or_", "xor", "inc", "dec", "nanmax", "nanmin",
+           "cas", "compare_and_swap"}
+SIMPLE_INTRINSICS = {   # path -> (op, n_args)
+    "cuda.popc": ("popc", 1), "cuda.clz": ("clz", 1), "cuda.ffs": ("ffs", 1), "cuda.brev": ("brev", 1),
+    "cuda.fma": ("fma", 3), "cuda.cbrt": ("cbrt", 1), "cuda.activemask": ("activemask", 0),
+    "cuda.lanemask_lt": ("lanemask_lt", 0), "cuda.selp": ("select", 3),
+}
+SHFL = {"cuda.shfl_sync": "idx", "cuda.shfl_up_sync": "up", "cuda.shfl_down_sync": "down",
+        "cuda.shfl_xor_sync": "xor"}
+VOTE = {"cuda.ballot_sync": "ballot", "cuda.all_sync": "all", "cuda.any_sync": "any", "cuda.eq_sync": "eq"}
+SYNC = {"cuda.syncthreads": None, "cuda.syncthreads_count": "count", "cuda.syncthreads_and": "and",
+        "cuda.syncthreads_or": "or"}
+FENCES = {"cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system"}
+
+
+def _static_int(lw, v, node, what):
+    from .lower import Static, TupleVal
+    if isinstance(v, Const) and isinstance(v.value, (int, np.integer)):
+        return int(v.value)
+    if isinstance(v, Static) and isinstance(v.value, (int, np.integer)):
+        return int(v.value)
+    raise lw.err(node, f"{what} must be a compile-time constant integer",
+                 "use a literal or a module-level constant (TILE = 16)")
+
+
+def _shape(lw, node):
+    from .lower import Static, TupleVal
+    v = lw.expr(node)
+    if isinstance(v, Static) and isinstance(v.value, tuple):
+        return tuple(int(x) for x in v.value)
+    if isinstance(v, TupleVal):
+        return tuple(_static_int(lw, x, node, "an array dimension") for x in v.items)
+    return (_static_int(lw, v, node, "an array shape"),)
+
+
+def _dtype(lw, node):
+    from .lower import Static
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value
+    else:
+        v = lw.expr(node)
+        if not (isinstance(v, Static) and isinstance(v.value, Intrinsic) and v.value.path.startswith("cast.")):
+            raise lw.err(node, "dtype must be a numba or numpy type such as float32")
+        name = v.value.path[5:]
+    try:
+        return T.from_numpy(np.dtype("bool" if name == "boolean" else name))
+    except TypeError:
+        raise lw.err(node, f"unknown dtype {name!r}") from None
+
+
+def _args(call, names):
+    """Positional and keyword arguments of a call, by parameter name."""
+    out = dict(zip(names, call.args))
+    for kw in call.keywords:
+        out[kw.arg] = kw.value
+    return out
+
+
+def lower_call(lw, node):
+    from .lower import Static, TupleVal
+    f = lw.expr(node.func)
+    if isinstance(f, Static) and isinstance(f.value, DeviceFunction):
+        return inline(lw, f.value.py_func, node)
+    if not (isinstance(f, Static) and isinstance(f.value, Intrinsic)):
+        raise lw.err(node, "only numba.cuda intrinsics, math functions, casts and device functions "
+                           "can be called in kernels")
+    path = f.value.path
+    sc = lambda a: lw.scalar(lw.expr(a), a)
+
+    if path in ("cuda.grid", "cuda.gridsize"):
+        if len(node.args) != 1:
+            raise lw.err(node, f"{path}() takes the number of dimensions (1, 2 or 3)")
+        nd = _static_int(lw, lw.expr(node.args[0]), node, f"{path}(ndim)")
+        if nd not in (1, 2, 3):
+            raise lw.err(node, f"{path}() takes 1, 2 or 3, not {nd}")
+        op = "grid" if path == "cuda.grid" else "gridsize"
+        comps = tuple(lw.emit(op, [], node, dim=k) for k in range(nd))
+        return comps[0] if nd == 1 else TupleVal(comps)
+    if path in ("cuda.shared.array", "cuda.local.array"):
+        a = _args(node, ["shape", "dtype"])
+        if "shape" not in a or "dtype" not in a:
+            raise lw.err(node, f"{path}(shape, dtype) needs both arguments")
+        shape, dtype = _shape(lw, a["shape"]), _dtype(lw, a["dtype"])
+        if any(s <= 0 for s in shape):
+            raise lw.err(node, f"{path} shape {shape} must have positive dimensions",
+                         "dynamic shared memory (shape 0) is not supported yet")
+        space = "shared" if "shared" in path else "local"
+        key = f"{lw.prefix}{space}@{node.lineno}:{node.col_offset}"
+        (lw.fn.shared if space == "shared" else lw.fn.local)[key] = (shape, dtype)
+        return lw.emit(f"{space}_array", [], node, key=key, shape=shape, dtype=dtype)
+    if path == "cuda.const.array_like":
+        v = lw.expr(node.args[0])
+        if not (isinstance(v, Static) and isinstance(v.value, np.ndarray)):
+            raise lw.err(node, "cuda.const.array_like() needs a numpy array defined outside the kernel")
+        return lw.const_array(v.value, node)
+    if path.startswith("cuda.atomic."):
+        fn = path.split(".")[-1]
+        if fn not in ATOMICS:
+            raise lw.err(node, f"cuda.atomic.{fn} does not exist")
+        if fn == "compare_and_swap":
+            arr, old, val = (node.args + [None] * 3)[:3]
+            return lw.emit("atomic", [lw.array_operand(arr), sc(old), sc(val), Const(0, T.INT64)],
+                           node, fn="cas", nidx=1)
+        if fn == "cas":
+            if len(node.args) != 4:
+                raise lw.err(node, "cuda.atomic.cas(array, index, old, value)")
+            arr, idx, old, val = node.args
+            ix = lw.index(idx)
+            return lw.emit("atomic", [lw.array_operand(arr), sc(old), sc(val), *ix], node, fn="cas",
+                           nidx=len(ix))
+        if len(node.args) != 3:
+            raise lw.err(node, f"cuda.atomic.{fn}(array, index, value)")
+        arr, idx, val = node.args
+        ix = lw.index(idx)
+        return lw.emit("atomic", [lw.array_operand(arr), sc(val), *ix], node, fn=fn.rstrip("_"), nidx=len(ix))
+    if path in SYNC:
+        if SYNC[path] is None:
+            return lw.emit("syncthreads", [], node)
+        if len(node.args) != 1:
+            raise lw.err(node, f"{path}(predicate)")
+        return lw.emit("syncthreads", [sc(node.args[0])], node, reduce=SYNC[path])
+    if path == "cuda.syncwarp":
+        m = sc(node.args[0]) if node.args else Const(0xFFFFFFFF, T.INT64)
+        return lw.emit("syncwarp", [m], node)
+    if path in FENCES:
+        return lw.emit("fence", [], node, scope=path.split("_")[-1])
+    if path in SHFL:
+        if len(node.args) != 3:
+            raise lw.err(node, f"{path}(mask, value, {'src_lane' if SHFL[path] == 'idx' else 'delta'})")
+        return lw.emit("shfl", [sc(a) for a in node.args], node, mode=SHFL[path])
+    if path in VOTE:
+        if len(node.args) != 2:
+            raise lw.err(node, f"{path}(mask, predicate)")
+        return lw.emit("vote", [sc(a) for a in node.args], node, mode=VOTE[path])
+    if path in SIMPLE_INTRINSICS:
+        op, n = SIMPLE_INTRINSICS[path]
+        if len(node.args) != n:
+            raise lw.err(node, f"{path}() takes {n} argument(s)")
+        return lw.emit(op, [sc(a) for a in node.args], node)
+    if path.startswith("math.") or path.startswith("np."):
+        name = path.split(".", 1)[1]
+        if path.startswith("np."):
+            from .lower import NP_TO_MATH
+            if name not in NP_TO_MATH:
+                raise lw.err(node, f"numpy.{name} cannot be used inside kernels")
+            name = NP_TO_MATH[name]
+            if name in ("min", "max"):
+                return _minmax(lw, name, [sc(a) for a in node.args], node)
+        if name not in MATH_FUNCS:
+            raise lw.err(node, f"math.{name} is not supported by numba.cuda")
+        return lw.emit("math", [sc(a) for a in node.args], node, fn=name)
+    if path.startswith("cast."):
+        if len(node.args) != 1:
+            raise lw.err(node, f"{path[5:]}() takes one argument")
+        to = path[5:]
+        v = sc(node.args[0])
+        ty = T.BOOL if to == "boolean" else T.from_numpy(np.dtype(to))
+        return lw.emit("cast", [v], node, to=ty)
+    if path in ("builtin.min", "builtin.max"):
+        args = [sc(a) for a in node.args]
+        if len(args) < 2:
+            raise lw.err(node, f"{path[8:]}() of one value: pass two or more numbers")
+        return _minmax(lw, path[8:], args, node)
+    if path == "builtin.abs":
+        return lw.emit("abs", [sc(node.args[0])], node)
+    if path == "builtin.pow":
+        return lw.emit("pow", [sc(a) for a in node.args], node)
+    if path == "builtin.round":
+        return lw.emit("round", [sc(node.args[0])], node)
+    if path == "builtin.len":
+        arr = lw.array_operand(node.args[0])
+        return lw.emit("dim", [arr, Const(0, T.INT64)], node)
+    raise lw.err(node, f"{path.replace('builtin.', '')}() is not supported inside kernels")
+
+
+def _minmax(lw, which, args, node):
+    r = args[0]
+    for a in args[1:]:
+        r = lw.emit(which, [r, a], node)
+    return r
+
+
+def inline(lw, py_func, node):
+    """Inline a device function: bind arguments to fresh names, lower its body in a Call region."""
+    from .lower import Lowerer
+    if py_func in lw.inline_stack:
+        raise lw.err(node, f"recursive call of {py_func.__name__!r}: device functions cannot recurse")
+    if node.keywords:
+        raise lw.err(node, "pass device-function arguments by position")
+    lw.fn.__dict__.setdefault("_ninline", 0)
+    lw.fn._ninline += 1
+    prefix = f"{py_func.__name__}{lw.fn._ninline}."
+    sub = Lowerer(py_func, prefix=prefix, inline_stack=lw.inline_stack, fn_ir=lw.fn)
+    sub.record_lines()
+    params = [a.arg for a in sub.fn_node.args.args]
+    if len(params) != len(node.args):
+        raise lw.err(node, f"{py_func.__name__}() takes {len(params)} arguments, got {len(node.args)}")
+    args = []
+    for a in node.args:
+        v = lw.expr(a)
+        args.append(v if isinstance(v, str) else lw.scalar(v, a))
+    ret = lw.new("ret")
+    body = []
+    for p, v in zip(params, args):
+        body.append(Instr("copy", sub.var(p), (v,), lw.loc(node), {}))
+    sub.out = body
+    for st in sub.fn_node.body:
+        sub.stmt(st)
+    lw.out.append(Call(py_func.__name__, body, ret, lw.loc(node)))
+    return ret

@@ -1,0 +1,82 @@
+"""GPU presets.  Each number carries its source.
+
+Sources (abbreviations used below):
+  [DS-H200]  NVIDIA H200 Tensor Core GPU datasheet (SXM: 141 GB HBM3e, 4.8 TB/s).
+  [DS-H100]  NVIDIA H100 Tensor Core GPU datasheet (SXM5: 80 GB HBM3, 3.35 TB/s,
+             67 TFLOP/s FP32, 989 TFLOP/s dense FP16/BF16, 494 TF32, 1979 FP8).
+  [WP-H100]  NVIDIA H100 (Hopper) architecture whitepaper: 128 FP32 / 64 FP64 /
+             64 INT32 lanes and 16 SFU lanes per SM, 4 sub-partitions, 256 KB L1/shared
+             per SM, up to 228 KB shared per SM, 227 KB per block, 50 MB L2 (SXM5).
+  [WP-A100]  NVIDIA A100 whitepaper: 108 SMs, 64 FP32 lanes/SM, 192 KB L1/shared per SM,
+             164 KB shared per SM, 163 KB per block, 40 MB L2, 1410 MHz boost.
+  [WP-V100]  NVIDIA V100 whitepaper: 80 SMs, 64 FP32 lanes/SM, 128 KB L1/shared,
+             96 KB shared per SM, 6 MB L2, 1530 MHz boost, 900 GB/s HBM2.
+  [CUDA-PG]  CUDA C++ Programming Guide, table "Technical Specifications per Compute
+             Capability" (threads/blocks/warps/registers per SM, grid and block limits).
+  [DEV]      CUDA device attributes read on the lent H200 (torch.cuda.get_device_properties:
+             132 SMs, 60 MiB L2) -- see validation/README.md.
+  [MB]       our microbenchmarks on the H200, validation/microbench/ (method and data there).
+"""
+from __future__ import annotations
+
+from .spec import GPU, CacheSpec, DramSpec, KiB, MiB, GiB
+
+H100 = GPU(
+    name="H100 SXM",
+    compute_capability=(9, 0),
+    sm_count=132,                                 # [DS-H100]
+    clock_hz=1.98e9,                              # [DS-H100] max boost; 67 TF FP32 = 2*128*132*1.98e9
+    max_threads_per_sm=2048, max_warps_per_sm=64, max_blocks_per_sm=32,   # [CUDA-PG] cc 9.0
+    registers_per_sm=65536, max_registers_per_thread=255,                  # [CUDA-PG]
+    shared_mem_per_sm_bytes=228 * KiB, max_shared_mem_per_block_bytes=227 * KiB,  # [WP-H100]
+    l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=33),  # [WP-H100]
+    l2=CacheSpec(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=260),  # [WP-H100]
+    dram=DramSpec(bandwidth_bytes_per_s=3.35e12, size_bytes=80 * GiB, access_bytes=32, latency_ns=480.0),  # [DS-H100]
+    l2_bandwidth_bytes_per_s=10.0e12,
+    fp32_lanes_per_sm=128, fp64_lanes_per_sm=64, int32_lanes_per_sm=64, sfu_lanes_per_sm=16,  # [WP-H100]
+    tensor_fp16_flops=989.4e12, tensor_tf32_flops=494.7e12, tensor_fp8_flops=1978.9e12,      # [DS-H100]
+    sources={"sm_count": "DS-H100", "clock_hz": "DS-H100", "l2": "WP-H100", "dram": "DS-H100",
+             "l2_bandwidth_bytes_per_s": "lead; replaced by [MB] where measured"},
+)
+
+H200 = H100.with_(
+    name="H200",
+    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=32, latency_ns=480.0),  # [DS-H200]
+    l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=260),   # [DEV] 60 MiB reported
+    sources={"sm_count": "DS-H200/DEV", "clock_hz": "DS-H100 (same die)", "l2": "DEV", "dram": "DS-H200"},
+)
+
+A100 = GPU(
+    name="A100 SXM",
+    compute_capability=(8, 0),
+    sm_count=108, clock_hz=1.41e9,                                         # [WP-A100]
+    max_threads_per_sm=2048, max_warps_per_sm=64, max_blocks_per_sm=32,    # [CUDA-PG] cc 8.0
+    shared_mem_per_sm_bytes=164 * KiB, max_shared_mem_per_block_bytes=163 * KiB,  # [WP-A100]
+    l1=CacheSpec(size_bytes=192 * KiB, ways=48, hit_latency_cycles=33),     # [WP-A100]
+    l2=CacheSpec(size_bytes=40 * MiB, ways=16, hit_latency_cycles=200),     # [WP-A100]
+    dram=DramSpec(bandwidth_bytes_per_s=2.039e12, size_bytes=80 * GiB, latency_ns=480.0),  # A100 80GB datasheet
+    l2_bandwidth_bytes_per_s=5.5e12,
+    fp32_lanes_per_sm=64, fp64_lanes_per_sm=32, int32_lanes_per_sm=64, sfu_lanes_per_sm=16,  # [WP-A100]
+    tensor_fp16_flops=312e12, tensor_tf32_flops=156e12,                      # A100 datasheet
+    sources={"all": "WP-A100 / A100 datasheet / CUDA-PG"},
+)
+
+V100 = GPU(
+    name="V100 SXM2",
+    compute_capability=(7, 0),
+    sm_count=80, clock_hz=1.53e9,                                          # [WP-V100]
+    max_threads_per_sm=2048, max_warps_per_sm=64, max_blocks_per_sm=32,    # [CUDA-PG] cc 7.0
+    shared_mem_per_sm_bytes=96 * KiB, max_shared_mem_per_block_bytes=96 * KiB,
+    reserved_shared_mem_per_block_bytes=0,
+    shared_mem_alloc_unit_bytes=256,
+    l1=CacheSpec(size_bytes=128 * KiB, ways=32, hit_latency_cycles=28),     # [WP-V100]
+    l2=CacheSpec(size_bytes=6 * MiB, ways=16, hit_latency_cycles=193),      # [WP-V100]
+    dram=DramSpec(bandwidth_bytes_per_s=0.9e12, size_bytes=32 * GiB, latency_ns=450.0),  # [WP-V100]
+    l2_bandwidth_bytes_per_s=2.5e12,
+    fp32_lanes_per_sm=64, fp64_lanes_per_sm=32, int32_lanes_per_sm=64, sfu_lanes_per_sm=16,  # [WP-V100]
+    tensor_fp16_flops=125e12,                                               # [WP-V100]
+    sources={"all": "WP-V100 / CUDA-PG"},
+)
+
+PRESETS = {"H200": H200, "H100": H100, "A100": A100, "V100": V100}
+ALIASES = {"H100 SXM": "H100", "H100SXM": "H100", "A100 SXM": "A100", "V100 SXM2": "V100"}

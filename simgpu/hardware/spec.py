@@ -1,0 +1,142 @@
+"""Hardware as data: frozen, typed specs whose field names carry their units.
+
+Every preset number has its source next to it (see ``presets.py``).  Specs check
+themselves in ``__post_init__`` so an inconsistent GPU is refused at construction,
+not discovered as a wrong count later.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+class HardwareError(ValueError):
+    """A hardware description that cannot describe a real GPU."""
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    """A sectored, set-associative cache."""
+
+    size_bytes: int
+    line_bytes: int = 128
+    sector_bytes: int = 32
+    ways: int = 16
+    hit_latency_cycles: int = 30
+
+    def __post_init__(self):
+        if self.size_bytes <= 0 or self.line_bytes <= 0 or self.sector_bytes <= 0 or self.ways <= 0:
+            raise HardwareError(f"cache sizes must be positive: {self}")
+        if self.line_bytes % self.sector_bytes:
+            raise HardwareError(
+                f"cache line of {self.line_bytes} B is not a whole number of {self.sector_bytes} B sectors")
+        if self.size_bytes % (self.ways * self.line_bytes):
+            raise HardwareError(
+                f"cache of {self.size_bytes} B is not a multiple of ways x line "
+                f"({self.ways} x {self.line_bytes} B = {self.ways * self.line_bytes} B)")
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.ways * self.line_bytes)
+
+    @property
+    def sectors_per_line(self) -> int:
+        return self.line_bytes // self.sector_bytes
+
+
+@dataclass(frozen=True)
+class DramSpec:
+    bandwidth_bytes_per_s: float
+    size_bytes: int
+    access_bytes: int = 32          # smallest unit read or written (one sector)
+    latency_ns: float = 500.0
+
+    def __post_init__(self):
+        if self.bandwidth_bytes_per_s <= 0 or self.access_bytes <= 0:
+            raise HardwareError(f"DRAM bandwidth and access size must be positive: {self}")
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU model.  Limits follow CUDA's device attributes and occupancy calculator."""
+
+    name: str
+    compute_capability: tuple
+    sm_count: int
+    clock_hz: float                          # SM clock under load
+    warp_size: int = 32
+    # launch limits (CUDA device attributes)
+    max_threads_per_block: int = 1024
+    max_block_dim: tuple = (1024, 1024, 64)
+    max_grid_dim: tuple = (2**31 - 1, 65535, 65535)
+    # per-SM resources (occupancy calculator)
+    max_threads_per_sm: int = 2048
+    max_warps_per_sm: int = 64
+    max_blocks_per_sm: int = 32
+    registers_per_sm: int = 65536
+    max_registers_per_thread: int = 255
+    register_alloc_unit: int = 256           # registers, per warp
+    shared_mem_per_sm_bytes: int = 228 * KiB
+    max_shared_mem_per_block_bytes: int = 227 * KiB   # with opt-in
+    static_shared_mem_per_block_bytes: int = 48 * KiB  # without opt-in
+    shared_mem_alloc_unit_bytes: int = 128
+    reserved_shared_mem_per_block_bytes: int = 1 * KiB
+    shared_banks: int = 32
+    shared_bank_bytes: int = 4
+    schedulers_per_sm: int = 4
+    # caches and memory
+    l1: CacheSpec = field(default_factory=lambda: CacheSpec(size_bytes=256 * KiB, ways=64))
+    l2: CacheSpec = field(default_factory=lambda: CacheSpec(size_bytes=50 * MiB, ways=16))
+    dram: DramSpec = field(default_factory=lambda: DramSpec(bandwidth_bytes_per_s=3.35e12, size_bytes=80 * GiB))
+    l2_bandwidth_bytes_per_s: float = 0.0
+    # arithmetic: lanes per SM per cycle for each pipe (results per cycle per SM)
+    fp32_lanes_per_sm: int = 128
+    fp64_lanes_per_sm: int = 64
+    int32_lanes_per_sm: int = 64
+    sfu_lanes_per_sm: int = 16
+    lsu_lanes_per_sm: int = 32
+    # dense tensor-core peaks from the datasheet (FLOP/s)
+    tensor_fp16_flops: float = 0.0
+    tensor_tf32_flops: float = 0.0
+    tensor_fp8_flops: float = 0.0
+    sources: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.sm_count <= 0 or self.clock_hz <= 0:
+            raise HardwareError(f"{self.name}: sm_count and clock_hz must be positive")
+        if self.max_warps_per_sm * self.warp_size != self.max_threads_per_sm:
+            raise HardwareError(f"{self.name}: max_warps_per_sm x warp_size != max_threads_per_sm")
+        if self.max_shared_mem_per_block_bytes > self.shared_mem_per_sm_bytes:
+            raise HardwareError(f"{self.name}: a block cannot have more shared memory than its SM")
+        if self.max_threads_per_block > self.max_threads_per_sm:
+            raise HardwareError(f"{self.name}: max_threads_per_block exceeds max_threads_per_sm")
+
+    # -- derived peaks -------------------------------------------------
+    @property
+    def fp32_flops(self) -> float:
+        """Peak FP32 FLOP/s (an FMA counts as two)."""
+        return 2.0 * self.fp32_lanes_per_sm * self.sm_count * self.clock_hz
+
+    @property
+    def fp64_flops(self) -> float:
+        return 2.0 * self.fp64_lanes_per_sm * self.sm_count * self.clock_hz
+
+    @property
+    def dram_bandwidth(self) -> float:
+        return self.dram.bandwidth_bytes_per_s
+
+    def ridge_point(self, flops: float | None = None) -> float:
+        """Arithmetic intensity (FLOP/byte) where the roofline's slope meets its roof."""
+        return (flops or self.fp32_flops) / self.dram_bandwidth
+
+    def with_(self, **changes) -> "GPU":
+        """A copy with some fields changed (checked again)."""
+        return replace(self, **changes)
+
+    def __str__(self):
+        return (f"{self.name}: {self.sm_count} SMs @ {self.clock_hz / 1e9:.2f} GHz, "
+                f"L2 {self.l2.size_bytes / MiB:.0f} MiB, DRAM {self.dram_bandwidth / 1e12:.2f} TB/s, "
+                f"FP32 {self.fp32_flops / 1e12:.1f} TFLOP/s")

@@ -1,0 +1,215 @@
+"""Type inference: numba's unification over the whole function, per launch signature.
+
+Like numba, a variable has one type: the unification of every value assigned to it
+(acc = 0 then acc += x[i] with float32 x makes acc float64).  Instructions are typed in
+program order and the pass repeats until nothing changes.
+"""
+from __future__ import annotations
+
+import math
+
+from numba.core import types as nt
+
+from ..errors import TypingError
+from . import types as T
+from .nodes import Call, Const, If, Instr, Loop, Return, walk
+
+INT_OPS_ONLY = {"popc", "clz", "ffs", "brev"}
+
+
+def _ty(env, v):
+    if isinstance(v, Const):
+        return v.ty if v.ty is not None else T.typeof_value(v.value)
+    return env.get(v)
+
+
+def _need_scalar(t, ins, what="operand"):
+    if isinstance(t, T.ArrayType):
+        raise TypingError(f"an array cannot be used as a number in '{ins.op}'", ins.loc,
+                          "index it: a[i]")
+
+
+def type_instr(ins: Instr, env):
+    """Return the result type of `ins`, setting ins.arg_tys; None if operands are unknown yet."""
+    tys = [_ty(env, a) for a in ins.args]
+    op = ins.op
+    if op in ("shared_array", "local_array"):
+        return T.ArrayType(ins.attrs["dtype"], len(ins.attrs["shape"]), op.split("_")[0])
+    if op == "const_array":
+        return env[ins.attrs["key"]]
+    if op in ("sreg",):
+        return T.INT32
+    if op in ("grid", "gridsize", "dim", "size", "ndim"):
+        return T.INT64
+    if op == "activemask" or op == "lanemask_lt":
+        return T.UINT32
+    if op in ("syncwarp", "fence"):
+        return None
+    if op == "syncthreads":
+        return T.INT32 if ins.args else None
+    if any(t is None for t in tys):
+        return "unknown"
+    if op == "copy":
+        return tys[0]
+    if op in ("truth", "land", "lor", "not"):
+        for t in tys:
+            _need_scalar(t, ins)
+        ins.arg_tys = tuple(tys)
+        return T.BOOL
+    if op in T.BINOPS:
+        for t in tys:
+            _need_scalar(t, ins)
+        ins.arg_tys, ret = T.binop_type(op, tys[0], tys[1], ins.loc)
+        return ret
+    if op in ("neg", "pos", "invert"):
+        _need_scalar(tys[0], ins)
+        ins.arg_tys, ret = T.unop_type(op, tys[0], ins.loc)
+        return ret
+    if op == "cast":
+        _need_scalar(tys[0], ins)
+        ins.arg_tys = (tys[0],)
+        return ins.attrs["to"]
+    if op == "select":
+        u = T.unify(tys[1], tys[2])
+        if u is None:
+            raise TypingError(f"the two sides of a conditional expression have types {tys[1]} and "
+                              f"{tys[2]}, which numba cannot unify", ins.loc)
+        ins.arg_tys = (T.BOOL, u, u)
+        return u
+    if op in ("min", "max", "abs", "round", "math", "cbrt", "fma"):
+        for t in tys:
+            _need_scalar(t, ins)
+        fn = {"min": min, "max": max, "abs": abs, "round": round, "cbrt": math.cbrt if hasattr(math, "cbrt") else None,
+              "fma": None}.get(op) if op != "math" else getattr(math, ins.attrs["fn"], None)
+        if op == "fma":
+            u = T.unify(T.unify(tys[0], tys[1]), tys[2])
+            u = u if T.is_float(u) else T.FLOAT64
+            ins.arg_tys = (u, u, u)
+            return u
+        if op == "cbrt":
+            u = tys[0] if tys[0] in (T.FLOAT32, T.FLOAT64) else T.FLOAT64
+            ins.arg_tys = (u,)
+            return u
+        r = T.resolve(fn, tuple(tys)) if fn is not None else None
+        if r is None:
+            name = ins.attrs.get("fn", op)
+            raise TypingError(f"numba.cuda has no {name}() for ({', '.join(map(str, tys))})", ins.loc)
+        args, ret = r
+        if op in ("min", "max"):
+            args = (ret,) * len(tys)
+        ins.arg_tys = tuple(args)
+        return ret
+    if op == "ld":
+        arr = tys[0]
+        if not isinstance(arr, T.ArrayType):
+            raise TypingError(f"cannot index a value of type {arr}", ins.loc)
+        _check_index(ins, arr, tys[1:])
+        return arr.dtype
+    if op == "st":
+        arr = tys[0]
+        if not isinstance(arr, T.ArrayType):
+            raise TypingError(f"cannot store into a value of type {arr}", ins.loc)
+        if arr.space == "const":
+            raise TypingError("constant arrays are read-only", ins.loc)
+        _need_scalar(tys[1], ins)
+        _check_index(ins, arr, tys[2:])
+        return None
+    if op == "atomic":
+        arr = tys[0]
+        if not isinstance(arr, T.ArrayType) or arr.space not in ("global", "shared"):
+            raise TypingError("atomics need a global or shared array", ins.loc)
+        nidx = ins.attrs["nidx"]
+        _check_index(ins, arr, tys[len(tys) - nidx:])
+        if ins.attrs["fn"] in ("and", "or", "xor", "inc", "dec", "cas") and not T.is_int(arr.dtype):
+            raise TypingError(f"cuda.atomic.{ins.attrs['fn']} needs an integer array, not {arr.dtype}", ins.loc)
+        return arr.dtype
+    if op == "shfl":
+        v = tys[1]
+        if v not in (T.INT32, T.INT64, T.FLOAT32, T.FLOAT64, T.UINT32, T.UINT64):
+            raise TypingError(f"shuffles move int32/int64/float32/float64 values, not {v}", ins.loc)
+        ins.arg_tys = (T.UINT32, v, T.INT32)
+        return v
+    if op == "vote":
+        return T.INT32 if ins.attrs["mode"] == "ballot" else T.BOOL
+    if op in INT_OPS_ONLY:
+        if not T.is_int(tys[0]):
+            raise TypingError(f"cuda.{op}() needs an integer, not {tys[0]}", ins.loc)
+        if op == "ffs":
+            return T.UINT32
+        if op == "brev":
+            u = T.UINT64 if tys[0].bitwidth == 64 else T.UINT32
+            ins.arg_tys = (u,)
+            return u
+        return tys[0]
+    raise TypingError(f"internal: no typing rule for {op}", ins.loc)
+
+
+def _check_index(ins, arr, idx_tys):
+    if len(idx_tys) != arr.ndim:
+        raise TypingError(f"{arr} indexed with {len(idx_tys)} indices; it has {arr.ndim} dimension(s)",
+                          ins.loc)
+    for t in idx_tys:
+        if not (T.is_int(t) or T.is_bool(t)):
+            raise TypingError(f"array index must be an integer, not {t}", ins.loc,
+                              "convert with int32(...) or use //")
+
+
+def _assign(env, name, t, loc, what):
+    if t is None or t == "unknown":
+        return False
+    old = env.get(name)
+    if old is None:
+        env[name] = t
+        return True
+    if old == t:
+        return False
+    u = T.unify(old, t)
+    if u is None:
+        raise TypingError(f"{what} {name.split('.')[-1]!r} is assigned both {old} and {t}, "
+                          "which numba cannot unify", loc)
+    if u != old:
+        env[name] = u
+        return True
+    return False
+
+
+def infer(fn, param_types: dict):
+    """Fill fn.var_types and every instruction's .ty for the given parameter types."""
+    env = dict(param_types)
+    for key, arr in fn.consts.items():
+        env[key] = T.ArrayType(T.from_numpy(arr.dtype), arr.ndim, "const")
+    for _ in range(50):
+        changed = False
+        for st in walk(fn.body):
+            if isinstance(st, Instr):
+                t = type_instr(st, env)
+                if st.dst is not None:
+                    changed |= _assign(env, st.dst, t, st.loc, "variable")
+            elif isinstance(st, Loop) and st.range_var:
+                tys = [_ty(env, a) for a in st.range_args]
+                if any(t is None for t in tys):
+                    continue
+                r = T.resolve(range, tuple(tys))
+                if r is None:
+                    raise TypingError(f"range() of ({', '.join(map(str, tys))}) is not supported", st.loc)
+                lt = T.INT32 if "int32" in str(r[1]) else (T.UINT64 if "uint64" in str(r[1]) else T.INT64)
+                changed |= _assign(env, st.range_var, lt, st.loc, "loop variable")
+        for st in walk(fn.body):
+            if isinstance(st, Call) and st.ret is not None:
+                for r in walk(st.body):
+                    if isinstance(r, Return) and r.value is not None:
+                        changed |= _assign(env, st.ret, _ty(env, r.value), r.loc, "return value of")
+        if not changed:
+            break
+    # final pass: every instruction must be typed
+    for st in walk(fn.body):
+        if isinstance(st, Instr):
+            t = type_instr(st, env)
+            if t == "unknown":
+                names = [a for a in st.args if isinstance(a, str) and a not in env]
+                raise TypingError(f"variable {names[0].split('.')[-1]!r} is used before it is assigned"
+                                  if names else "cannot type this expression", st.loc)
+            st.ty = env.get(st.dst, t) if st.dst is not None else t
+            st.__dict__["result_ty"] = t
+    fn.var_types = env
+    return env

@@ -1,0 +1,236 @@
+"""Attention: HBM traffic and FLOPs of naive (three kernels) vs FlashAttention, forward and
+backward, their roofline times, and online softmax in numpy.
+
+Per head, with sequence length N, head dim d, element size e (all counts in elements):
+
+Naive forward, as separate kernels (FlashAttention paper, Algorithm 0):
+  S = Q K^T      reads Q, K (2Nd)      writes S (N^2)
+  P = softmax(S) reads S (N^2)         writes P (N^2)
+  O = P V        reads P, V (N^2 + Nd) writes O (Nd)
+  HBM = 4N^2 + 4Nd;  FLOPs = 4N^2 d (two matmuls) + 5N^2 (max, subtract, exp, sum, divide)
+Naive backward (paper, Algorithm 3), P stored by the forward:
+  dV = P^T dO (reads P, dO; writes dV)   dP = dO V^T (reads dO, V; writes dP)
+  dS = P o (dP - rowsum(P o dP)) (reads P, dP; writes dS)
+  dQ = dS K (reads dS, K; writes dQ)     dK = dS^T Q (reads dS, Q; writes dK)
+  HBM = 7N^2 + 8Nd;  FLOPs = 8N^2 d + 4N^2
+FlashAttention forward (FlashAttention-2 loop order: outer loop over query tiles of Br rows,
+inner loop over key/value tiles of Bc rows):
+  each query tile reads its Q rows once and all of K and V once, and writes O and the
+  log-sum-exp L once; nothing N x N touches HBM.
+  HBM = 2Nd (Q, O) + N (L) + 2Nd ceil(N/Br) (K, V once per query tile)
+  FLOPs = naive forward + Nd ceil(N/Bc) (rescaling the O accumulator once per K/V tile)
+FlashAttention backward (FlashAttention-2, outer loop over K/V tiles of Bc rows), recomputes
+  S and P tile by tile from Q, K and L instead of reading a stored P:
+  HBM = 2Nd (read O, dO for D = rowsum(dO o O)) + N (write D) + 4Nd (read K, V; write dK, dV)
+        + ceil(N/Bc) x (4Nd + 2N) (read Q, dO, L, D; read and write dQ per K/V tile)
+  FLOPs = 10N^2 d + 9N^2 (one extra Q K^T and softmax: the price of recomputation)
+
+Block sizes follow the paper's SRAM budget, M = SRAM of one block in elements
+(``gpu.max_shared_mem_per_block_bytes / e``): the tile that stays resident in SRAM across the
+inner loop has ceil(M / 4d) rows and the streamed tile min(ceil(M / 4d), d) rows (the paper's
+Bc and Br; FlashAttention-2 keeps the query tile resident in the forward, the K/V tile in the
+backward).  Then the forward's K/V term is 2Nd x N / (M/4d) = 8 N^2 d^2 / M: the paper's
+Theta(N^2 d^2 / M).  Pass ``block_rows`` / ``block_cols`` to model another kernel.
+Times: each kernel's max(matmul FLOPs / tensor peak + elementwise FLOPs / FP32 peak,
+HBM bytes / HBM bandwidth), summed over kernels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simgpu.hardware.spec import GPU
+from .roofline import DTYPE_ROOF, compute_roof, dtype_bytes
+
+SOFTMAX_FLOPS_PER_ELEMENT = 5      # max, subtract, exp, sum, divide (forward)
+SOFTMAX_BWD_FLOPS_PER_ELEMENT = 4  # multiply, row-sum, subtract, multiply (backward)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel's work: elements moved to/from HBM and FLOPs by pipe."""
+
+    name: str
+    hbm_elements: int
+    matmul_flops: float
+    elementwise_flops: float
+
+
+@dataclass(frozen=True)
+class AttentionCost:
+    """Traffic, FLOPs and predicted time of one attention pass (all heads)."""
+
+    algorithm: str               # "naive" or "flash"
+    direction: str               # "forward" or "backward"
+    n: int
+    d: int
+    heads: int
+    elem_bytes: int
+    kernels: tuple               # Kernel per launch (per head)
+    time_s: float
+
+    @property
+    def hbm_elements(self) -> int:
+        return self.heads * sum(k.hbm_elements for k in self.kernels)
+
+    @property
+    def hbm_bytes(self) -> int:
+        return self.hbm_elements * self.elem_bytes
+
+    @property
+    def flops(self) -> float:
+        return self.heads * sum(k.matmul_flops + k.elementwise_flops for k in self.kernels)
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.hbm_bytes
+
+
+def flash_block_sizes(gpu: GPU, d: int, dtype: str = "fp16") -> tuple:
+    """(resident rows, streamed rows) = (ceil(M/4d), min(ceil(M/4d), d)), M = SRAM elements.
+
+    >>> from simgpu.hardware import H200
+    >>> flash_block_sizes(H200, 64)       # M = 227 KiB / 2 B = 116224 elements
+    (454, 64)
+    """
+    m_elems = gpu.max_shared_mem_per_block_bytes // dtype_bytes(dtype)
+    resident = _ceil_div(m_elems, 4 * d)
+    return resident, min(resident, d)
+
+
+def _time(gpu: GPU, kernels, heads: int, eb: int, dtype: str) -> float:
+    tensor, fp32, bw = compute_roof(gpu, DTYPE_ROOF[dtype]), gpu.fp32_flops, gpu.dram_bandwidth
+    return sum(max(heads * (k.matmul_flops / tensor + k.elementwise_flops / fp32),
+                   heads * k.hbm_elements * eb / bw) for k in kernels)
+
+
+def naive_attention(gpu: GPU, n: int, d: int, heads: int = 1, dtype: str = "fp16",
+                    direction: str = "forward") -> AttentionCost:
+    """Standard attention as separate kernels, the N x N matrices going through HBM.
+
+    >>> from simgpu.hardware import H200
+    >>> naive_attention(H200, 4096, 64).hbm_elements == 4 * 4096**2 + 4 * 4096 * 64
+    True
+    """
+    nn, nd, f = n * n, n * d, 2.0 * n * n * d
+    if direction == "forward":
+        ks = (Kernel("S = Q K^T", 2 * nd + nn, f, 0.0),
+              Kernel("P = softmax(S)", 2 * nn, 0.0, SOFTMAX_FLOPS_PER_ELEMENT * nn),
+              Kernel("O = P V", nn + 2 * nd, f, 0.0))
+    elif direction == "backward":
+        ks = (Kernel("dV = P^T dO", nn + 2 * nd, f, 0.0),
+              Kernel("dP = dO V^T", 2 * nd + nn, f, 0.0),
+              Kernel("dS = softmax'(P, dP)", 3 * nn, 0.0, SOFTMAX_BWD_FLOPS_PER_ELEMENT * nn),
+              Kernel("dQ = dS K", nn + 2 * nd, f, 0.0),
+              Kernel("dK = dS^T Q", nn + 2 * nd, f, 0.0))
+    else:
+        raise ValueError(f"direction must be 'forward' or 'backward', not {direction!r}")
+    eb = dtype_bytes(dtype)
+    return AttentionCost("naive", direction, n, d, heads, eb, ks, _time(gpu, ks, heads, eb, dtype))
+
+
+def flash_attention(gpu: GPU, n: int, d: int, heads: int = 1, dtype: str = "fp16",
+                    direction: str = "forward", block_rows: int | None = None,
+                    block_cols: int | None = None) -> AttentionCost:
+    """FlashAttention as one fused kernel (plus the D pre-pass in backward).
+
+    Worked example, H200, fp16, d = 64: M = 227 KiB / 2 B = 116224 elements, query tiles of
+    454 rows, K/V tiles of 64.  At N = 4096 the forward reads K and V ceil(4096/454) = 10
+    times: HBM = 2Nd + N + 2Nd x 10 = 5.77 M elements, versus 68.2 M for the naive forward.
+
+    >>> from simgpu.hardware import H200
+    >>> flash_attention(H200, 4096, 64).hbm_elements
+    5771264
+    """
+    resident, streamed = flash_block_sizes(gpu, d, dtype)
+    nn, nd, f = n * n, n * d, 2.0 * n * n * d
+    if direction == "forward":
+        br, bc = block_rows or resident, block_cols or streamed
+        tr, tc = _ceil_div(n, br), _ceil_div(n, bc)
+        ks = (Kernel("flash forward", 2 * nd + n + 2 * nd * tr, 2 * f,
+                     SOFTMAX_FLOPS_PER_ELEMENT * nn + nd * tc),)
+    elif direction == "backward":
+        tc = _ceil_div(n, block_cols or resident)
+        ks = (Kernel("D = rowsum(dO o O)", 2 * nd + n, 0.0, 2.0 * nd),
+              Kernel("flash backward", 4 * nd + tc * (4 * nd + 2 * n), 5 * f,
+                     (SOFTMAX_FLOPS_PER_ELEMENT + SOFTMAX_BWD_FLOPS_PER_ELEMENT) * nn))
+    else:
+        raise ValueError(f"direction must be 'forward' or 'backward', not {direction!r}")
+    eb = dtype_bytes(dtype)
+    return AttentionCost("flash", direction, n, d, heads, eb, ks, _time(gpu, ks, heads, eb, dtype))
+
+
+def flash_traffic_theta(n: int, d: int, sram_elements: int) -> float:
+    """The paper's Theta(N^2 d^2 / M), without the constant: N^2 d^2 / M."""
+    return n * n * d * d / sram_elements
+
+
+def softmax(x, axis: int = -1):
+    """Ordinary numerically stable softmax: subtract the max, exponentiate, normalise."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def online_softmax(x, tile: int):
+    """Softmax of the last axis computed tile by tile, as in the lecture's pseudo-code:
+
+        for tile in tiles:
+            m_new = max(m, tile.max())          # running max
+            acc   = acc * exp(m - m_new)        # correct the old sum for the new max
+            acc   = acc + exp(tile - m_new).sum()
+            m     = m_new
+        out = exp(x - m) / acc                  # normalise once at the end
+
+    Equals ``softmax(x)`` to rounding:
+
+    >>> x = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
+    >>> bool(np.allclose(online_softmax(x, 3), softmax(x)))
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if tile <= 0:
+        raise ValueError("tile must be positive")
+    m = np.full(x.shape[:-1] + (1,), -np.inf)
+    acc = np.zeros(x.shape[:-1] + (1,))
+    for s in range(0, x.shape[-1], tile):
+        t = x[..., s:s + tile]
+        m_new = np.maximum(m, t.max(axis=-1, keepdims=True))
+        acc = acc * np.exp(m - m_new) + np.exp(t - m_new).sum(axis=-1, keepdims=True)
+        m = m_new
+    return np.exp(x - m) / acc
+
+
+def online_attention(q, k, v, tile: int):
+    """softmax(Q K^T / sqrt(d)) V computed over K/V tiles with the online softmax: the running
+    max, running sum and the un-normalised output are rescaled when a tile raises the max, and
+    O is divided by the sum once at the end.  No N x N matrix is ever formed."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    scale = 1.0 / np.sqrt(q.shape[-1])
+    m = np.full((q.shape[0], 1), -np.inf)
+    acc = np.zeros((q.shape[0], 1))
+    out = np.zeros((q.shape[0], v.shape[1]))
+    for s in range(0, k.shape[0], tile):
+        scores = q @ k[s:s + tile].T * scale
+        m_new = np.maximum(m, scores.max(axis=1, keepdims=True))
+        p = np.exp(scores - m_new)
+        fix = np.exp(m - m_new)
+        acc = acc * fix + p.sum(axis=1, keepdims=True)
+        out = out * fix + p @ v[s:s + tile]
+        m = m_new
+    return out / acc
+
+
+def attention_reference(q, k, v):
+    """softmax(Q K^T / sqrt(d)) V with the whole N x N matrix (what the naive kernels do)."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    return softmax(q @ k.T / np.sqrt(q.shape[-1])) @ v
+
+
+__all__ = ["Kernel", "AttentionCost", "naive_attention", "flash_attention", "flash_block_sizes",
+           "flash_traffic_theta", "softmax", "online_softmax", "online_attention", "attention_reference"]

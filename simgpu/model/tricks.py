@@ -1,0 +1,181 @@
+"""The lecture's six tricks, each as numbers.
+
+1 divergence      SIMT efficiency of an if/else inside a warp (both sides run, masked)
+2 low precision   bytes per FLOP of ReLU: 2 x element bytes (fp32 8, fp16 4)
+3 fusion          HBM accesses of sin^2 x + cos^2 x: 5 kernels, 11 per element, vs fused, 2
+4 recomputation   HBM accesses of x -> sigmoid -> sigmoid -> sigmoid -> out, forward + backward,
+                  storing activations vs recomputing them (the lecture's 5/8, derived below)
+5 coalescing      32-byte sectors per warp request at stride s
+6 tiling          T-fold fewer global reads (see ``tiling.py``)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simgpu.hardware.spec import GPU
+from .roofline import dtype_bytes, roofline_time
+from .tiling import naive_matmul_traffic, tiled_matmul_traffic
+
+
+# -- 1 divergence -------------------------------------------------------------------------
+def simt_efficiency(lanes_if: int, warp_size: int = 32, cost_if: float = 1.0, cost_else: float = 1.0) -> float:
+    """Useful lane-work over issued lane-slots for a warp whose ``lanes_if`` lanes take the if.
+
+    A side with at least one active lane is issued for the whole warp (the others masked):
+      time = cost_if [lanes_if > 0] + cost_else [lanes_else > 0]
+      efficiency = (lanes_if cost_if + lanes_else cost_else) / (warp_size x time)
+    Half the lanes each way with equal costs: 0.5 -- "half the threads sit idle".
+
+    >>> simt_efficiency(16), simt_efficiency(32), simt_efficiency(1)
+    (0.5, 1.0, 0.5)
+    """
+    if not 0 <= lanes_if <= warp_size:
+        raise ValueError(f"lanes_if must be in [0, {warp_size}]")
+    lanes_else = warp_size - lanes_if
+    time = cost_if * (lanes_if > 0) + cost_else * (lanes_else > 0)
+    return (lanes_if * cost_if + lanes_else * cost_else) / (warp_size * time)
+
+
+def expected_simt_efficiency(p: float, warp_size: int = 32, cost_if: float = 1.0, cost_else: float = 1.0) -> float:
+    """Each lane independently takes the if with probability p.  The if side is issued unless
+    no lane takes it (probability (1-p)^32), the else side unless all do (p^32):
+      E[time] = cost_if (1 - (1-p)^32) + cost_else (1 - p^32)
+      efficiency = (p cost_if + (1-p) cost_else) / E[time]
+
+    >>> round(expected_simt_efficiency(0.5), 6), expected_simt_efficiency(0.0)
+    (0.5, 1.0)
+    """
+    t = cost_if * (1 - (1 - p) ** warp_size) + cost_else * (1 - p ** warp_size)
+    return (p * cost_if + (1 - p) * cost_else) / t
+
+
+# -- 2 low precision ----------------------------------------------------------------------
+def relu_bytes_per_flop(dtype: str = "fp32") -> float:
+    """ReLU reads one element and writes one per FLOP: 2 x element bytes per FLOP.
+
+    >>> relu_bytes_per_flop("fp32"), relu_bytes_per_flop("fp16"), relu_bytes_per_flop("fp8")
+    (8.0, 4.0, 2.0)
+    """
+    return 2.0 * dtype_bytes(dtype)
+
+
+# -- 3 fusion -----------------------------------------------------------------------------
+SIN2_COS2_UNFUSED = (            # (kernel, elements read, elements written, FLOPs) per element
+    ("a = sin(x)", 1, 1, 1), ("b = cos(x)", 1, 1, 1), ("a2 = a*a", 1, 1, 1),
+    ("b2 = b*b", 1, 1, 1), ("out = a2 + b2", 2, 1, 1))
+SIN2_COS2_FUSED = (("out = sin(x)**2 + cos(x)**2", 1, 1, 5),)
+
+
+@dataclass(frozen=True)
+class FusionCost:
+    kernels: int
+    accesses_per_element: int    # HBM element reads + writes
+    bytes: float
+    flops: float
+    time_s: float                # sum over kernels of the roofline time
+
+
+def fusion_cost(gpu: GPU, n: int, fused: bool, dtype: str = "fp32") -> FusionCost:
+    """HBM traffic and roofline time of sin^2 x + cos^2 x over n elements.
+
+    Unfused: 5 kernels, 2+2+2+2+3 = 11 accesses per element; fused: 1 kernel, 2.  The FLOPs
+    are the same 5 per element (sin and cos counted as one each), so fusion is 5.5x less
+    traffic, and for a memory-bound op, 5.5x less time.
+
+    >>> from simgpu.hardware import H200
+    >>> fusion_cost(H200, 1, False).accesses_per_element, fusion_cost(H200, 1, True).accesses_per_element
+    (11, 2)
+    """
+    eb = dtype_bytes(dtype)
+    table = SIN2_COS2_FUSED if fused else SIN2_COS2_UNFUSED
+    time = sum(roofline_time(gpu, f * n, (r + w) * n * eb) for _, r, w, f in table)
+    acc = sum(r + w for _, r, w, _ in table)
+    return FusionCost(len(table), acc, acc * n * eb, sum(f for *_, f in table) * n, time)
+
+
+# -- 4 recomputation ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecomputeLedger:
+    """HBM accesses (in vectors of n elements) of x -> s1 -> s2 -> out, forward + backward."""
+
+    strategy: str
+    forward: tuple                 # names of the arrays read (r:) or written (w:)
+    backward: tuple
+
+    @property
+    def accesses(self) -> int:
+        return len(self.forward) + len(self.backward)
+
+
+def recomputation_ledgers(count_upstream_gradient: bool = True) -> tuple:
+    """Store-activations vs recompute for three chained sigmoids, each pass one fused kernel.
+
+    sigma'(z) = sigma(z)(1 - sigma(z)), so the backward needs s1, s2 and out (the outputs).
+      store:     fwd  r:x w:s1 w:s2 w:out                      4
+                 bwd  r:dout r:s1 r:s2 r:out w:dx              5     total 9
+      recompute: fwd  r:x w:out                                2
+                 bwd  r:x r:dout w:dx  (s1, s2, out rebuilt)   3     total 5
+    Counting every access gives 5/9 = 0.556, not the lecture's 5/8 = 0.625.  The 5/8 comes out
+    when the stored version's backward is counted without reading the upstream gradient dout
+    (4 + 4 = 8) while the recompute side keeps it (5) -- ``count_upstream_gradient=False``
+    drops it from the store side only, reproducing 5/8.  Either way recomputing moves about
+    half the bytes for three extra sigmoids per element.
+    """
+    store_bwd = ("r:dout", "r:s1", "r:s2", "r:out", "w:dx")
+    if not count_upstream_gradient:
+        store_bwd = store_bwd[1:]
+    store = RecomputeLedger("store", ("r:x", "w:s1", "w:s2", "w:out"), store_bwd)
+    recompute = RecomputeLedger("recompute", ("r:x", "w:out"), ("r:x", "r:dout", "w:dx"))
+    return store, recompute
+
+
+def recomputation_ratio(count_upstream_gradient: bool = True) -> float:
+    """Recompute accesses over store accesses: 5/9 counting everything, 5/8 the lecture's way.
+
+    >>> recomputation_ratio(), recomputation_ratio(False)
+    (0.5555555555555556, 0.625)
+    """
+    store, recompute = recomputation_ledgers(count_upstream_gradient)
+    return recompute.accesses / store.accesses
+
+
+# -- 5 coalescing -------------------------------------------------------------------------
+def sectors_per_request(stride_elements: int, dtype: str = "fp32", warp_size: int = 32,
+                        sector_bytes: int = 32, offset_bytes: int = 0) -> int:
+    """Distinct 32-byte sectors one warp's load touches, lane i reading element i x stride.
+
+    Closed form for a sector-aligned start: stride 0 -> 1; otherwise
+      min(warp_size, floor((warp_size - 1) x s x e / 32) + 1) when s x e <= 32, else warp_size
+    (fp32: stride 1 -> 4 sectors = 128 B for 128 useful B; stride 8 or more -> 32 sectors).
+
+    >>> [sectors_per_request(s) for s in (0, 1, 2, 4, 8, 32)]
+    [1, 4, 8, 16, 32, 32]
+    """
+    eb = dtype_bytes(dtype)
+    addrs = {(offset_bytes + lane * stride_elements * eb) // sector_bytes for lane in range(warp_size)}
+    ends = {(offset_bytes + lane * stride_elements * eb + eb - 1) // sector_bytes for lane in range(warp_size)}
+    return len(addrs | ends)
+
+
+def coalescing_efficiency(stride_elements: int, dtype: str = "fp32", warp_size: int = 32) -> float:
+    """Useful bytes over sector bytes: warp_size x e / (32 x sectors); 1/8 at fp32 stride >= 8."""
+    eb = dtype_bytes(dtype)
+    useful = eb * (warp_size if stride_elements else 1)
+    return useful / (32 * sectors_per_request(stride_elements, dtype, warp_size))
+
+
+# -- 6 tiling -----------------------------------------------------------------------------
+def tiling_global_reads(n: int, tile: int, dtype: str = "fp32") -> dict:
+    """Global element reads of an n x n matmul, naive vs tiled: the T-fold reduction.
+
+    >>> tiling_global_reads(1024, 32)["reduction"]
+    32.0
+    """
+    naive = naive_matmul_traffic(n, n, n, dtype).elements_loaded
+    tiled = tiled_matmul_traffic(n, n, n, tile, dtype).elements_loaded
+    return {"naive": naive, "tiled": tiled, "reduction": naive / tiled}
+
+
+__all__ = ["simt_efficiency", "expected_simt_efficiency", "relu_bytes_per_flop", "fusion_cost", "FusionCost",
+           "SIN2_COS2_UNFUSED", "SIN2_COS2_FUSED", "RecomputeLedger", "recomputation_ledgers",
+           "recomputation_ratio", "sectors_per_request", "coalescing_efficiency", "tiling_global_reads"]
