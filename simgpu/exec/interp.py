@@ -46,6 +46,9 @@ class Interpreter:
         self.max_loop_iterations = max_loop_iterations
         self.types = fn.var_types
         self._consts = {}
+        self.stack = []          # reconvergence stack: (kind, node, entry Mask); read by the stepper
+        for o in self.observers:
+            o.attach(self)
 
     # -- entry ----------------------------------------------------------------
     def run_chunk(self, chunk, bindings, smem_layout):
@@ -155,8 +158,10 @@ class Interpreter:
         mt = m.sub(c)
         me = m.minus(c)
         self._branch(st, m, mt, "if")
+        self.stack.append(("if", st, m))
         out_t = self.block(st.then, mt) if mt.any() else mt
         out_e = self.block(st.orelse, me) if me.any() else me
+        self.stack.pop()
         if out_t is mt and out_e is me:
             return m
         return Mask(out_t.arr | out_e.arr, self.chunk)
@@ -172,12 +177,14 @@ class Interpreter:
     def exec_loop(self, st, m):
         lc = _LoopCtx(self.chunk.n_lanes)
         self.loops.append(lc)
+        self.stack.append(("loop", st, m))
         try:
             if st.range_var is not None:
                 return self._range_loop(st, m, lc)
             return self._while_loop(st, m, lc)
         finally:
             self.loops.pop()
+            self.stack.pop()
 
     def _check_budget(self, n, st, m):
         if n > self.max_loop_iterations:

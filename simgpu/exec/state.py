@@ -168,7 +168,17 @@ class MemEvent:
 
 
 class Observer:
-    """Receives what the executor does.  Subclass and override what you need."""
+    """Receives what the executor does.  Subclass and override what you need.
+
+    Order of calls: attach(interpreter) once, launch_begin, then per chunk: chunk_begin,
+    inst/branch/mem/barrier as instructions execute, chunk_end; finally launch_end.
+    `inst` is called after the instruction's result is stored, so an observer that kept
+    the interpreter from `attach` can read `interpreter.env[ins.dst]`; `interpreter.stack`
+    is the reconvergence stack of (kind, node, entry Mask) at that point.
+    """
+
+    def attach(self, interpreter):
+        pass
 
     def launch_begin(self, launch):
         pass
