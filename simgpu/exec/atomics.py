@@ -14,7 +14,8 @@ OPS = {"add": 0, "sub": 1, "max": 2, "min": 3, "exch": 4, "and": 5, "or": 6, "xo
 
 
 @njit(cache=True)
-def _apply(buf, idx, val, cmp, code, old):
+def _apply_num(buf, idx, val, code, old):
+    """add, sub, max, min, exch, nanmax, nanmin: valid for floats and ints."""
     for k in range(idx.shape[0]):
         i = idx[k]
         o = buf[i]
@@ -32,7 +33,23 @@ def _apply(buf, idx, val, cmp, code, old):
                 buf[i] = v
         elif code == 4:
             buf[i] = v
-        elif code == 5:
+        elif code == 11:
+            if v > o or o != o:
+                buf[i] = v
+        elif code == 12:
+            if v < o or o != o:
+                buf[i] = v
+
+
+@njit(cache=True)
+def _apply_int(buf, idx, val, cmp, code, old):
+    """and, or, xor, inc, dec, cas: integers only."""
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        o = buf[i]
+        old[k] = o
+        v = val[k]
+        if code == 5:
             buf[i] = o & v
         elif code == 6:
             buf[i] = o | v
@@ -44,12 +61,6 @@ def _apply(buf, idx, val, cmp, code, old):
             buf[i] = v if (o == 0 or o > v) else o - 1
         elif code == 10:
             if o == cmp[k]:
-                buf[i] = v
-        elif code == 11:
-            if v > o or o != o:
-                buf[i] = v
-        elif code == 12:
-            if v < o or o != o:
                 buf[i] = v
 
 
@@ -63,5 +74,9 @@ def apply(buf, idx, val, fn, cmp=None):
         raise TypeError(fn)
     if fn in ("nanmax", "nanmin") and buf.dtype.kind != "f":
         fn = fn[3:]
-    _apply(buf, idx, val, cmp, OPS[fn], old)
+    code = OPS[fn]
+    if code in (5, 6, 7, 8, 9, 10):
+        _apply_int(buf, idx, val, cmp, code, old)
+    else:
+        _apply_num(buf, idx, val, code, old)
     return old

@@ -127,8 +127,14 @@ for _k in ("erf", "erfc", "gamma", "lgamma"):
 
 
 # -- bit intrinsics -----------------------------------------------------------
+def _unsigned(a):
+    a = np.asarray(a)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "i" else a
+
+
 def popc(a):
-    return np.bitwise_count(a)
+    a = np.asarray(a)
+    return np.bitwise_count(_unsigned(a)).astype(a.dtype)
 
 
 def _bit_length(u):
@@ -145,8 +151,7 @@ def _bit_length(u):
 def clz(a):
     a = np.asarray(a)
     bits = a.dtype.itemsize * 8
-    u = a.view(a.dtype.newbyteorder("=").str.replace("i", "u")) if a.dtype.kind == "i" else a
-    return (bits - _bit_length(np.asarray(u))).astype(a.dtype)
+    return (bits - _bit_length(_unsigned(a))).astype(a.dtype)
 
 
 def ffs(a):

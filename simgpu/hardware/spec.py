@@ -13,7 +13,10 @@ MiB = 1024 * KiB
 GiB = 1024 * MiB
 
 
-class HardwareError(ValueError):
+from ..errors import SimGPUError
+
+
+class HardwareError(SimGPUError, ValueError):
     """A hardware description that cannot describe a real GPU."""
 
 

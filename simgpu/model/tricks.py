@@ -116,10 +116,11 @@ def recomputation_ledgers(count_upstream_gradient: bool = True) -> tuple:
       recompute: fwd  r:x w:out                                2
                  bwd  r:x r:dout w:dx  (s1, s2, out rebuilt)   3     total 5
     Counting every access gives 5/9 = 0.556, not the lecture's 5/8 = 0.625.  The 5/8 comes out
-    when the stored version's backward is counted without reading the upstream gradient dout
-    (4 + 4 = 8) while the recompute side keeps it (5) -- ``count_upstream_gradient=False``
-    drops it from the store side only, reproducing 5/8.  Either way recomputing moves about
-    half the bytes for three extra sigmoids per element.
+    when the stored version's backward is tallied without reading the upstream gradient dout
+    (4 + 4 = 8) while the recomputing version's keeps it (2 + 3 = 5);
+    ``count_upstream_gradient=False`` drops it from the store side only, reproducing 5/8.
+    Dropping dout on both sides would give 4/8 = 1/2.  Either way recomputing moves about half
+    the bytes, for three extra sigmoids per element.
     """
     store_bwd = ("r:dout", "r:s1", "r:s2", "r:out", "w:dx")
     if not count_upstream_gradient:

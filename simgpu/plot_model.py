@@ -1,0 +1,172 @@
+"""Figures for the analytic model (``simgpu.model``).
+
+Each function returns a ``matplotlib.figure.Figure`` built without pyplot, so nothing here
+touches a global backend or needs a display: ``fig.savefig("x.png")`` works headless (Agg),
+and a notebook shows the returned figure.  matplotlib is imported inside the functions, so
+importing this module costs nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.hardware import get_gpu
+
+
+def _figure(width=8.0, height=5.0):
+    from matplotlib.figure import Figure
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dram", "l2"), title=None):
+    """Log-log roofline of ``gpu`` with one marker per ``RooflinePoint``.
+
+    Draws each available compute roof (horizontal) and memory slope, the attainable
+    min(roof, AI x bandwidth) curves, and labels every point with its name and bound.
+    """
+    from simgpu.model.roofline import compute_roof, memory_roof
+    gpu = get_gpu(gpu)
+    fig = _figure(11.0, 5.5)
+    ax = fig.add_subplot()
+    roofs = {c: compute_roof(gpu, c) for c in compute if _has(compute_roof, gpu, c)}
+    slopes = {m: memory_roof(gpu, m) for m in memory if _has(memory_roof, gpu, m)}
+    ais = [p.arithmetic_intensity for p in points] or [1.0]
+    lo = min(min(ais) / 4, 0.05)
+    hi = max(max(ais) * 4, max(r / b for r in roofs.values() for b in slopes.values()) * 4)
+    x = np.logspace(np.log10(lo), np.log10(hi), 400)
+    lines = []
+    for (cname, peak), style in zip(roofs.items(), ("-", "--", ":")):
+        for (mname, bw), color in zip(slopes.items(), ("0.2", "0.6")):
+            lines += ax.plot(x, np.minimum(peak, x * bw) / 1e12, style, color=color, lw=1.5,
+                             label=f"{cname} / {mname}: ridge {peak / bw:.1f} FLOP/B")
+    marks = []
+    for i, p in enumerate(points, 1):
+        y = p.attainable_flops if p.achieved_flops is None else p.achieved_flops
+        marks += ax.plot(p.arithmetic_intensity, y / 1e12, "o", ms=7, color=f"C{(i - 1) % 10}",
+                         label=f"{i}. {p.name} ({p.bound})")
+        ax.annotate(str(i), (p.arithmetic_intensity, y / 1e12), textcoords="offset points",
+                    xytext=(4, 4), fontsize=8)
+    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)",
+           ylabel="attainable TFLOP/s", title=title or f"Roofline of {gpu.name}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.add_artist(ax.legend(handles=lines, fontsize=8, loc="lower right"))
+    if marks:
+        fig.legend(handles=marks, fontsize=8, loc="outside right center")
+    return fig
+
+
+def _has(fn, gpu, name):
+    try:
+        fn(gpu, name)
+        return True
+    except ValueError:
+        return False
+
+
+def mystery_plot(gpu=None, sizes=None, dtype="fp16", tile=(128, 128, 32), curve=None, **kernel):
+    """The matmul "mystery plot": predicted TFLOP/s against N, and the three factors under it.
+
+    Top: TFLOP/s per size, coloured by what the size breaks (tile divisibility, alignment,
+    or nothing), with the dtype's peak.  Bottom: tile, wave and sector efficiencies.
+    """
+    from simgpu.model.matmul import mystery_curve
+    gpu = get_gpu(gpu)
+    sizes = np.arange(256, 4097) if sizes is None else np.asarray(sizes)
+    c = curve or mystery_curve(gpu, sizes, dtype, tile, **kernel)
+    fig = _figure(9.0, 7.0)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    aligned = c.sector_efficiency > 0.999
+    whole = c.tile_efficiency > 0.999
+    for mask, color, label in ((~aligned, "tab:red", "rows not 32-byte aligned"),
+                               (~whole & aligned, "tab:orange", "aligned, partial edge tiles"),
+                               (whole & aligned, "tab:blue", "tiles divide N")):
+        top.plot(c.sizes[mask], c.tflops[mask], ".", ms=2.5 if color != "tab:blue" else 5, color=color,
+                 label=f"{label} ({mask.sum()} sizes)", zorder=2)
+    top.axhline(c.peak_tflops, color="k", ls="--", lw=1, label=f"{dtype} tensor peak {c.peak_tflops:.0f}")
+    top.set(ylabel="predicted TFLOP/s", title=f"Matmul N x N x N on {gpu.name}, {dtype}, tile {tile}")
+    top.legend(fontsize=8, loc="lower right")
+    top.grid(True, alpha=0.3)
+    bottom.plot(c.sizes, c.sector_efficiency, ".", ms=1.5, color="tab:red", alpha=0.5,
+                label="sector efficiency (alignment)", zorder=1)
+    bottom.plot(c.sizes, c.tile_efficiency, lw=1, color="tab:orange", label="tile efficiency", zorder=2)
+    bottom.plot(c.sizes, c.wave_efficiency, lw=1.5, color="tab:blue", label="wave efficiency", zorder=3)
+    bottom.set(xlabel="N", ylabel="efficiency", ylim=(0, 1.05))
+    bottom.legend(fontsize=8, loc="lower right", ncols=3)
+    bottom.grid(True, alpha=0.3)
+    return fig
+
+
+def tpu_vs_gpu_plot(gpu=None, tpu=None, sizes=None, dtype="bf16"):
+    """Utilisation of N x N x N matmuls on many small units (GPU) vs few big ones (TPU)."""
+    from simgpu.hardware.tpu import get_tpu
+    from simgpu.model.tpu import gpu_matrix_units, square_sweep, tpu_matrix_units
+    gpu, tpu = get_gpu(gpu), get_tpu(tpu)
+    sizes = np.arange(8, 1025, 8) if sizes is None else np.asarray(sizes)
+    g, t = gpu_matrix_units(gpu), tpu_matrix_units(tpu)
+    fig = _figure(9.0, 4.5)
+    ax = fig.add_subplot()
+    for units, color in ((g, "tab:green"), (t, "tab:purple")):
+        u = [r.utilisation for r in square_sweep(units, sizes, dtype)]
+        ax.plot(sizes, u, color=color, lw=1.2,
+                label=f"{units.name}: {units.units} units of {units.unit_tile[0]}x{units.unit_tile[1]}x{units.unit_tile[2]}")
+    ax.axvline(tpu.lecture_min_dim, color="0.5", ls=":", label=f"lecture: TPU refuses < {tpu.lecture_min_dim}")
+    ax.set(xlabel="N (square matmul)", ylabel="utilisation of matrix units", ylim=(0, 1.05),
+           title="Many small vs few big matrix units: padding and idle units")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def attention_plot(gpu=None, sizes=None, d=64, heads=1, dtype="fp16"):
+    """HBM traffic and predicted time of naive vs FlashAttention against sequence length."""
+    from simgpu.model.attention import flash_attention, naive_attention
+    gpu = get_gpu(gpu)
+    sizes = 2 ** np.arange(9, 16) if sizes is None else np.asarray(sizes)
+    fig = _figure(10.0, 4.5)
+    left, right = fig.subplots(1, 2)
+    for fn, color in ((naive_attention, "tab:red"), (flash_attention, "tab:blue")):
+        for direction, style in (("forward", "-"), ("backward", "--")):
+            rows = [fn(gpu, int(n), d, heads, dtype, direction) for n in sizes]
+            label = f"{rows[0].algorithm} {direction}"
+            left.plot(sizes, [r.hbm_bytes / 2**20 for r in rows], style, color=color, marker=".", label=label)
+            right.plot(sizes, [r.time_s * 1e3 for r in rows], style, color=color, marker=".", label=label)
+    left.set(xscale="log", yscale="log", xlabel="sequence length N", ylabel="HBM traffic (MiB)",
+             title=f"HBM traffic, d = {d}, {heads} head(s)")
+    right.set(xscale="log", yscale="log", xlabel="sequence length N", ylabel="roofline time (ms)",
+              title=f"Predicted time on {gpu.name}")
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return fig
+
+
+def six_tricks_plot(gpu=None):
+    """One small panel per trick, each showing the trick's number."""
+    from simgpu.model import tricks
+    gpu = get_gpu(gpu)
+    fig = _figure(12.0, 6.5)
+    axes = fig.subplots(2, 3).ravel()
+    p = np.linspace(0, 1, 101)
+    axes[0].plot(p, [tricks.expected_simt_efficiency(v) for v in p])
+    axes[0].set(title="1 divergence: if/else SIMT efficiency", xlabel="P(lane takes if)", ylim=(0, 1.05))
+    dts = ("fp32", "fp16", "fp8")
+    axes[1].bar(dts, [tricks.relu_bytes_per_flop(t) for t in dts], color="tab:orange")
+    axes[1].set(title="2 low precision: ReLU bytes per FLOP")
+    f = [tricks.fusion_cost(gpu, 1 << 24, fused) for fused in (False, True)]
+    axes[2].bar(["5 kernels", "fused"], [c.accesses_per_element for c in f], color="tab:green")
+    axes[2].set(title="3 fusion: sin²+cos² HBM accesses/element")
+    store, rec = tricks.recomputation_ledgers()
+    axes[3].bar(["store", "recompute"], [store.accesses, rec.accesses], color="tab:purple")
+    axes[3].set(title=f"4 recomputation: accesses (ratio {rec.accesses}/{store.accesses})")
+    s = np.arange(0, 17)
+    axes[4].plot(s, [tricks.sectors_per_request(int(v)) for v in s], "o-")
+    axes[4].set(title="5 coalescing: sectors per warp load (fp32)", xlabel="stride (elements)")
+    t = np.array([1, 2, 4, 8, 16, 32, 64])
+    axes[5].plot(t, [tricks.tiling_global_reads(1024, int(v))["tiled"] / 1e6 for v in t], "o-")
+    axes[5].set(title="6 tiling: global reads, N = 1024", xlabel="tile T", ylabel="M elements",
+                xscale="log", yscale="log")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    return fig
+
+
+__all__ = ["roofline_plot", "mystery_plot", "tpu_vs_gpu_plot", "attention_plot", "six_tricks_plot"]

@@ -1,0 +1,122 @@
+"""A user's mistake is a clear simgpu error pointing at the kernel's line, never a traceback
+from simgpu's internals."""
+import numpy as np
+import pytest
+from numba import cuda, float32
+
+import simgpu
+
+
+def oob_global(x):
+    i = cuda.grid(1)
+    x[i + 1] = 0
+
+
+def oob_shared(x):
+    s = cuda.shared.array(32, float32)
+    s[cuda.threadIdx.x + 1] = 1.0
+    x[0] = s[0]
+
+
+def oob_local(x):
+    a = cuda.local.array(4, float32)
+    for k in range(5):
+        a[k] = 1.0
+    x[0] = a[0]
+
+
+def partial_barrier(x):
+    if cuda.threadIdx.x < 16:
+        cuda.syncthreads()
+    x[cuda.grid(1)] = 1
+
+
+def list_comp(x):
+    y = [v for v in range(3)]
+
+
+def runaway(x):
+    i = 0
+    while x[0] < 1:
+        i += 1
+
+
+def big_shared(x):
+    s = cuda.shared.array(20000, float32)
+    s[0] = 1
+
+
+def ok(x):
+    x[cuda.grid(1)] = 1
+
+
+def test_out_of_bounds_global_names_array_index_thread_block_and_line():
+    with pytest.raises(simgpu.KernelError) as e:
+        simgpu.launch(oob_global, 2, 32, (np.zeros(64),))
+    msg = str(e.value)
+    assert "test_errors.py:12" in msg and "'x'" in msg and "index 64" in msg
+    assert "block (1, 0, 0)" in msg and "thread (31, 0, 0)" in msg and "oob_global" in msg
+
+
+def test_out_of_bounds_shared():
+    with pytest.raises(simgpu.KernelError, match=r"index 32 is out of bounds for shared array"):
+        simgpu.launch(oob_shared, 1, 32, (np.zeros(4, np.float32),))
+
+
+def test_out_of_bounds_local():
+    with pytest.raises(simgpu.KernelError, match=r"index 4 is out of bounds for local array"):
+        simgpu.launch(oob_local, 1, 32, (np.zeros(4, np.float32),))
+
+
+def test_barrier_in_divergent_code():
+    with pytest.raises(simgpu.KernelError, match=r"syncthreads\(\) reached by 16 of the block's 64") as e:
+        simgpu.launch(partial_barrier, 1, 64, (np.zeros(64),))
+    assert "test_errors.py:30" in str(e.value)
+
+
+def test_unsupported_construct_is_dsl_error_with_hint():
+    with pytest.raises(simgpu.DSLError) as e:
+        simgpu.launch(list_comp, 1, 32, (np.zeros(3),))
+    assert "test_errors.py:35:" in str(e.value) and "hint:" in str(e.value)
+
+
+def test_runaway_loop_budget():
+    with pytest.raises(simgpu.KernelError, match="more than 100 iterations"):
+        simgpu.launch(runaway, 1, 32, (np.zeros(3),), max_loop_iterations=100)
+
+
+@pytest.mark.parametrize("block,grid,match", [
+    (2048, 1, "max_threads_per_block"),
+    ((1, 1, 128), 1, "max_block_dim"),
+    (32, (1, 70000), "max_grid_dim"),
+])
+def test_launch_limits(block, grid, match):
+    with pytest.raises(simgpu.LaunchError, match=match):
+        simgpu.launch(ok, grid, block, (np.zeros(10**6),))
+
+
+def test_shared_memory_limit():
+    with pytest.raises(simgpu.LaunchError, match="static_shared_mem_per_block_bytes"):
+        simgpu.launch(big_shared, 1, 32, (np.zeros(3),))
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(simgpu.ArgumentError, match="takes 1 argument"):
+        simgpu.launch(ok, 1, 32, (np.zeros(32), 3))
+
+
+def test_wrong_kind_of_argument():
+    with pytest.raises(simgpu.ArgumentError, match="cannot pass a str"):
+        simgpu.launch(ok, 1, 32, ("hello",))
+
+
+def test_typing_error_points_at_line():
+    def float_index(x):
+        x[1.5] = 0
+    with pytest.raises(simgpu.TypingError, match="index must be an integer"):
+        simgpu.launch(float_index, 1, 32, (np.zeros(3),))
+
+
+def test_unknown_gpu():
+    with pytest.raises(simgpu.SimGPUError, match="unknown GPU"):
+        simgpu.launch(ok, 1, 32, (np.zeros(32),), gpu="Z9000")
