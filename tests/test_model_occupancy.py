@@ -87,6 +87,15 @@ def test_v100_has_no_reserved_shared_memory():
     assert occupancy(V100, 256, 32, 100).limit_shared_mem == 384
 
 
+def test_register_check_rounds_warps_to_sub_partitions():
+    """257 threads = 9 warps, but the hardware check assumes 12 (a multiple of 4 sub-partitions):
+    169 registers -> 5632 per warp x 12 = 67584 > 65536, so the launch fails although
+    9 x 5632 = 50688 would fit."""
+    with pytest.raises(OccupancyError, match="67584 registers per block"):
+        occupancy(H100, 257, 169)
+    assert occupancy(H100, 256, 169).blocks_per_sm == 1
+
+
 @pytest.mark.parametrize("args, words", [
     ((1025, 32, 0), "max_threads_per_block = 1024"),
     ((256, 256, 0), "max_registers_per_thread = 255"),
@@ -108,7 +117,8 @@ def test_occupancy_never_exceeds_100_percent(threads, regs, smem):
     try:
         occ = occupancy(H200, threads, regs, smem)
     except OccupancyError:
-        assert -(-threads // 32) * -(-regs * 32 // 256) * 256 > 65536 or regs * 32 * 4 > 65536
+        warps_rounded = -(-(-(-threads // 32)) // 4) * 4
+        assert warps_rounded * -(-regs * 32 // 256) * 256 > 65536
         return
     assert occ.blocks_per_sm >= 1
     assert 0 < occ.theoretical_occupancy <= 1
@@ -120,7 +130,13 @@ def test_occupancy_never_exceeds_100_percent(threads, regs, smem):
 @given(threads=st.sampled_from([64, 128, 256, 512]), regs=st.integers(0, 120), extra=st.integers(1, 64),
        smem=st.integers(0, 100_000), more=st.integers(1, 100_000))
 def test_more_resources_never_raise_occupancy(threads, regs, extra, smem, more):
-    """Asking for more registers or more shared memory never increases blocks per SM."""
-    base = occupancy(H100, threads, regs, smem).blocks_per_sm
-    assert occupancy(H100, threads, regs + extra, smem).blocks_per_sm <= base
-    assert occupancy(H100, threads, regs, smem + more).blocks_per_sm <= base
+    """Asking for more registers or more shared memory never increases blocks per SM
+    (a block that no longer fits counts as 0)."""
+    def blocks(*args):
+        try:
+            return occupancy(H100, *args).blocks_per_sm
+        except OccupancyError:
+            return 0
+    base = blocks(threads, regs, smem)
+    assert blocks(threads, regs + extra, smem) <= base
+    assert blocks(threads, regs, smem + more) <= base

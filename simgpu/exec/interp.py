@@ -64,6 +64,7 @@ class Interpreter:
             self.shared[key] = ArrayHandle(key, "shared", tuple(shape), dt,
                                            np.zeros((chunk.n_blocks, size), dtype=dt),
                                            base_addr=smem_layout[key])
+            self.shared[key].lane_base = chunk.lane_block * size
         self.local = {}
         off = 0
         for key, (shape, dtype) in self.fn.local.items():
@@ -71,6 +72,7 @@ class Interpreter:
             size = int(np.prod(shape))
             self.local[key] = ArrayHandle(key, "local", tuple(shape), dt,
                                           np.zeros((chunk.n_lanes, size), dtype=dt), base_addr=off)
+            self.local[key].lane_base = np.arange(chunk.n_lanes, dtype=np.int64) * size
             off += size * dt.itemsize
         self.exited = np.zeros(chunk.n_lanes, dtype=bool)
         self.loops = []
@@ -289,18 +291,21 @@ class Interpreter:
         raise KernelError(f"{v!r} is not an array", kernel=self.kernel_name)
 
     def flat_index(self, arr, idx, m, ins):
+        """Flat element index per lane (numba's wraparound for negative indices), bounds-checked
+        over the active lanes.  The common in-bounds case costs two reductions per index."""
         flat = None
         for k, (v, n, s) in enumerate(zip(idx, arr.shape, arr.elem_strides)):
             if isinstance(v, np.ndarray):
-                v = v.astype(np.int64, copy=False)
-                neg = v < 0
-                if neg.any():
+                act = v if m.full else v[m.arr]
+                if act.size and (act.min() < 0 or act.max() >= n):
+                    v = v.astype(np.int64)
+                    neg = v < 0
                     v = np.where(neg, v + n, v)
-                bad = (v >= n) | (v < 0)
-                bad &= m.arr
-                if bad.any():
-                    lane = int(np.argmax(bad))
-                    self._oob(arr, idx, lane, ins)
+                    bad = ((v >= n) | (v < 0)) & m.arr
+                    if bad.any():
+                        self._oob(arr, idx, int(np.argmax(bad)), ins)
+                elif v.dtype != np.int64:
+                    v = v.astype(np.int64)
             else:
                 v = int(v)
                 if v < 0:
@@ -319,12 +324,8 @@ class Interpreter:
 
     def lane_index(self, arr, flat, m):
         """Index into arr.data (flattened) for each lane."""
-        c = self.chunk
-        if arr.space == "shared":
-            base = c.lane_block * arr.size
-            return base + flat
-        if arr.space == "local":
-            return np.arange(c.n_lanes, dtype=np.int64) * arr.size + flat
+        if arr.space in ("shared", "local"):
+            return arr.lane_base + flat
         return flat
 
     def emit_mem(self, ins, arr, flat, m, kind):

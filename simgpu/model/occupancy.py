@@ -100,8 +100,9 @@ def _check_fits(gpu: GPU, threads: int, regs: int, smem: int, regs_per_block: in
             f"{gpu.max_shared_mem_per_block_bytes} on {gpu.name}")
     if regs_per_block > gpu.registers_per_sm:
         raise OccupancyError(
-            f"{regs} registers x {threads} threads allocate {regs_per_block} registers per block, "
-            f"more than the {gpu.registers_per_sm} a block may have on {gpu.name} (registers per block)")
+            f"{regs} registers x {threads} threads allocate {regs_per_block} registers per block "
+            f"(warps rounded up to a multiple of the {gpu.schedulers_per_sm} sub-partitions), more than "
+            f"the {gpu.registers_per_sm} a block may have on {gpu.name} (registers per block)")
 
 
 def occupancy(gpu: GPU, threads_per_block: int, registers_per_thread: int = 32,

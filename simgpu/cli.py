@@ -1,0 +1,107 @@
+"""The `simgpu` command."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+DESCRIPTION = """\
+simgpu runs numba.cuda kernels on a modelled GPU (default: NVIDIA H200) and shows what the
+hardware would do: the results, every instruction and byte moved, divergence, occupancy and
+(where modelled) the time and its bottleneck, named as Nsight Compute names them.
+
+Start here:
+  simgpu demo                         simulate classic kernels (saxpy, naive vs tiled matmul,
+                                      reduction, transpose) and print their reports
+  simgpu run kern.py::saxpy --grid 4096 --block 256
+                                      simulate your kernel; kern.py defines saxpy and
+                                      args_saxpy() (or make_args()) returning its arguments
+  simgpu step kern.py::relu --grid 1 --block 32
+                                      step one warp one instruction at a time (teaching)
+  simgpu gpus                         list the modelled GPUs and their numbers
+"""
+
+
+def cmd_demo(a):
+    import numpy as np
+    from . import launch
+    from .classics import demo_launches
+    for title, k, g, b, args, check in demo_launches():
+        t0 = time.perf_counter()
+        rep = launch(k, g, b, args, gpu=a.gpu)
+        dt = time.perf_counter() - t0
+        print("=" * 78)
+        print(f"{title}    [simulated in {dt:.1f} s; result {'correct' if check() else 'WRONG'}]")
+        print(rep)
+    return 0
+
+
+def cmd_run(a):
+    from . import launch
+    from .loader import build_args, load_target, parse_dims
+    mod, kern = load_target(a.target)
+    args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
+    rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu)
+    print(rep)
+    if a.json:
+        rep.to_json(a.json)
+        print(f"wrote {a.json}")
+    return 0
+
+
+def cmd_gpus(a):
+    from .hardware import PRESETS
+    for name, g in PRESETS.items():
+        print(f"{name:6s} {g}")
+    return 0
+
+
+def cmd_step(a, rest):
+    try:
+        from .step_tui import main as step_main
+    except ImportError:
+        print("the warp stepper is not available in this build", file=sys.stderr)
+        return 2
+    return step_main(rest)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="simgpu", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    d = sub.add_parser("demo", help="simulate classic kernels and print their reports")
+    d.add_argument("--gpu", default=None, help="GPU preset (H200, H100, A100, V100); default H200")
+    r = sub.add_parser("run", help="simulate a kernel from a file: FILE.py::KERNEL",
+                       description="Simulate FILE.py::KERNEL. The file defines the kernel and "
+                                   "args_KERNEL() or make_args() returning its arguments.")
+    r.add_argument("target", help="path/to/file.py::kernel_name")
+    r.add_argument("--grid", required=True, help="grid dimensions: 128 or 32,8")
+    r.add_argument("--block", required=True, help="block dimensions: 256 or 16,16")
+    r.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
+    r.add_argument("--gpu", default=None, help="GPU preset; default H200")
+    r.add_argument("--json", default=None, help="also write the report as JSON here")
+    sub.add_parser("gpus", help="list the modelled GPUs")
+    sub.add_parser("step", help="step one warp through a kernel (see simgpu step --help)",
+                   add_help=False)
+    return p
+
+
+def main(argv=None):
+    from .errors import SimGPUError
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = build_parser()
+    if argv and argv[0] == "step":
+        return cmd_step(None, argv[1:])
+    a = p.parse_args(argv)
+    if a.cmd is None:
+        p.print_help()
+        return 0
+    try:
+        return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus}[a.cmd](a)
+    except SimGPUError as e:
+        print(f"simgpu: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

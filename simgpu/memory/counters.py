@@ -1,0 +1,158 @@
+"""The memory model's counters: one row per memory instruction, one column per counter.
+
+The compiled code adds into an int64 table ``counts[slot, COLUMN]`` (a slot is one IR
+memory instruction); the per-line view sums rows of the same source line and the totals sum
+all rows.  Column names are short; `METRICS` maps them to Nsight Compute's names.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# global memory, at L1 (per warp-level instruction): requests, sectors, bytes the lanes asked for
+GLD_REQ, GLD_SECT, GLD_BYTES, GLD_HIT = 0, 1, 2, 3
+GST_REQ, GST_SECT, GST_BYTES, GST_HIT = 4, 5, 6, 7
+GAT_REQ, GAT_SECT, GAT_BYTES = 8, 9, 10
+# local memory (per-thread stack arrays), at L1
+LLD_REQ, LLD_SECT, LLD_BYTES, LLD_HIT = 11, 12, 13, 14
+LST_REQ, LST_SECT, LST_BYTES, LST_HIT = 15, 16, 17, 18
+# L2: sectors that arrive from L1 (reads = L1 load misses, writes = write-through stores,
+# atomics) and how many of them hit
+L2_RD_REQ, L2_RD, L2_RD_HIT = 19, 20, 21
+L2_WR_REQ, L2_WR, L2_WR_HIT = 22, 23, 24
+L2_AT_REQ, L2_AT, L2_AT_HIT = 25, 26, 27
+# DRAM: bytes read on L2 misses (charged to the instruction that missed), bytes written back
+# when a dirty line is evicted and bytes still dirty at the end (both charged to the
+# instruction that last wrote the line)
+DRAM_RD, DRAM_WR, DIRTY_END = 28, 29, 30
+# shared memory: requests (warp instructions), wavefronts, ideal wavefronts, bytes
+SLD_REQ, SLD_WF, SLD_IDEAL, SLD_BYTES = 31, 32, 33, 34
+SST_REQ, SST_WF, SST_IDEAL, SST_BYTES = 35, 36, 37, 38
+SAT_REQ, SAT_WF, SAT_IDEAL, SAT_BYTES = 39, 40, 41, 42
+# constant memory: requests and distinct addresses per warp (each one a serialised access)
+CLD_REQ, CLD_WF, CLD_BYTES = 43, 44, 45
+N_COUNTERS = 46
+
+NAMES = {v: k.lower() for k, v in dict(globals()).items()
+         if k.isupper() and isinstance(v, int) and k != "N_COUNTERS"}
+
+
+def new_table(rows=16):
+    return np.zeros((rows, N_COUNTERS), dtype=np.int64)
+
+
+def grow(table, rows):
+    """The table with at least `rows` rows (old rows kept)."""
+    if rows <= table.shape[0]:
+        return table
+    out = new_table(max(rows, 2 * table.shape[0]))
+    out[:table.shape[0]] = table
+    return out
+
+
+def _pct(num, den):
+    return 100.0 * num / den if den else 0.0
+
+
+def metrics(t, sector_bytes=32):
+    """Nsight Compute metrics from a totals row `t` (a 1-d array of N_COUNTERS)."""
+    t = [int(x) for x in t]
+    l1_sect = t[GLD_SECT] + t[GST_SECT] + t[LLD_SECT] + t[LST_SECT]
+    l1_hit = t[GLD_HIT] + t[GST_HIT] + t[LLD_HIT] + t[LST_HIT]
+    l2_sect = t[L2_RD] + t[L2_WR] + t[L2_AT]
+    l2_hit = t[L2_RD_HIT] + t[L2_WR_HIT] + t[L2_AT_HIT]
+    m = {
+        "dram__bytes_read.sum": t[DRAM_RD],
+        "dram__bytes_write.sum": t[DRAM_WR],
+        "dram__bytes.sum": t[DRAM_RD] + t[DRAM_WR],
+        "lts__t_bytes.sum": l2_sect * sector_bytes,
+        "lts__t_sectors.sum": l2_sect,
+        "lts__t_requests_srcunit_tex.sum": t[L2_RD_REQ] + t[L2_WR_REQ] + t[L2_AT_REQ],
+        "lts__t_sectors_srcunit_tex_op_read.sum": t[L2_RD],
+        "lts__t_sectors_srcunit_tex_op_write.sum": t[L2_WR],
+        "lts__t_sectors_srcunit_tex_op_atom.sum": t[L2_AT],
+        "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum": t[L2_RD_HIT],
+        "lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum": t[L2_WR_HIT],
+        "lts__t_sector_hit_rate.pct": _pct(l2_hit, l2_sect),
+        "lts__t_sector_op_read_hit_rate.pct": _pct(t[L2_RD_HIT], t[L2_RD]),
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": t[GLD_REQ],
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": t[GLD_SECT],
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": t[GLD_HIT],
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": t[GST_REQ],
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": t[GST_SECT],
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": t[GAT_REQ],
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": t[GAT_SECT],
+        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": t[LLD_REQ],
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": t[LLD_SECT],
+        "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": t[LST_REQ],
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": t[LST_SECT],
+        "l1tex__t_sectors.sum": l1_sect + t[GAT_SECT],
+        "l1tex__t_sector_hit_rate.pct": _pct(l1_hit, l1_sect + t[GAT_SECT]),
+        "l1tex__t_sector_op_read_hit_rate.pct": _pct(t[GLD_HIT] + t[LLD_HIT], t[GLD_SECT] + t[LLD_SECT]),
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": t[SLD_WF],
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": t[SST_WF],
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": t[SAT_WF],
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": t[SLD_WF] + t[SST_WF] + t[SAT_WF],
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": t[SLD_WF] - t[SLD_IDEAL],
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": t[SST_WF] - t[SST_IDEAL],
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": t[SAT_WF] - t[SAT_IDEAL],
+        "smsp__inst_executed_op_shared_ld.sum": t[SLD_REQ],
+        "smsp__inst_executed_op_shared_st.sum": t[SST_REQ],
+        "smsp__inst_executed_op_shared_atom.sum": t[SAT_REQ],
+        "smsp__inst_executed_op_global_ld.sum": t[GLD_REQ],
+        "smsp__inst_executed_op_global_st.sum": t[GST_REQ],
+        "smsp__inst_executed_op_global_atom.sum": t[GAT_REQ],
+        "simgpu__global_ld_bytes_requested.sum": t[GLD_BYTES],
+        "simgpu__global_st_bytes_requested.sum": t[GST_BYTES],
+        "simgpu__global_atom_bytes_requested.sum": t[GAT_BYTES],
+        "simgpu__shared_ld_bytes.sum": t[SLD_BYTES],
+        "simgpu__shared_st_bytes.sum": t[SST_BYTES],
+        "simgpu__const_requests.sum": t[CLD_REQ],
+        "simgpu__const_serialized_accesses.sum": t[CLD_WF],
+        "simgpu__l2_dirty_bytes_at_end.sum": t[DIRTY_END],
+    }
+    return {k: float(v) for k, v in m.items()}
+
+
+def line_row(t, sector_bytes=32):
+    """The per-source-line counters (keys of Report.lines) from one summed row."""
+    t = [int(x) for x in t]
+    row = {}
+
+    def put(key, v):
+        if v:
+            row[key] = v
+
+    put("global_ld_requests", t[GLD_REQ])
+    put("global_ld_sectors", t[GLD_SECT])
+    put("global_st_requests", t[GST_REQ])
+    put("global_st_sectors", t[GST_SECT])
+    put("global_atom_requests", t[GAT_REQ])
+    put("global_atom_sectors", t[GAT_SECT])
+    put("local_requests", t[LLD_REQ] + t[LST_REQ])
+    put("local_sectors", t[LLD_SECT] + t[LST_SECT])
+    req = t[GLD_REQ] + t[GST_REQ] + t[GAT_REQ] + t[LLD_REQ] + t[LST_REQ]
+    sect = t[GLD_SECT] + t[GST_SECT] + t[GAT_SECT] + t[LLD_SECT] + t[LST_SECT]
+    if req:
+        row["sectors_per_request"] = sect / req
+        row["l1_bytes"] = sect * sector_bytes
+        row["l1_hit_rate_pct"] = _pct(t[GLD_HIT] + t[GST_HIT] + t[LLD_HIT] + t[LST_HIT], sect)
+        row["bytes_requested"] = t[GLD_BYTES] + t[GST_BYTES] + t[GAT_BYTES] + t[LLD_BYTES] + t[LST_BYTES]
+    l2 = t[L2_RD] + t[L2_WR] + t[L2_AT]
+    put("l2_bytes", l2 * sector_bytes)
+    if l2:
+        row["l2_hit_rate_pct"] = _pct(t[L2_RD_HIT] + t[L2_WR_HIT] + t[L2_AT_HIT], l2)
+    put("dram_read_bytes", t[DRAM_RD])
+    put("dram_write_bytes", t[DRAM_WR])
+    put("l2_dirty_bytes_at_end", t[DIRTY_END])
+    sreq = t[SLD_REQ] + t[SST_REQ] + t[SAT_REQ]
+    if sreq:
+        wf = t[SLD_WF] + t[SST_WF] + t[SAT_WF]
+        ideal = t[SLD_IDEAL] + t[SST_IDEAL] + t[SAT_IDEAL]
+        row["shared_requests"] = sreq
+        row["shared_wavefronts"] = wf
+        row["bank_conflicts"] = wf - ideal
+        row["shared_bytes"] = t[SLD_BYTES] + t[SST_BYTES] + t[SAT_BYTES]
+        row["wavefronts_per_request"] = wf / sreq
+    put("const_requests", t[CLD_REQ])
+    put("const_serialized_accesses", t[CLD_WF])
+    return row
