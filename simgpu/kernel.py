@@ -174,6 +174,14 @@ def _memory_model():
     return MemoryModel
 
 
+def _timing_model():
+    try:
+        from .timing import TimingModel
+    except ImportError:
+        return None
+    return TimingModel
+
+
 class Launch:
     """Everything about one launch that observers may want."""
 
@@ -238,6 +246,10 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         mm = _memory_model()(gpu, info)
         obs.append(mm)
         models.append(mm)
+    if timing and _timing_model() is not None:
+        tm = _timing_model()(gpu, info, memory_model=models[0] if models else None)
+        obs.append(tm)
+        models.append(tm)          # fill_report runs after the memory model's
     obs.extend(observers)
     for o in obs:
         o.launch_begin(info)
