@@ -58,6 +58,7 @@ class Interpreter:
         for key, arr in self.fn.consts.items():
             self.env[key] = bindings[key]
         self.shared = {}
+        self._addr_cache = {}
         for key, (shape, dtype) in self.fn.shared.items():
             dt = T.np_dtype(dtype)
             size = int(np.prod(shape))
@@ -75,6 +76,7 @@ class Interpreter:
             self.local[key].lane_base = np.arange(chunk.n_lanes, dtype=np.int64) * size
             off += size * dt.itemsize
         self.exited = np.zeros(chunk.n_lanes, dtype=bool)
+        self._addr_cache = {}
         self.loops = []
         self.frames = [_Frame(self.exited, None)]
         self.empty = Mask(np.zeros(chunk.n_lanes, dtype=bool), chunk, full=False)
@@ -291,42 +293,72 @@ class Interpreter:
         raise KernelError(f"{v!r} is not an array", kernel=self.kernel_name)
 
     def flat_index(self, arr, idx, m, ins):
-        """Flat element index per lane (numba's wraparound for negative indices), bounds-checked
-        over the active lanes.  The common in-bounds case costs two reductions per index."""
-        flat = None
+        """(flat element index per lane, index into arr.data per lane), bounds-checked over the
+        active lanes with numba's wraparound for negative indices.
+
+        The part of the index that comes from per-lane arrays is cached per instruction while
+        those arrays are unchanged (e.g. `sA[ty, k]` in a `for k` loop recomputes only `+ k`)."""
+        arrays = tuple(v for v in idx if isinstance(v, np.ndarray))
+        if arrays and self._check_arrays_cached(arr, idx, arrays, m, ins):
+            idx = [np.where(v < 0, v.astype(np.int64) + n, v) if isinstance(v, np.ndarray) else v
+                   for v, n in zip(idx, arr.shape)]
+            arrays = tuple(v for v in idx if isinstance(v, np.ndarray))
+            self._addr_cache.pop((ins.id, arr.name), None)
+        key = (ins.id, arr.name)
+        hit = self._addr_cache.get(key)
+        if hit is not None and len(hit[0]) == len(arrays) and all(a is b for a, b in zip(hit[0], arrays)) \
+                and (hit[3] or m.full is False):
+            _, pf, pl, checked_full = hit
+        else:
+            pf = None
+            for v, s in zip(idx, arr.elem_strides):
+                if isinstance(v, np.ndarray):
+                    term = v.astype(np.int64) * s if s != 1 else v.astype(np.int64)
+                    pf = term if pf is None else pf + term
+            if pf is None:
+                pf = np.int64(0)
+            pl = pf + arr.lane_base if arr.space in ("shared", "local") else pf
+            self._addr_cache[key] = (arrays, pf, pl, m.full)
+        sc = 0
         for k, (v, n, s) in enumerate(zip(idx, arr.shape, arr.elem_strides)):
-            if isinstance(v, np.ndarray):
-                act = v if m.full else v[m.arr]
-                if act.size and (act.min() < 0 or act.max() >= n):
-                    v = v.astype(np.int64)
-                    neg = v < 0
-                    v = np.where(neg, v + n, v)
-                    bad = ((v >= n) | (v < 0)) & m.arr
-                    if bad.any():
-                        self._oob(arr, idx, int(np.argmax(bad)), ins)
-                elif v.dtype != np.int64:
-                    v = v.astype(np.int64)
-            else:
+            if not isinstance(v, np.ndarray):
                 v = int(v)
                 if v < 0:
                     v += n
                 if not 0 <= v < n:
                     self._oob(arr, idx, m.first_lane(), ins)
-            term = v * s if s != 1 else v
-            flat = term if flat is None else flat + term
-        return flat
+                sc += v * s
+        if sc:
+            return pf + sc, pl + sc
+        return pf, pl
+
+    def _check_arrays_cached(self, arr, idx, arrays, m, ins):
+        hit = self._addr_cache.get((ins.id, arr.name))
+        if hit is not None and hit[3] and len(hit[0]) == len(arrays) and \
+                all(a is b for a, b in zip(hit[0], arrays)):
+            return False                  # these very arrays were checked for every lane
+        return self._check_arrays(arr, idx, m, ins)
+
+    def _check_arrays(self, arr, idx, m, ins):
+        """Bounds-check the per-lane index arrays; True when some need numba's wraparound."""
+        wrapped = False
+        for v, n in zip(idx, arr.shape):
+            if isinstance(v, np.ndarray):
+                act = v if m.full else v[m.arr]
+                if act.size and (act.min() < 0 or act.max() >= n):
+                    vv = v.astype(np.int64)
+                    vv = np.where(vv < 0, vv + n, vv)           # numba wraps negative indices
+                    bad = ((vv >= n) | (vv < 0)) & m.arr
+                    if bad.any():
+                        self._oob(arr, idx, int(np.argmax(bad)), ins)
+                    wrapped = True
+        return wrapped
 
     def _oob(self, arr, idx, lane, ins):
         shown = tuple(int(v[lane]) if isinstance(v, np.ndarray) else int(v) for v in idx)
         shown = shown[0] if len(shown) == 1 else shown
         self.fault(f"index {shown} is out of bounds for {arr.space} array {arr.name!r} "
                    f"(shape {arr.shape})", ins.loc, lane)
-
-    def lane_index(self, arr, flat, m):
-        """Index into arr.data (flattened) for each lane."""
-        if arr.space in ("shared", "local"):
-            return arr.lane_base + flat
-        return flat
 
     def emit_mem(self, ins, arr, flat, m, kind):
         if not self.mem_observers:
@@ -344,23 +376,20 @@ class Interpreter:
     def do_ld(self, ins, m):
         arr = self.array(ins.args[0])
         idx = [self.value(a) for a in ins.args[1:]]
-        flat = self.flat_index(arr, idx, m, ins)
+        flat, li = self.flat_index(arr, idx, m, ins)
         self.emit_mem(ins, arr, flat, m, "ld")
-        li = self.lane_index(arr, flat, m)
         data = arr.data.reshape(-1)
         if isinstance(li, np.ndarray):
-            if not m.full:
-                li = np.where(m.arr, li, 0)
-            return data[li]
+            return np.take(data, li, mode="clip")      # inactive lanes may hold any index
         return data[li]
 
     def do_st(self, ins, m):
         arr = self.array(ins.args[0])
         val = conv(self.value(ins.args[1]), T.from_numpy(arr.dtype))
         idx = [self.value(a) for a in ins.args[2:]]
-        flat = self.flat_index(arr, idx, m, ins)
+        flat, li = self.flat_index(arr, idx, m, ins)
         self.emit_mem(ins, arr, flat, m, "st")
-        li = np.broadcast_to(self.lane_index(arr, flat, m), (self.chunk.n_lanes,))
+        li = np.broadcast_to(li, (self.chunk.n_lanes,))
         data = arr.data.reshape(-1)
         if m.full and self.chunk.all_valid:
             data[li] = val
@@ -374,10 +403,10 @@ class Interpreter:
         fn = ins.attrs["fn"]
         vals = [self.value(a) for a in ins.args[1:len(ins.args) - nidx]]
         idx = [self.value(a) for a in ins.args[len(ins.args) - nidx:]]
-        flat = self.flat_index(arr, idx, m, ins)
+        flat, li = self.flat_index(arr, idx, m, ins)
         self.emit_mem(ins, arr, flat, m, "atom")
         n = self.chunk.n_lanes
-        li = np.broadcast_to(self.lane_index(arr, flat, m), (n,))[m.arr]
+        li = np.broadcast_to(li, (n,))[m.arr]
         dt = T.from_numpy(arr.dtype)
         vals = [np.broadcast_to(conv(v, dt), (n,))[m.arr] for v in vals]
         data = arr.data.reshape(-1)
