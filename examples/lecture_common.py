@@ -11,10 +11,13 @@ if str(ROOT) not in sys.path:          # run from a checkout: python examples/le
     sys.path.insert(0, str(ROOT))
 
 
-def parse(argv, description: str) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=description)
+def parse(argv, description: str, **extra) -> argparse.Namespace:
+    """--gpu and --out, plus one ``--name`` option per keyword (its default)."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpu", default=None, help="GPU preset (H200, H100, A100, V100); default H200")
     ap.add_argument("--out", default=None, help="folder for the PNG (default: a new temp folder)")
+    for name, default in extra.items():
+        ap.add_argument(f"--{name}", default=default, help=f"default {default}")
     args = ap.parse_args(argv)
     args.out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="simgpu_lecture_"))
     args.out.mkdir(parents=True, exist_ok=True)

@@ -30,10 +30,12 @@ def main(argv=None) -> int:
     print(f"Matmul N x N x N, fp16, 128x128x32 tiles, 256 threads x 128 registers, on {gpu}")
     print(common.table(("N", "tiles", "blk/SM", "waves", "tile eff", "wave eff", "sector eff",
                         "vec16", "TFLOP/s", "bound"), rows))
-    a, b = matmul_throughput(gpu, 2048), matmul_throughput(gpu, 2176)
-    print(f"\nwave cliff: N=2048 has {a.n_tiles} tiles <= one wave of {gpu.sm_count} x {a.blocks_per_sm}; "
-          f"N=2176 has {b.n_tiles}, {b.waves:.2f} waves -> {b.waves_executed} executed: "
-          f"{a.tflops:.0f} -> {b.tflops:.0f} TFLOP/s")
+    steps = [matmul_throughput(gpu, n) for n in range(1024, 4097, 128)]
+    a, b = max(zip(steps, steps[1:]), key=lambda p: p[0].tflops - p[1].tflops)
+    wave = gpu.sm_count * a.blocks_per_sm
+    print(f"\nwave cliff: N={a.n} has {a.n_tiles} tiles = {a.waves:.2f} waves of {gpu.sm_count} x "
+          f"{a.blocks_per_sm} = {wave}; N={b.n} has {b.n_tiles} tiles = {b.waves:.2f} waves -> "
+          f"{b.waves_executed} executed: {a.tflops:.0f} -> {b.tflops:.0f} TFLOP/s")
     c = matmul_throughput(gpu, 4097)
     print(f"alignment cliff: N=4097 rows are {4097 * 2} B, not a multiple of 32 B: sector efficiency "
           f"{c.sector_efficiency:.3f}, tile efficiency {c.tile_efficiency:.3f} -> {c.tflops:.0f} TFLOP/s "

@@ -7,8 +7,6 @@ each: an H200 tensor core works on 16 x 8 x 16 pieces, a TPU MXU on 8 x 128 x 12
 """
 from __future__ import annotations
 
-import sys
-
 import lecture_common as common
 from simgpu.hardware import get_gpu
 from simgpu.hardware.tpu import TPU_PRESETS, get_tpu
@@ -19,14 +17,8 @@ SHAPES = [(32, 32, 32), (64, 64, 64), (100, 100, 100), (128, 128, 128), (200, 20
 
 
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    tpu_name = "v5p"
-    if "--tpu" in argv:
-        i = argv.index("--tpu")
-        tpu_name = argv[i + 1]
-        del argv[i:i + 2]
-    args = common.parse(argv, __doc__)
-    gpu, tpu = get_gpu(args.gpu), get_tpu(tpu_name)
+    args = common.parse(argv, __doc__, tpu="v5p")
+    gpu, tpu = get_gpu(args.gpu), get_tpu(args.tpu)
 
     print("TPU presets (sources in simgpu/hardware/tpu.py)")
     print(common.table(("chip", "TensorCores", "MXUs", "MXU", "clock GHz", "bf16 TFLOP/s", "HBM GB/s",

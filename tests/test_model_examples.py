@@ -1,6 +1,5 @@
 """Each lecture example runs and prints its key numbers (the examples are part of the spec)."""
 import importlib
-import sys
 from pathlib import Path
 
 import pytest

@@ -1,5 +1,4 @@
 """The mystery-plot model: tile, wave and alignment effects under a per-wave roofline."""
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 

@@ -1,5 +1,4 @@
 """Matmul global-memory traffic: naive 2MNK reads, tiled M K ceil(N/T) + K N ceil(M/T)."""
-import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from simgpu.model.tiling import (naive_matmul_traffic, reuse, rows_sectors, segment_sectors,

@@ -49,6 +49,9 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+BOUNDS = ("compute", "l2", "dram")
+
+
 @dataclass(frozen=True)
 class MatmulBreakdown:
     """Predicted time of one C = A.B and the factors that make it."""
@@ -105,8 +108,34 @@ def _sector_tables(m, n, k, bm, bn, bk, eb):
     b_starts, b_lens = tile_segments(n, bn, eb)
     sb = rows_sectors_by_block([0, k], n * eb, b_starts, b_lens)[0]
     sc = rows_sectors_by_block(a_edges, n * eb, b_starts, b_lens)      # (tile rows, tile cols)
-    useful = (np.diff(a_edges) * k).sum() * _ceil_div(n, bn) + k * n * _ceil_div(m, bm)
+    useful = m * k * _ceil_div(n, bn) + k * n * _ceil_div(m, bm)      # in-range tile loads
     return sa_l2, sa_dram, sb, sc, useful * eb
+
+
+def _wave_bytes(sa_l2, sa_dram, sb, sc, wave: int, n_waves: int, fits_l2: bool):
+    """L2 and DRAM bytes of each wave, tiles taken in raster order (row of tiles after row).
+
+    L2: every tile's A and B loads and C stores.  DRAM: C, plus the A row-panels and B
+    column-panels the wave touches -- once per wave, or once per kernel when all fits in L2.
+    """
+    tm, tn = sc.shape
+    n_tiles = tm * tn
+    starts = np.arange(n_waves) * wave
+    ends = np.minimum(starts + wave, n_tiles)
+    i, j = np.divmod(np.arange(n_tiles), tn)
+    per_tile = sa_l2[i] + sb[j] + sc.ravel()
+    l2 = np.add.reduceat(per_tile, starts) if n_waves else np.zeros(0)
+    c = np.add.reduceat(sc.ravel(), starts) if n_waves else np.zeros(0)
+    if fits_l2:          # a panel comes from DRAM when a wave touches it for the first time
+        rows = np.bincount(np.arange(tm) * tn // wave, weights=sa_dram, minlength=n_waves)
+        cols = np.bincount(np.arange(tn) // wave, weights=sb, minlength=n_waves)
+    else:                # every wave fetches the panels it touches
+        csa, csb = np.concatenate([[0], np.cumsum(sa_dram)]), np.concatenate([[0], np.cumsum(sb)])
+        rows = csa[(ends - 1) // tn + 1] - csa[starts // tn]
+        c0, c1 = starts % tn, (ends - 1) % tn
+        cols = np.where(c0 <= c1, csb[c1 + 1] - csb[c0], csb[-1] - (csb[c0] - csb[c1 + 1]))
+        cols = np.where(ends - starts >= tn, csb[-1], cols)
+    return 32.0 * l2, 32.0 * (rows + cols + c)
 
 
 def matmul_throughput(gpu: GPU, n, dtype: str = "fp16", tile=(128, 128, 32), threads_per_block: int = 256,
@@ -119,6 +148,13 @@ def matmul_throughput(gpu: GPU, n, dtype: str = "fp16", tile=(128, 128, 32), thr
     4096 (tile efficiency 1); 8192-byte rows are sector-aligned (sector efficiency 1).  A tile
     moves (128 + 128) x 4096 x 2 B = 2 MiB through L2 for 2 x 128^2 x 4096 = 134 MFLOP:
     64 FLOP/B against an L2 ridge of 989 / 10 = 99 FLOP/B, so the waves are L2-bound.
+
+    >>> from simgpu.hardware import H200
+    >>> r = matmul_throughput(H200, 4096)
+    >>> r.n_tiles, r.blocks_per_sm, round(r.waves, 2), r.waves_executed, r.bound
+    (1024, 2, 3.88, 4, 'l2')
+    >>> round(r.tflops)
+    630
     """
     m, nn, k = _shape(n)
     bm, bn, bk = tile
@@ -134,27 +170,13 @@ def matmul_throughput(gpu: GPU, n, dtype: str = "fp16", tile=(128, 128, 32), thr
 
     sa_l2, sa_dram, sb, sc, useful_load_bytes = _sector_tables(m, nn, k, bm, bn, bk, eb)
     fits_l2 = (m * k + k * nn + m * nn) * eb <= gpu.l2.size_bytes
+    l2_w, dram_w = _wave_bytes(sa_l2, sa_dram, sb, sc, wq.wave_size, wq.waves_executed, fits_l2)
     l2_bw = gpu.l2_bandwidth_bytes_per_s
-    seen_rows, seen_cols = np.zeros(tm, bool), np.zeros(tn, bool)
-    totals = {"compute": 0.0, "l2": 0.0, "dram": 0.0}
-    bytes_l2 = bytes_dram = time = 0.0
-    for w in range(wq.waves_executed):
-        b = np.arange(w * wq.wave_size, min((w + 1) * wq.wave_size, n_tiles))
-        i, j = b // tn, b % tn
-        l2_w = 32.0 * (sa_l2[i].sum() + sb[j].sum() + sc[i, j].sum())
-        if not fits_l2:
-            seen_rows[:], seen_cols[:] = False, False
-        rows, cols = np.unique(i), np.unique(j)
-        new_rows, new_cols = rows[~seen_rows[rows]], cols[~seen_cols[cols]]
-        seen_rows[rows], seen_cols[cols] = True, True
-        dram_w = 32.0 * (sa_dram[new_rows].sum() + sb[new_cols].sum() + sc[i, j].sum())
-        terms = {"compute": t_tile, "l2": l2_w / l2_bw if l2_bw > 0 else 0.0,
-                 "dram": dram_w / gpu.dram_bandwidth}
-        bound = max(terms, key=terms.get)
-        totals[bound] += terms[bound]
-        time += terms[bound]
-        bytes_l2 += l2_w
-        bytes_dram += dram_w
+    terms = np.stack([np.full(len(l2_w), t_tile), l2_w / l2_bw if l2_bw > 0 else 0 * l2_w,
+                      dram_w / gpu.dram_bandwidth])            # (compute, l2, dram) x waves
+    per_wave = terms.max(axis=0)
+    totals = np.bincount(terms.argmax(axis=0), weights=per_wave, minlength=3)
+    bytes_l2, bytes_dram, time = float(l2_w.sum()), float(dram_w.sum()), float(per_wave.sum())
     loads_sector_bytes = 32.0 * (sa_l2.sum() * tn + sb.sum() * tm)
     return MatmulBreakdown(
         m=m, n=nn, k=k, dtype=dtype, tile=tuple(tile), flops=flops, padded_flops=n_tiles * tile_flops,
@@ -165,7 +187,7 @@ def matmul_throughput(gpu: GPU, n, dtype: str = "fp16", tile=(128, 128, 32), thr
         vectorizable=(k * eb) % vector_bytes == 0 and (nn * eb) % vector_bytes == 0,
         compute_time_s=wq.waves_executed * t_tile,
         l2_time_s=bytes_l2 / l2_bw if l2_bw > 0 else 0.0, dram_time_s=bytes_dram / gpu.dram_bandwidth,
-        time_s=time + overhead_s, bound=max(totals, key=totals.get), peak_flops=peak,
+        time_s=time + overhead_s, bound=BOUNDS[int(totals.argmax())], peak_flops=peak,
     )
 
 
