@@ -9,8 +9,10 @@ from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUEr
 from .hardware import get_gpu, PRESETS, GPU
 from .kernel import Kernel, jit, launch
 from .report import Report
+from . import gpus, model, plot
+from .validate import validate
 
 __version__ = "0.1.0"
 
-__all__ = ["cuda", "jit", "launch", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
+__all__ = ["cuda", "jit", "launch", "gpus", "model", "plot", "validate", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
            "SimGPUError", "DSLError", "TypingError", "KernelError", "LaunchError", "ArgumentError"]

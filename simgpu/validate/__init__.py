@@ -1,0 +1,65 @@
+"""Validate on a real GPU: the same kernel under numba.cuda and Nsight Compute, prediction
+beside measurement.
+
+    cmp = simgpu.validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True)
+    print(cmp); cmp.to_json("out.json")
+    simgpu.validate.load_ncu_csv(path)          # profiles captured elsewhere
+    simgpu.validate.compare(report, metrics)    # the same Comparison
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from .compare import Comparison, compare, compare_results
+from .ncu import load_ncu_csv, parse_ncu_csv, profile as ncu_profile
+from .runner import device_available, run_on_gpu
+
+
+def _copy_args(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l2=False, **launch_kw):
+    """Simulate the launch, run it on the CUDA GPU present (numba.cuda), profile it with ncu
+    when available, and return a Comparison.  Never raises for a missing GPU/ncu or a failing
+    device run: those become notes in the Comparison."""
+    from ..kernel import Kernel, launch, _dim3
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    sim_args = _copy_args(args)
+    rep = launch(k, grid, block, sim_args, gpu=gpu, **launch_kw)
+    notes, measured, results, device = [], {}, [], None
+    ok, why = device_available()
+    if not ok:
+        notes.append("no CUDA device was found" + (f" ({why})" if why else "") +
+                     "; showing the prediction only")
+        return Comparison(rep, {}, notes=notes)
+    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    run = run_on_gpu(k.py_func, g, b, _copy_args(args), repeat=repeat, flush_l2=flush_l2)
+    if not run.get("ok"):
+        notes.append(f"the kernel did not run under numba.cuda: {run.get('error')}")
+    else:
+        device = run.get("device")
+        results = compare_results([a for a in sim_args], run["results"])
+        measured["gpu__time_duration.sum"] = run["time_ns"]
+        notes.append(f"time: median of {repeat} launches timed with CUDA events"
+                     f"{' (L2 flushed between launches)' if flush_l2 else ''}")
+        if "registers_per_thread" in run:
+            measured["launch__registers_per_thread"] = float(run["registers_per_thread"])
+    if ncu and run.get("ok"):
+        m, msg = ncu_profile(k.py_func, g, b, _copy_args(args))
+        if m is None:
+            notes.append(f"Nsight Compute: {msg}")
+        else:
+            measured.update({key: v for key, v in m.items() if key not in ("id", "kernel")})
+            notes.append("counters and gpu__time_duration.sum from one ncu --clock-control none run")
+    return Comparison(rep, measured, results=results, notes=notes, device=device)
+
+
+validate.load_ncu_csv = load_ncu_csv
+validate.parse_ncu_csv = parse_ncu_csv
+validate.compare = compare
+validate.Comparison = Comparison
+
+__all__ = ["validate", "Comparison", "compare", "load_ncu_csv", "parse_ncu_csv"]
