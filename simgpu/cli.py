@@ -18,6 +18,10 @@ Start here:
                                       args_saxpy() (or make_args()) returning its arguments
   simgpu step kern.py::relu --grid 1 --block 32
                                       step one warp one instruction at a time (teaching)
+  simgpu validate kern.py::saxpy --grid 4096 --block 256
+                                      on a machine with a CUDA GPU: run the same source under
+                                      numba.cuda (+ Nsight Compute) and print prediction beside
+                                      measurement
   simgpu gpus                         list the modelled GPUs and their numbers
 """
 
@@ -46,6 +50,25 @@ def cmd_run(a):
     if a.json:
         rep.to_json(a.json)
         print(f"wrote {a.json}")
+    return 0
+
+
+def cmd_validate(a):
+    from .validate import validate
+    if a.suite:
+        from .validate.suite import run_suite
+        return run_suite(a.suite, only=a.only, repeat=a.repeat, ncu=not a.no_ncu)
+    if not a.target:
+        print("simgpu validate: give FILE.py::KERNEL or --suite DIR", file=sys.stderr)
+        return 2
+    from .loader import build_args, load_target, parse_dims
+    mod, kern = load_target(a.target)
+    args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
+    cmp = validate(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu, repeat=a.repeat,
+                   ncu=not a.no_ncu, flush_l2=a.flush_l2)
+    print(cmp)
+    if a.json:
+        cmp.to_json(a.json)
     return 0
 
 
@@ -80,6 +103,21 @@ def build_parser():
     r.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
     r.add_argument("--gpu", default=None, help="GPU preset; default H200")
     r.add_argument("--json", default=None, help="also write the report as JSON here")
+    v = sub.add_parser("validate", help="run a kernel on the CUDA GPU present and compare with the model",
+                       description="Run FILE.py::KERNEL under numba.cuda (and Nsight Compute when "
+                                   "ncu is on PATH) and print prediction beside measurement; or "
+                                   "--suite validation/ to re-measure the stored suite.")
+    v.add_argument("target", nargs="?", help="path/to/file.py::kernel_name")
+    v.add_argument("--grid", default="1")
+    v.add_argument("--block", default="32")
+    v.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
+    v.add_argument("--gpu", default="H200", help="GPU preset to predict with")
+    v.add_argument("--repeat", type=int, default=50, help="timed launches (median)")
+    v.add_argument("--no-ncu", action="store_true", help="do not profile with Nsight Compute")
+    v.add_argument("--flush-l2", action="store_true", help="flush L2 between timed launches")
+    v.add_argument("--json", default=None, help="write the comparison as JSON here")
+    v.add_argument("--suite", default=None, help="run every case of a validation directory")
+    v.add_argument("--only", default=None, help="with --suite: only cases whose name contains this")
     sub.add_parser("gpus", help="list the modelled GPUs")
     sub.add_parser("step", help="step one warp through a kernel (see simgpu step --help)",
                    add_help=False)
@@ -97,7 +135,7 @@ def main(argv=None):
         p.print_help()
         return 0
     try:
-        return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus}[a.cmd](a)
+        return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus, "validate": cmd_validate}[a.cmd](a)
     except SimGPUError as e:
         print(f"simgpu: error: {e}", file=sys.stderr)
         return 2

@@ -24,10 +24,8 @@ class Chunk:
         self.lanes_per_block = self.wpb * WARP
         self.n_lanes = self.n_blocks * self.lanes_per_block
         self.n_warps = self.n_blocks * self.wpb
-        lane = np.arange(self.n_lanes, dtype=np.int64)
-        self.lane_block = lane // self.lanes_per_block          # chunk-local block of each lane
-        self.lane_tid = lane - self.lane_block * self.lanes_per_block
-        self.valid = self.lane_tid < self.tpb
+        geo = _geometry(self.n_blocks, tuple(self.block_dim))
+        self.lane_block, self.lane_tid, self.valid, self._tid = geo
         self.all_valid = self.tpb == self.lanes_per_block
         self.block_ids = np.arange(self.first_block, self.first_block + self.n_blocks, dtype=np.int64)
         self._cache = {}
@@ -42,11 +40,15 @@ class Chunk:
         gx, gy, gz = self.grid_dim
         kind, _, c = name.partition(".")
         if kind == "tid":
-            t = self.lane_tid
-            v = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by)}[c].astype(np.int32)
+            v = self._tid[c]
         elif kind == "ctaid":
-            b = self.block_ids[self.lane_block] if self.n_blocks > 1 else np.full(self.n_lanes, self.first_block)
-            v = {"x": b % gx, "y": (b // gx) % gy, "z": b // (gx * gy)}[c].astype(np.int32)
+            b = self.lane_block.astype(np.int32) + np.int32(self.first_block)
+            if c == "x":
+                v = b if gx * 1 == gx * gy * gz else b % np.int32(gx)
+            elif c == "y":
+                v = (b // np.int32(gx)) % np.int32(gy)
+            else:
+                v = b // np.int32(gx * gy)
         elif kind == "ntid":
             v = np.int32({"x": bx, "y": by, "z": bz}[c])
         elif kind == "nctaid":
@@ -67,6 +69,32 @@ class Chunk:
         gx, gy, _ = self.grid_dim
         b = int(self.block_ids[self.lane_block[lane]])
         return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+
+_GEOMETRY = {}
+
+
+def _geometry(n_blocks, block_dim):
+    """Per-lane block/thread geometry of a chunk shape, shared by all chunks of that shape."""
+    key = (n_blocks, block_dim)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        bx, by, bz = block_dim
+        tpb = bx * by * bz
+        lpb = -(-tpb // WARP) * WARP
+        lane = np.arange(n_blocks * lpb, dtype=np.int64)
+        lane_block = lane // lpb
+        lane_tid = lane - lane_block * lpb
+        t32 = lane_tid.astype(np.int32)
+        tid = {"x": t32 % np.int32(bx) if (by * bz > 1 or lpb != tpb) else t32,
+               "y": (t32 // np.int32(bx)) % np.int32(by), "z": t32 // np.int32(bx * by)}
+        for a in (lane_block, lane_tid, *tid.values()):
+            a.flags.writeable = False
+        g = (lane_block, lane_tid, lane_tid < tpb, tid)
+        if len(_GEOMETRY) > 8:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
 
 
 class Mask:
