@@ -11,8 +11,9 @@ from .kernel import Kernel, jit, launch
 from .report import Report
 from . import gpus, model, plot
 from .validate import validate
+from .step import step
 
 __version__ = "0.1.0"
 
-__all__ = ["cuda", "jit", "launch", "gpus", "model", "plot", "validate", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
+__all__ = ["cuda", "jit", "launch", "gpus", "model", "plot", "validate", "step", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
            "SimGPUError", "DSLError", "TypingError", "KernelError", "LaunchError", "ArgumentError"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 
@@ -23,10 +24,17 @@ def load_target(target):
         raise SimGPUError(f"no such file: {path}")
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     mod = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)          # the file may import its neighbours
     try:
         spec.loader.exec_module(mod)
     except Exception as e:
         raise SimGPUError(f"could not import {path}: {type(e).__name__}: {e}") from None
+    finally:
+        if added:
+            sys.path.remove(folder)
     if not hasattr(mod, name):
         raise SimGPUError(f"{path} has no kernel named {name!r}")
     return mod, getattr(mod, name)

@@ -3,9 +3,9 @@
     simgpu step examples/lesson_divergence.py::by_parity --grid 1 --block 64 --warp 0
     simgpu step examples/lesson_divergence.py::by_parity --block 64 --script "s s n b 14 c p v q"
 
-The file defines the kernel function; its arguments come from `--args "expr"` (evaluated in
-the file's namespace), else from a function in the file named `args_<kernel>()`, else
-`make_args()`, returning a tuple.  Commands (typed at the prompt or given to --script):
+The file defines the kernel function; its arguments come from `--args "expr"` (evaluated with
+the file's globals and numpy as `np`), else from a function in the file named
+`args_<kernel>()`, else `make_args()`, returning a tuple (as for `simgpu run`).  Commands (typed at the prompt or given to --script):
 
     s            step one warp-instruction          n     run the next source line
     c            continue to a breakpoint or end    b N   breakpoint on line N (d N removes it)
@@ -16,8 +16,6 @@ the file's namespace), else from a function in the file named `args_<kernel>()`,
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import sys
 
 import numpy as np
@@ -49,7 +47,8 @@ def lane_strip(mask, valid, style=Style(False)):
     return "".join(out)
 
 
-def fmt_values(v, per_row=16):
+def fmt_values(v, per_row=16, assigned=None):
+    """Rows of per-lane values; '-' for lanes that never assigned the variable."""
     v = np.asarray(v)
     if v.dtype == bool:
         cells = ["T" if x else "F" for x in v]
@@ -57,6 +56,10 @@ def fmt_values(v, per_row=16):
         cells = [f"{x:.4g}" for x in v]
     else:
         cells = [str(int(x)) for x in v]
+    if assigned is not None:
+        cells = [c if (assigned >> k) & 1 else "-" for k, c in enumerate(cells)]
+    if len(set(cells)) == 1 and len(cells) > 1:
+        return [f"{cells[0]} in every lane"]
     w = max(len(c) for c in cells)
     rows = []
     for k in range(0, len(cells), per_row):
@@ -65,8 +68,9 @@ def fmt_values(v, per_row=16):
     return rows
 
 
-def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25):
-    """The state as text: header, source, lanes, stack, memory, variables."""
+def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25, memory=None):
+    """The state as text: header, source, lanes, stack, memory, variables.  `memory`: the
+    requests to list (default: those of the step just executed)."""
     out = []
     where = "start (nothing executed yet)" if s.step == 0 else f"step {s.step} of {s.n_steps}"
     head = ""
@@ -95,24 +99,39 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
                                  str(s.stack[-1])))
     for e in reversed(s.stack[:-1]):
         out.append("            " + str(e))
-    out.append("  memory    " + (str(s.memory) if s.memory is not None else "-"))
-    if s.memory is not None and s.memory.space == "shared":
-        out.append("  banks     " + " ".join("." if b < 0 else str(int(b)) for b in s.memory.banks))
+    mems = memory if memory is not None else ([s.memory] if s.memory is not None else [])
+    if not mems:
+        out.append("  memory    -")
+    for k, m in enumerate(mems[:4]):
+        out.append(("  memory    " if k == 0 else "            ") + str(m))
+        if m.space == "shared":
+            out.append("    banks   " + " ".join("." if b < 0 else str(int(b)) for b in m.banks))
+    if len(mems) > 4:
+        out.append(f"            ... and {len(mems) - 4} more requests")
     names = list(show) if show else list(s.values)
     if st is not None and s.step > 0:
         dst = st.steps[s.step - 1].dst
         if dst and "%" in dst and dst not in names:
             try:
-                out.extend(_var_rows(f"{dst} (result)", st.value(dst)))
+                out.extend(_var_rows(f"{dst} (result; - = idle lane)", st.value(dst), s.active_mask))
             except StepError:
                 pass
     for n in names:
         if n in s.values:
-            out.extend(_var_rows(n, s.values[n]))
+            out.extend(_var_rows(n, s.values[n], s.assigned.get(n)))
         elif n in s.arrays:
             out.append(f"  {n} = {np.array2string(s.arrays[n], threshold=64, precision=4)}")
         else:
-            out.append(f"  {n}: (no value yet)")
+            try:
+                v = st.value(n, s.step) if st is not None else None
+            except StepError:
+                v = None
+            if v is None:
+                out.append(f"  {n}: (no value yet)")
+            elif v.ndim == 1 and len(v) == 32:
+                out.extend(_var_rows(n, v, st.assigned(n, s.step)))
+            else:
+                out.append(f"  {n} = {np.array2string(v, threshold=64, precision=4)}")
     if s.done:
         out.append(style("  the warp has finished", "1"))
     if s.error is not None:
@@ -120,8 +139,8 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
     return "\n".join(out)
 
 
-def _var_rows(name, v):
-    rows = fmt_values(v)
+def _var_rows(name, v, assigned=None):
+    rows = fmt_values(v, assigned=assigned)
     if len(name) > 8:
         return [f"  {name}"] + [f"  {'':<8}{r}" for r in rows]
     return [f"  {name:<8}{rows[0]}"] + [f"  {'':<8}{r}" for r in rows[1:]]
@@ -163,10 +182,24 @@ def parse_commands(text):
 class Session:
     def __init__(self, st, show=(), style=Style(False), write=print):
         self.st, self.show, self.style, self.write = st, list(show), style, write
+        self.extra = []                 # names added by `w` when all variables are shown
         self.breakpoints = set()
+        self.since = st.pos
 
     def render(self):
-        return format_state(self.st.state, self.st, self.show, self.breakpoints, self.style)
+        """The state; its memory lists the requests the last command made on the current line."""
+        st = self.st
+        lo = st.pos - 1
+        if st.pos > self.since:
+            while lo - 1 >= self.since and (st.steps[lo - 1].file, st.steps[lo - 1].line) == \
+                    (st.steps[st.pos - 1].file, st.steps[st.pos - 1].line):
+                lo -= 1
+        steps = st.steps[max(lo, 0):st.pos] if st.pos else []
+        self.since = st.pos
+        mems = [x.memory for x in steps if x.memory is not None]
+        state = st.state
+        names = (self.show or list(state.values)) + [n for n in self.extra if n not in state.values]
+        return format_state(state, st, names, self.breakpoints, self.style, memory=mems)
 
     def do(self, cmd, arg):
         """Run one command; returns False to quit.  Bad input prints a message."""
@@ -214,11 +247,16 @@ class Session:
             elif cmd in ("p", "w"):
                 if not arg:
                     raise StepError(f"'{cmd}' needs a variable name, e.g. '{cmd} i'")
+                if cmd == "w":
+                    if not st.has_variable(arg):
+                        st.value(arg)           # raises: no such variable, with the list
+                    if arg not in self.show + self.extra:
+                        (self.show if self.show else self.extra).append(arg)
+                    self.write(f"watching {arg}")
+                    return True
                 v = st.value(arg)
-                if cmd == "w" and arg not in self.show:
-                    self.show.append(arg)
-                if v.ndim == 1 and len(v) == 32:
-                    self.write("\n".join(_var_rows(arg, v)))
+                if v.ndim == 1 and len(v) == 32 and arg not in st._arrays:
+                    self.write("\n".join(_var_rows(arg, v, st.assigned(arg))))
                 else:
                     self.write(f"{arg} = {np.array2string(v, threshold=256, precision=4)}")
             else:
@@ -251,48 +289,20 @@ class Session:
                     return
 
 
-# -- loading FILE.py::kernel ------------------------------------------------------------------
+# -- loading FILE.py::kernel (the convention of `simgpu run`: simgpu.loader) -----------------
 def dims(text, what):
+    from .loader import parse_dims
     try:
-        v = tuple(int(p) for p in text.replace("x", ",").split(",") if p.strip())
-    except ValueError:
-        raise StepError(f"--{what} takes numbers like 4 or 2,2 or 2,2,1, not {text!r}") from None
-    if not 1 <= len(v) <= 3:
-        raise StepError(f"--{what} takes 1 to 3 numbers, not {text!r}")
-    return v
+        return parse_dims(text)
+    except SimGPUError as e:
+        raise StepError(f"--{what}: {e}") from None
 
 
 def load(target, args_expr=None):
     """'path/file.py::kernel' -> (kernel function, args tuple)."""
-    path, sep, name = target.partition("::")
-    if not sep or not name:
-        raise StepError(f"give the kernel as FILE.py::KERNEL, not {target!r}")
-    if not os.path.isfile(path):
-        raise StepError(f"no such file: {path}")
-    path = os.path.abspath(path)
-    mod_name = "_simgpu_step_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, os.path.dirname(path))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(os.path.dirname(path))
-    if not hasattr(mod, name):
-        funcs = sorted(k for k, v in vars(mod).items() if callable(v) and not k.startswith("_")
-                       and getattr(v, "__module__", None) in (mod_name, None))
-        raise StepError(f"{path} defines no kernel {name!r} (it defines: {', '.join(funcs)})")
-    kernel = getattr(mod, name)
-    if args_expr is not None:
-        args = eval(args_expr, vars(mod))      # the teacher's own expression, in their file's namespace
-    elif hasattr(mod, f"args_{name}"):
-        args = getattr(mod, f"args_{name}")()
-    elif hasattr(mod, "make_args"):
-        args = mod.make_args()
-    else:
-        raise StepError(f"no arguments for {name}: pass --args \"(x, out)\" or define "
-                        f"args_{name}() or make_args() in {os.path.basename(path)} returning a tuple")
-    return kernel, args if isinstance(args, tuple) else (args,)
+    from .loader import build_args, load_target
+    mod, kernel = load_target(target)
+    return kernel, build_args(mod, target.rsplit("::", 1)[1], args_expr)
 
 
 def build_parser():

@@ -133,12 +133,15 @@ class Interpreter:
             elif k is Loop:
                 m = self.exec_loop(st, m)
             elif k is Break:
+                self._branch(st, m, None, "break")
                 self.loops[-1].broken |= m.arr
                 return self.empty
             elif k is Continue:
+                self._branch(st, m, None, "continue")
                 self.loops[-1].continued |= m.arr
                 return self.empty
             elif k is Return:
+                self._branch(st, m, None, "return")
                 f = self.frames[-1]
                 if st.value is not None and f.ret is not None:
                     self.setvar(f.ret, self.value(st.value), m)

@@ -1,0 +1,176 @@
+"""`Stepper.to_html`: one self-contained page that replays a warp's steps with buttons.
+
+The page holds the record as JSON (values as per-step changes) and a small script; it needs
+no network and no server.  Buttons: start, back, step, next line, end; the arrow keys step.
+"""
+from __future__ import annotations
+
+import html
+import json
+
+import numpy as np
+
+
+def _num(v):
+    v = np.asarray(v)
+    if v.dtype == bool:
+        return [bool(x) for x in v]
+    if v.dtype.kind == "f":
+        return [float(f"{x:.6g}") if np.isfinite(x) else str(x) for x in v]
+    return [int(x) for x in v]
+
+
+def page_data(st, variables=None):
+    keep = set(variables) if variables else None
+    changes = [dict() for _ in range(len(st.steps) + 1)]      # changes[n]: after n steps
+    for name, (idx, vals, assigned) in st._hist.items():
+        if "%" in name or (keep is not None and name not in keep):
+            continue
+        for i, v, a in zip(idx, vals, assigned):
+            changes[i + 1 if i >= 0 else 0][name] = [x if (a >> k) & 1 else "-" for k, x in enumerate(_num(v))]
+    steps = []
+    for s in st.steps:
+        steps.append({"line": s.line, "file": s.file, "mask": s.mask, "text": s.text, "kind": s.kind,
+                      "taken": s.taken, "w": s.weight,
+                      "stack": [[k, n.loc.line, m, st.rejoin_line(n)] for k, n, m in s.stack],
+                      "mem": str(s.memory) if s.memory is not None else "-"})
+    b = st.block_idx
+    return {"kernel": st.kernel_name, "block": list(b), "warp": st.warp, "valid": st.valid,
+            "file": st.fn.loc.file,
+            "source": {f"{f}:{ln}": t for (f, ln), t in st.fn.source_lines.items()},
+            "steps": steps, "changes": changes,
+            "error": str(st.error) if st.error else None}
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.2em;color:#222}
+h1{font-size:1.15em;margin:0 0 .4em}
+#bar button{font-size:1em;margin-right:.3em;padding:.2em .7em}
+#status{margin:.5em 0;font-weight:bold}
+pre.src{background:#f7f7f7;padding:.4em 0;margin:.4em 0;font-size:.9em;line-height:1.35}
+pre.src span{display:block;padding:0 .6em}
+pre.src span.cur{background:#ffe08a}
+#lanes{display:flex;gap:2px;margin:.3em 0}
+#lanes div{width:16px;height:22px;background:#ddd;font-size:9px;text-align:center;line-height:22px;color:#555}
+#lanes div.on{background:#2a9d4a;color:#fff}
+#lanes div.none{background:#fff;border:1px dashed #ccc}
+table.vals{border-collapse:collapse;font-size:.8em}
+table.vals td{border:1px solid #ddd;padding:1px 4px;text-align:right}
+table.vals td.off{color:#aaa;background:#f3f3f3}
+.k{color:#666;display:inline-block;width:6em}
+"""
+
+JS = r"""
+const D = JSON.parse(document.getElementById('data').textContent);
+const N = D.steps.length;
+const vals = [{}];
+for (let n = 0; n <= N; n++) {
+  const prev = n ? vals[n - 1] : {};
+  vals[n] = Object.assign({}, prev, D.changes[n]);
+}
+let cw = [0], ct = [0];
+D.steps.forEach((s, i) => { cw.push(cw[i] + s.w); ct.push(ct[i] + s.w * popc(s.mask)); });
+function popc(m) { let c = 0; for (let i = 0; i < 32; i++) if ((m >>> i) & 1) c++; return c; }
+function hex(m) { return '0x' + (m >>> 0).toString(16).padStart(8, '0'); }
+const E = id => document.getElementById(id);
+let pos = 0;
+function where(n) { if (n <= 0) return null; const s = D.steps[n - 1]; return s.file + ':' + s.line; }
+function render() {
+  const s = pos ? D.steps[pos - 1] : null;
+  const file = s ? s.file : D.file, line = s ? s.line : (N ? D.steps[0].line : 0);
+  const mask = s ? s.mask : D.valid;
+  E('status').textContent = (pos ? `step ${pos} of ${N}` : `start (nothing executed yet; ${N} steps)`) +
+    ` - line ${line} - SIMT efficiency so far ` +
+    (cw[pos] ? (100 * ct[pos] / (32 * cw[pos])).toFixed(1) : '100.0') + ' %' +
+    (pos === N ? ' - the warp has finished' : '') + (pos === N && D.error ? ' - ' + D.error : '');
+  const rows = Object.keys(D.source).filter(k => k.startsWith(file + ':'))
+    .map(k => [parseInt(k.slice(file.length + 1)), D.source[k]]).sort((a, b) => a[0] - b[0]);
+  E('src').innerHTML = '';
+  rows.forEach(([ln, t]) => {
+    const sp = document.createElement('span');
+    sp.textContent = String(ln).padStart(4) + ' | ' + t;
+    if (ln === line) { sp.className = 'cur'; sp.id = 'curline'; }
+    E('src').appendChild(sp);
+  });
+  E('lanes').innerHTML = '';
+  for (let i = 0; i < 32; i++) {
+    const d = document.createElement('div');
+    d.textContent = i;
+    d.className = ((mask >>> i) & 1) ? 'on' : (((D.valid >>> i) & 1) ? 'off' : 'none');
+    E('lanes').appendChild(d);
+  }
+  E('active').textContent = `${popc(mask)}/32 active (${hex(mask)})`;
+  E('inst').textContent = s ? s.text + (s.kind === 'if' && s.taken !== null ?
+      `: ${popc(s.taken)} lanes take the if-side, ${popc(s.mask) - popc(s.taken)} the else-side` : '') : '(next to run)';
+  E('stack').innerHTML = '';
+  (s ? s.stack.slice().reverse() : []).forEach(([k, ln, m, rj]) => {
+    const li = document.createElement('li');
+    li.textContent = `${k} at line ${ln}: mask ${hex(m)} (${popc(m)} lanes), rejoin at ` +
+      (rj === null ? 'the end of the kernel' : 'line ' + rj);
+    E('stack').appendChild(li);
+  });
+  if (!s || !s.stack.length) E('stack').innerHTML = '<li>(empty)</li>';
+  E('mem').textContent = s ? s.mem : '-';
+  const t = E('vals'); t.innerHTML = '';
+  const hr = document.createElement('tr');
+  hr.innerHTML = '<td>lane</td>' + [...Array(32).keys()].map(i => `<td>${i}</td>`).join('');
+  t.appendChild(hr);
+  Object.keys(vals[pos]).sort().forEach(name => {
+    const tr = document.createElement('tr');
+    const v = vals[pos][name];
+    tr.innerHTML = `<td><b>${name}</b></td>` + v.map((x, i) =>
+      `<td class="${((mask >>> i) & 1) ? '' : 'off'}">${x === true ? 'T' : x === false ? 'F' : x}</td>`).join('');
+    t.appendChild(tr);
+  });
+  E('slider').value = pos;
+}
+function go(n) { pos = Math.max(0, Math.min(N, n)); render(); }
+function nextLine() {
+  if (pos >= N) return;
+  const here = where(pos);
+  while (pos < N && where(pos + 1) === here) pos++;
+  if (pos < N) { pos++; const nx = where(pos); while (pos < N && where(pos + 1) === nx) pos++; }
+  render();
+}
+E('start').onclick = () => go(0);
+E('back').onclick = () => go(pos - 1);
+E('step').onclick = () => go(pos + 1);
+E('next').onclick = nextLine;
+E('end').onclick = () => go(N);
+E('slider').max = N;
+E('slider').oninput = e => go(parseInt(e.target.value));
+document.addEventListener('keydown', e => {
+  if (e.key === 'ArrowRight') go(pos + 1);
+  else if (e.key === 'ArrowLeft') go(pos - 1);
+  else if (e.key === 'ArrowDown') nextLine();
+});
+window.simgpuStep = {go, nextLine, get pos() { return pos; }, N};
+render();
+"""
+
+
+def render(st, variables=None):
+    data = json.dumps(page_data(st, variables)).replace("</", "<\\/")
+    b = st.block_idx
+    title = html.escape(f"{st.kernel_name}: block ({b[0]}, {b[1]}, {b[2]}) warp {st.warp}")
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>simgpu step: {title}</title><style>{CSS}</style></head>
+<body>
+<h1>simgpu warp stepper - {title}</h1>
+<div id="bar"><button id="start">&laquo; start</button><button id="back">&#x25C0; back</button>
+<button id="step">step &#x25B6;</button><button id="next">next line &raquo;</button>
+<button id="end">end &raquo;|</button>
+<input id="slider" type="range" min="0" value="0" style="width:18em;vertical-align:middle"></div>
+<div id="status"></div>
+<pre class="src" id="src"></pre>
+<div><span class="k">executed</span><code id="inst"></code></div>
+<div><span class="k">lanes</span><span id="active"></span></div>
+<div id="lanes"></div>
+<div><span class="k">stack</span></div><ul id="stack"></ul>
+<div><span class="k">memory</span><code id="mem"></code></div>
+<div><span class="k">values</span> (grey: lane idle at this step)</div>
+<table class="vals" id="vals"></table>
+<script type="application/json" id="data">{data}</script>
+<script>{JS}</script>
+</body></html>
+"""
