@@ -119,37 +119,41 @@ def find_ncu():
 # ----------------------------------------------------------------------------------------------
 # device side helpers (import numba.cuda lazily so that this module can be imported anywhere)
 
+from numba import cuda  # noqa: E402  (after the np.row_stack patch above)
+
+
+def setup_flush_read(buf, out):
+    # read-only flush: leaves the L2 full of clean lines of `buf` (a write flush would leave
+    # dirty lines whose write-back would then be charged to the next, timed kernel)
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    acc = np.float32(0.0)
+    while i < buf.size:
+        acc += buf[i]
+        i += stride
+    if acc == np.float32(-1.0):
+        out[0] = acc
+
+
+def setup_spin(out, iters):
+    # one warp, a long dependent FMA chain, no memory traffic: keeps the GPU busy while the
+    # host enqueues the timed kernel, so the start event is not early
+    a = out[cuda.threadIdx.x]
+    it = 0
+    while it < iters:
+        a = a * np.float32(0.999999) + np.float32(1e-7)
+        it += 1
+    if a == np.float32(-1.0):
+        out[0] = a
+
+
 _helpers = {}
 
 
 def _helper_kernels():
-    if _helpers:
-        return _helpers
-    from numba import cuda
-
-    def setup_flush_read(buf, out):
-        # read-only flush: leaves the L2 full of clean lines of `buf` (a write flush would leave
-        # dirty lines whose write-back would then be charged to the next, timed kernel)
-        i = cuda.grid(1)
-        stride = cuda.gridsize(1)
-        acc = np.float32(0.0)
-        while i < buf.size:
-            acc += buf[i]
-            i += stride
-        if acc == np.float32(-1.0):
-            out[0] = acc
-
-    def setup_spin(out, iters):
-        # one warp, a long dependent FMA chain, no memory traffic: keeps the GPU busy while the
-        # host enqueues the timed kernel, so the start event is not early
-        a = out[cuda.threadIdx.x]
-        for it in range(iters):
-            a = a * np.float32(0.999999) + np.float32(1e-7)
-        if a == np.float32(-1.0):
-            out[0] = a
-
-    _helpers["flush"] = cuda.jit(setup_flush_read)
-    _helpers["spin"] = cuda.jit(setup_spin)
+    if not _helpers:
+        _helpers["flush"] = cuda.jit(setup_flush_read)
+        _helpers["spin"] = cuda.jit(setup_spin)
     return _helpers
 
 
@@ -157,8 +161,10 @@ class Timer:
     """Event timing of one launch at a time, each preceded by an optional L2 flush and a spin."""
 
     def __init__(self, flush_bytes=512 * 1024 * 1024, spin_iters=40000):
-        from numba import cuda
         self.cuda = cuda
+        self.sim = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+        if self.sim:  # local runner tests only: tiny flush, host clock instead of events
+            flush_bytes, spin_iters = 4096, 4
         h = _helper_kernels()
         n = flush_bytes // 4
         self.flush_buf = cuda.device_array(n, np.float32)
@@ -166,10 +172,10 @@ class Timer:
         self.flush_buf.copy_to_device(np.ones(n, np.float32))
         self.sink = cuda.to_device(np.zeros(32, np.float32))
         self.spin_iters = np.int32(spin_iters)
-        self._flush = h["flush"][132 * 8, 256]
+        self._flush = h["flush"][132 * 8 if not self.sim else 1, 256 if not self.sim else 32]
         self._spin = h["spin"][1, 32]
-        self.s = cuda.event(timing=True)
-        self.e = cuda.event(timing=True)
+        self.s = _HostEvent() if self.sim else cuda.event(timing=True)
+        self.e = _HostEvent() if self.sim else cuda.event(timing=True)
         self.flush()
         self.spin()
         cuda.synchronize()
@@ -188,6 +194,8 @@ class Timer:
         launch()
         self.e.record()
         self.e.synchronize()
+        if self.sim:
+            return (self.e.t - self.s.t) * 1e6
         return self.cuda.event_elapsed_time(self.s, self.e) * 1000.0  # microseconds
 
     def measure(self, launch, reps=50, budget_s=1.0):
@@ -200,6 +208,16 @@ class Timer:
             ts = [self.time_once(launch, fl) for _ in range(n)]
             out[mode] = stats(ts)
         return out
+
+
+class _HostEvent:
+    t = 0.0
+
+    def record(self, stream=0):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
 
 
 def stats(ts):
@@ -218,8 +236,21 @@ def argtypes_of(disp, dargs):
 
 def compile_for(disp, dargs):
     """Compile (without launching) and return the _Kernel overload for these arguments."""
+    if not hasattr(disp, "typeof_pyval"):      # CUDA simulator: nothing to compile
+        return _SimKernel(), ()
     at = argtypes_of(disp, dargs)
     return disp.compile(at), at
+
+
+class _SimKernel:
+    """Stand-in for a compiled kernel under NUMBA_ENABLE_CUDASIM (local tests of the runners)."""
+
+    def inspect_sass(self):
+        raise RuntimeError("simulator: no SASS")
+
+    def inspect_asm(self, cc=None):
+        return "// simulator: no PTX"
+
 
 
 def resources(ker):
@@ -296,15 +327,19 @@ def sass_opcodes(sass):
 
 def compare(got, exp, tol):
     """Relative L2 error in float64 (tol 0 means exact)."""
-    g = np.asarray(got, dtype=np.float64).ravel()
-    e = np.asarray(exp, dtype=np.float64).ravel()
-    if g.shape != e.shape:
-        return False, float("nan"), f"shape {g.shape} vs {e.shape}"
+    got = np.asarray(got).ravel()
+    exp = np.asarray(exp).ravel()
+    if got.shape != exp.shape:
+        return False, float("nan"), f"shape {got.shape} vs {exp.shape}"
+    if tol == 0.0:
+        if got.dtype != exp.dtype:
+            exp = exp.astype(got.dtype)
+        nbad = int(np.count_nonzero(got != exp))
+        return nbad == 0, float(nbad), f"{nbad} mismatching elements"
+    g = got.astype(np.float64)
+    e = exp.astype(np.float64)
     if not np.all(np.isfinite(g)):
         return False, float("nan"), "non-finite output"
-    if tol == 0.0:
-        nbad = int(np.count_nonzero(g != e))
-        return nbad == 0, float(nbad), f"{nbad} mismatching elements"
     den = np.linalg.norm(e)
     err = float(np.linalg.norm(g - e) / (den if den > 0 else 1.0))
     return err <= tol, err, f"rel L2 err {err:.3e} (tol {tol:g})"

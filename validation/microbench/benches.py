@@ -5,8 +5,8 @@ are named setup_*. Each entry of BENCHES:
   name, group, kernel (plain function), jit (cuda.jit options), grid, block,
   setup(ctx) -> tuple of device args (ctx caches big buffers between entries),
   params: what the analysis needs (bytes, accesses, ops, steps, ...).
-Loop trip counts inside the issue-rate kernels are module constants so the compiler sees a
-constant trip count (numba's range() over a runtime int adds ~3 instructions per iteration).
+Hot loops are `while` loops with a plain counter: numba's range() lowering keeps a 64-bit
+remaining-count update (setp/selp/add.s64) in every unrolled iteration, which would distort issue rates.
 Set VALIDATION_TINY=1 for tiny sizes (CUDA simulator checks only).
 """
 import math
@@ -127,7 +127,8 @@ def mb_smem_bw(out):
     a5 = np.float32(0.0)
     a6 = np.float32(0.0)
     a7 = np.float32(0.0)
-    for it in range(ITERS_SMEM):
+    it = 0
+    while it < ITERS_SMEM:
         j = (tid + it * 32) & SMEM_MASK
         a0 += sh[0, j]
         a1 += sh[1, j]
@@ -137,6 +138,7 @@ def mb_smem_bw(out):
         a5 += sh[5, j]
         a6 += sh[6, j]
         a7 += sh[7, j]
+        it += 1
     s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
     if s == np.float32(-1.0):
         out[0] = s
@@ -148,8 +150,10 @@ def mb_smem_bw(out):
 
 def mb_chase(a, out, steps):
     j = 0
-    for s in range(steps):
+    s = 0
+    while s < steps:
         j = a[j]
+        s += 1
     out[0] = j
 
 
@@ -158,24 +162,85 @@ def mb_chase_shared(a, out, steps):
     for k in range(CHASE_SH):
         sh[k] = a[k]
     j = 0
-    for s in range(steps):
+    s = 0
+    while s < steps:
         j = sh[j]
+        s += 1
     out[0] = j
+
+
+def mb_chase_u32(a, out, steps):
+    # unsigned index: numba emits no negative-index wrap-around, so the dependent chain per step is
+    # LDG -> one IMAD.WIDE.U32 (address) -> LDG
+    j = np.uint32(0)
+    s = 0
+    while s < steps:
+        j = a[j]
+        s += 1
+    out[0] = j
+
+
+def mb_chase_shared_u32(a, out, steps):
+    sh = cuda.shared.array(CHASE_SH, np.uint32)
+    for k in range(CHASE_SH):
+        sh[k] = a[k]
+    j = np.uint32(0)
+    s = 0
+    while s < steps:
+        j = sh[j]
+        s += 1
+    out[0] = j
+
+
+def mb_read_repeat8(a, out, nelem, passes):
+    # as mb_read_repeat with 8 independent loads in flight per thread
+    tid = cuda.grid(1)
+    nt = cuda.gridsize(1)
+    acc0 = np.float32(0.0)
+    acc1 = np.float32(0.0)
+    acc2 = np.float32(0.0)
+    acc3 = np.float32(0.0)
+    acc4 = np.float32(0.0)
+    acc5 = np.float32(0.0)
+    acc6 = np.float32(0.0)
+    acc7 = np.float32(0.0)
+    for p in range(passes):
+        i = tid
+        while i + 7 * nt < nelem:
+            acc0 += a[i]
+            acc1 += a[i + nt]
+            acc2 += a[i + 2 * nt]
+            acc3 += a[i + 3 * nt]
+            acc4 += a[i + 4 * nt]
+            acc5 += a[i + 5 * nt]
+            acc6 += a[i + 6 * nt]
+            acc7 += a[i + 7 * nt]
+            i += 8 * nt
+        while i < nelem:
+            acc0 += a[i]
+            i += nt
+    s = acc0 + acc1 + acc2 + acc3 + acc4 + acc5 + acc6 + acc7
+    if s == np.float32(-1.0):
+        out[0] = s
 
 
 def mb_fma_latency(x, out):
     a = x[cuda.threadIdx.x]
     b = np.float32(0.9999)
     c = np.float32(0.0001)
-    for it in range(ITERS_LAT):
+    it = 0
+    while it < ITERS_LAT:
         a = a * b + c
+        it += 1
     out[cuda.threadIdx.x] = a
 
 
 def mb_dfma_latency(x, out):
     a = x[cuda.threadIdx.x]
-    for it in range(ITERS_LAT):
+    it = 0
+    while it < ITERS_LAT:
         a = a * 0.9999 + 0.0001
+        it += 1
     out[cuda.threadIdx.x] = a
 
 
@@ -195,7 +260,8 @@ def mb_fma_f32(x, out):
     a7 = a0 + np.float32(0.7)
     b = np.float32(0.9999)
     c = np.float32(0.0001)
-    for it in range(ITERS_FMA):
+    it = 0
+    while it < ITERS_FMA:
         a0 = a0 * b + c
         a1 = a1 * b + c
         a2 = a2 * b + c
@@ -204,6 +270,7 @@ def mb_fma_f32(x, out):
         a5 = a5 * b + c
         a6 = a6 * b + c
         a7 = a7 * b + c
+        it += 1
     out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
 
 
@@ -217,7 +284,8 @@ def mb_fma_f64(x, out):
     a5 = a0 + 0.5
     a6 = a0 + 0.6
     a7 = a0 + 0.7
-    for it in range(ITERS_FMA // 4):
+    it = 0
+    while it < ITERS_FMA // 4:
         a0 = a0 * 0.9999 + 0.0001
         a1 = a1 * 0.9999 + 0.0001
         a2 = a2 * 0.9999 + 0.0001
@@ -226,6 +294,7 @@ def mb_fma_f64(x, out):
         a5 = a5 * 0.9999 + 0.0001
         a6 = a6 * 0.9999 + 0.0001
         a7 = a7 * 0.9999 + 0.0001
+        it += 1
     out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
 
 
@@ -240,7 +309,8 @@ def mb_iadd_i32(x, out):
     a5 = np.int32(a0 + np.int32(5))
     a6 = np.int32(a0 + np.int32(6))
     a7 = np.int32(a0 + np.int32(7))
-    for it in range(ITERS_FMA):
+    it = 0
+    while it < ITERS_FMA:
         a0 = np.int32(a0 + a1)
         a1 = np.int32(a1 + a2)
         a2 = np.int32(a2 + a3)
@@ -249,6 +319,7 @@ def mb_iadd_i32(x, out):
         a5 = np.int32(a5 + a6)
         a6 = np.int32(a6 + a7)
         a7 = np.int32(a7 + a0)
+        it += 1
     out[i] = np.int32(a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7)
 
 
@@ -263,7 +334,8 @@ def mb_imad_i32(x, out):
     a6 = np.int32(a0 + np.int32(6))
     a7 = np.int32(a0 + np.int32(7))
     c = np.int32(1013904223)
-    for it in range(ITERS_FMA):
+    it = 0
+    while it < ITERS_FMA:
         a0 = np.int32(a0 * a0 + c)
         a1 = np.int32(a1 * a1 + c)
         a2 = np.int32(a2 * a2 + c)
@@ -272,6 +344,7 @@ def mb_imad_i32(x, out):
         a5 = np.int32(a5 * a5 + c)
         a6 = np.int32(a6 * a6 + c)
         a7 = np.int32(a7 * a7 + c)
+        it += 1
     out[i] = np.int32(a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7)
 
 
@@ -285,7 +358,8 @@ def mb_sin_f32(x, out):
     a5 = a0 + np.float32(0.5)
     a6 = a0 + np.float32(0.6)
     a7 = a0 + np.float32(0.7)
-    for it in range(ITERS_SFU):
+    it = 0
+    while it < ITERS_SFU:
         a0 = math.sin(a0)
         a1 = math.sin(a1)
         a2 = math.sin(a2)
@@ -294,6 +368,7 @@ def mb_sin_f32(x, out):
         a5 = math.sin(a5)
         a6 = math.sin(a6)
         a7 = math.sin(a7)
+        it += 1
     out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
 
 
@@ -307,7 +382,8 @@ def mb_exp_f32(x, out):
     a5 = a0 + np.float32(0.5)
     a6 = a0 + np.float32(0.6)
     a7 = a0 + np.float32(0.7)
-    for it in range(ITERS_SFU):
+    it = 0
+    while it < ITERS_SFU:
         a0 = math.exp(-a0)
         a1 = math.exp(-a1)
         a2 = math.exp(-a2)
@@ -316,6 +392,7 @@ def mb_exp_f32(x, out):
         a5 = math.exp(-a5)
         a6 = math.exp(-a6)
         a7 = math.exp(-a7)
+        it += 1
     out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
 
 
@@ -393,13 +470,13 @@ def chase_array(nbytes, seed=1, line=128):
     return a, nl
 
 
-def _chase_setup(nbytes, steps):
+def _chase_setup(nbytes, steps, dtype=np.int32):
     def f(ctx):
-        key = ("chase", nbytes)
+        key = ("chase", nbytes, np.dtype(dtype).name)
         if key not in ctx.bufs:
             a, _ = chase_array(nbytes)
-            ctx.bufs[key] = cuda.to_device(a)
-        return (ctx.bufs[key], ctx.zeros(1, np.int32), np.int64(steps))
+            ctx.bufs[key] = cuda.to_device(a.astype(dtype))
+        return (ctx.bufs[key], ctx.zeros(1, dtype), np.int64(steps))
     return f
 
 
@@ -480,6 +557,38 @@ def _benches():
                       setup=lambda ctx, S=S, mult=mult: (cuda.to_device(chase_array(CHASE_SH * 4, line=4)[0]),
                                                          ctx.zeros(1, np.int32), np.int64(mult * S)),
                       params=dict(S=S, mult=mult, steps=mult * S, footprint_bytes=CHASE_SH * 4)))
+    # the same with unsigned indices (no wrap-around instructions in the dependent chain)
+    sizes_u = ([("8KB", 8 * 1024), ("192KB", 192 * 1024), ("1MB", MIB), ("4MB", 4 * MIB), ("16MB", 16 * MIB),
+                ("24MB", 24 * MIB), ("32MB", 32 * MIB), ("48MB", 48 * MIB), ("128MB", 128 * MIB), ("1GB", GIB)]
+               if not TINY else [("8KB", 8 * 1024)])
+    for label, nbytes in sizes_u:
+        lines = nbytes // 128
+        warm = lines if nbytes <= 64 * MIB else 0
+        S = 20000 if nbytes >= 64 * MIB else 50000
+        if TINY:
+            warm, S = lines, 16
+        for mult in (1, 2):
+            steps = warm + mult * S
+            B.append(dict(name=f"chaseu_{label}_x{mult}", group="latency_u32", kernel=mb_chase_u32, grid=(1,),
+                          block=(1,), setup=_chase_setup(nbytes, steps, np.uint32),
+                          params=dict(footprint_bytes=nbytes, lines=lines, warm_steps=warm, S=S, mult=mult,
+                                      steps=steps)))
+    for mult in (1, 2):
+        S = 100000 if not TINY else 16
+        B.append(dict(name=f"chaseu_shared_x{mult}", group="latency_u32", kernel=mb_chase_shared_u32, grid=(1,),
+                      block=(1,),
+                      setup=lambda ctx, S=S, mult=mult: (cuda.to_device(chase_array(CHASE_SH * 4, line=4)[0]
+                                                                        .astype(np.uint32)),
+                                                         ctx.zeros(1, np.uint32), np.int64(mult * S)),
+                      params=dict(S=S, mult=mult, steps=mult * S, footprint_bytes=CHASE_SH * 4)))
+    # bandwidth with 8 loads in flight per thread
+    for label, nb, passes, grid in (("l2_bw8_16MB_x100", 16 * MIB, 100, FULL * 2),
+                                    ("dram_read8_2GiB", 2 * GIB, 1, FULL * 4)):
+        nb = nb if not TINY else 64 * 1024
+        B.append(dict(name=label, group="bandwidth", kernel=mb_read_repeat8, grid=(grid,), block=(BLOCK,),
+                      setup=lambda ctx, nb=nb, passes=passes: (ctx.f32("big", (2 * GIB if not TINY else MIB) // 4),
+                                                               ctx.zeros(1), np.int64(nb // 4), np.int64(passes)),
+                      params=dict(working_set_bytes=nb, passes=passes, bytes_read=nb * passes)))
     B.append(dict(name="fma_f32_latency", group="latency", kernel=mb_fma_latency, grid=(1,), block=(32,),
                   setup=lambda ctx: (ctx.f32("x32", 32), ctx.zeros(32)), params=dict(chain=ITERS_LAT)))
     B.append(dict(name="fma_f64_latency", group="latency", kernel=mb_dfma_latency, grid=(1,), block=(32,),
