@@ -15,6 +15,7 @@ from .frontend.lower import Lowerer
 from .hardware import get_gpu
 from .ir import types as T
 from .ir.infer import infer
+from .ir.opinfo import contract
 from .ir.printer import format_function
 
 DEFAULT_CHUNK_LANES = 1 << 19
@@ -71,6 +72,7 @@ class Kernel:
         if fn is None:
             fn = Lowerer(self.py_func).lower_function()
             infer(fn, dict(zip(fn.params, param_types)))
+            contract(fn)          # mark multiply-adds the compiler fuses, memory spaces
             self._typed[key] = fn
         return fn
 
@@ -204,23 +206,8 @@ def _progress(done, total, name, stream):
     stream.flush()
 
 
-def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=True,
-           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None):
-    """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place."""
-    from .report import Report
-    from .counters import InstCounter
-    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
-    gpu = get_gpu(gpu)
-    grid = _dim3(grid, "grid")
-    block = _dim3(block, "block")
-    if not isinstance(args, (tuple, list)):
-        args = (args,)
-    fn0 = k.lower()
-    types_, values = _bind_args(fn0, k.name, args)
-    fn = k.specialize(types_)
-    layout, smem = _shared_layout(fn)
-    _check_launch(gpu, grid, block, smem, k.name)
-
+def _bind_memory(fn, values):
+    """Give each argument array a device address (aligned like cudaMalloc) and a handle."""
     bindings, handles, next_addr = {}, [], 1 << 40
     for name, v in zip(fn.params, values):
         if isinstance(v, tuple):
@@ -237,17 +224,57 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         bindings[key] = ArrayHandle("const", "const", arr.shape, arr.dtype, arr.reshape(-1),
                                     base_addr=next_addr)
         next_addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
+    return bindings, handles
+
+
+def _copy_back(handles):
+    for h in handles:
+        host, orig, work = h.user_array
+        if work is not host:
+            host[...] = work.reshape(host.shape)
+        if orig is not host and hasattr(orig, "copy_from_host"):
+            orig.copy_from_host(host)
+
+
+def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=True,
+           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
+           registers_per_thread=None, sample=False):
+    """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
+
+    gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
+    memory / timing: switch the memory and timing models on or off.
+    registers_per_thread: override the estimate from the IR (occupancy and timing use it).
+    sample: run only the blocks the timing model samples (the first and the partial last
+        wave) and scale counts up: fast predictions for big launches, outputs only partly
+        computed.  The error this adds is measured in docs/timing.md.
+    """
+    from .report import Report
+    from .counters import InstCounter
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    gpu = get_gpu(gpu)
+    grid = _dim3(grid, "grid")
+    block = _dim3(block, "block")
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    types_, values = _bind_args(k.lower(), k.name, args)
+    fn = k.specialize(types_)
+    layout, smem = _shared_layout(fn)
+    _check_launch(gpu, grid, block, smem, k.name)
+    bindings, handles = _bind_memory(fn, values)
 
     info = Launch(k.name, fn, gpu, grid, block, handles, smem)
+    info.registers_per_thread = registers_per_thread
     counter = InstCounter()
-    obs = [counter]
-    models = []
+    obs, models, tm = [counter], [], None
     if memory and _memory_model() is not None:
         mm = _memory_model()(gpu, info)
         obs.append(mm)
         models.append(mm)
+    if sample and not (timing and _timing_model() is not None):
+        raise LaunchError("sample=True needs the timing model (timing=True)")
     if timing and _timing_model() is not None:
-        tm = _timing_model()(gpu, info, memory_model=models[0] if models else None)
+        tm = _timing_model()(gpu, info, memory_model=models[0] if models else None,
+                             registers_per_thread=registers_per_thread)
         obs.append(tm)
         models.append(tm)          # fill_report runs after the memory model's
     obs.extend(observers)
@@ -255,24 +282,23 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         o.launch_begin(info)
 
     interp = Interpreter(fn, k.name, obs, max_loop_iterations=max_loop_iterations)
-    lanes_per_block = info.warps_per_block * 32
-    per_chunk = max(1, chunk_lanes // lanes_per_block)
+    per_chunk = max(1, chunk_lanes // (info.warps_per_block * 32))
     for m in models:
         per_chunk = m.chunk_blocks(per_chunk) if hasattr(m, "chunk_blocks") else per_chunk
+    wanted = sorted(set(tm.plan.main_blocks) | set(tm.plan.tail_blocks)) if sample else None
     n_chunks = -(-info.n_blocks // per_chunk)
     show = progress if progress is not None else (n_chunks >= 8 and sys.stderr.isatty())
+    executed = 0
     for c in range(n_chunks):
         first = c * per_chunk
-        chunk = Chunk(first, min(per_chunk, info.n_blocks - first), block, grid, index=c)
-        interp.run_chunk(chunk, bindings, layout)
+        n = min(per_chunk, info.n_blocks - first)
+        if wanted is not None and not any(first <= b < first + n for b in wanted):
+            continue
+        interp.run_chunk(Chunk(first, n, block, grid, index=c), bindings, layout)
+        executed += n
         if show:
             _progress(c + 1, n_chunks, k.name, sys.stderr)
-    for h in handles:
-        host, orig, work = h.user_array
-        if work is not host:
-            host[...] = work.reshape(host.shape)
-        if orig is not host and hasattr(orig, "copy_from_host"):
-            orig.copy_from_host(host)
+    _copy_back(handles)
     for o in obs:
         o.launch_end(info)
 
@@ -282,6 +308,9 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     rep.metrics["launch__grid_size"] = float(info.n_blocks)
     rep.metrics["launch__block_size"] = float(info.threads_per_block)
     rep.metrics["launch__shared_mem_per_block_static"] = float(smem)
+    if sample:
+        tm.scale_counts = info.n_blocks / max(1, executed)
+        rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": tm.scale_counts}
     for m in models:
         m.fill_report(rep)
     return rep

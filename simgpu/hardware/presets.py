@@ -41,9 +41,34 @@ H100 = GPU(
 
 H200 = H100.with_(
     name="H200",
-    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=32, latency_ns=480.0),  # [DS-H200]
-    l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=260),   # [DEV] 60 MiB reported
-    sources={"sm_count": "DS-H200/DEV", "clock_hz": "DS-H100 (same die)", "l2": "DEV", "dram": "DS-H200"},
+    # DRAM: 4.8 TB/s [DS-H200] (the roofline's); latency 658.5 cycles = 332.6 ns at 1.98 GHz: uint32
+    # pointer chase over 128 MiB, one word per line [MB latency, chaseu_128MB]
+    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=32, latency_ns=332.6),
+    # L2 60 MiB [DEV]; hit latency 283.5 cycles: chase over 1-16 MiB [MB latency, chaseu_1MB..16MB]
+    l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=284),
+    # L1 hit latency 35.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
+    l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=36),
+    l2_read_bytes_per_s=5.85e12,             # [MB bandwidth, l2_bw_16MB_x100: 16 MiB resident, read 100x]
+    clock_hz=1.98e9,                         # [MB clock: ncu sm__cycles_elapsed / duration, median 1.979 GHz]
+    # timing-model fields (simgpu.timing); [MB] = validation/data/h200_microbench.json summary
+    int_alu_lanes_per_sm=116,                # [MB issue_iadd_i32: 116.1 IADD3/clk/SM over the ALU and FMA pipes]
+    int32_lanes_per_sm=64,                   # [MB issue_imad_i32: 63.8 IMAD/clk/SM] = [WP-H100]
+    conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
+    shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]
+    l1_bytes_per_cycle=128,                  # [MB smem_bw: 126.2 B/clk/SM conflict-free LDS]
+    fp32_latency_cycles=4.0,                 # [MB fma_f32_latency: 270,890 cycles / 65,536 dependent FFMA = 4.13]
+    fp64_latency_cycles=8.0,                 # [MB fma_f64_latency: 531,511 / 65,536 = 8.11]
+    int_latency_cycles=4.0,                  # assumed = FFMA (IMAD shares the FMA pipe); not measured
+    sfu_latency_cycles=18.0,                 # assumed (not measured): MUFU results
+    conv_latency_cycles=12.0,                # assumed (not measured)
+    shared_latency_cycles=24.6,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4 (IMAD)]
+    dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
+    dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]
+    atomic_same_address_ns=1.76,             # [MB atomic_one_addr_f32: 1,081,344 float REDs on one word in 1,904.7 us]
+    launch_overhead_ns=1484.0,               # [MB empty_kernel: 1,568 ns (ncu), less one block start (84 ns)]
+    block_launch_cycles=166.0,               # [MB empty_kernel_1056x256 - empty_kernel = 672 ns for 8 blocks/SM]
+    sources={"sm_count": "DS-H200/DEV", "clock_hz": "MB", "l2": "DEV/MB", "dram": "DS-H200/MB",
+             "timing": "validation/data/h200_microbench.json (see presets.py comments, docs/timing.md)"},
 )
 
 A100 = GPU(

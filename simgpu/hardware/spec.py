@@ -105,6 +105,26 @@ class GPU:
     tensor_fp16_flops: float = 0.0
     tensor_tf32_flops: float = 0.0
     tensor_fp8_flops: float = 0.0
+    # timing model (simgpu.timing): issue rates, latencies and overheads.  Defaults are the
+    # Hopper values; presets.py gives each one's source (datasheet, CUDA-PG or [MB]).
+    int_alu_lanes_per_sm: int = 116          # IADD3/LOP3/ISETP results per SM per clock (ALU + FMA pipes)
+    conv_lanes_per_sm: int = 16              # type conversions per SM per clock (the XU pipe, with MUFU)
+    shfl_lanes_per_sm: int = 32              # warp-shuffle results per SM per clock
+    l1_bytes_per_cycle: int = 128            # L1/shared data path per SM: one 128 B wavefront per clock
+    fp32_latency_cycles: float = 4.0         # dependent-issue latency of FFMA
+    fp64_latency_cycles: float = 8.0         # DFMA
+    int_latency_cycles: float = 4.0          # IADD3/IMAD/LOP3
+    sfu_latency_cycles: float = 18.0         # MUFU
+    conv_latency_cycles: float = 12.0        # F2I/I2F/F2F
+    shared_latency_cycles: float = 30.0      # LDS with no bank conflict
+    dram_read_bytes_per_s: float = 0.0       # sustained DRAM read bandwidth (0: the datasheet's)
+    l2_read_bytes_per_s: float = 0.0         # sustained L2 -> SM read bandwidth (0: l2_bandwidth_bytes_per_s)
+    dram_write_cost: float = 1.0             # DRAM time of a written byte, in read bytes
+    l2_slices: int = 96                      # L2 slices (parallel servers of L2 bandwidth)
+    dram_channels: int = 80                  # DRAM channels (parallel servers of DRAM bandwidth)
+    atomic_same_address_ns: float = 0.5      # one atomic lane-operation on one hot address in the L2
+    launch_overhead_ns: float = 2000.0       # gpu__time_duration of an empty kernel, less one block start
+    block_launch_cycles: float = 0.0         # SM cycles to start each block (one at a time per SM)
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):

@@ -1,14 +1,27 @@
-"""What each IR op costs on the machine: its pipe (instruction class) and an estimate of
-how many SASS instructions it becomes.  One row per op; the timing model and the
-instruction counters read this table.
+"""What each IR op costs on the machine: its class, an estimate of how many SASS instructions
+it becomes, which pipes those instructions use and how many FLOPs it does.  One row per op;
+the timing model and the instruction counters read these tables.
 
-SASS estimates are first-order (documented in docs/design.md): numba's accurate libdevice
-maths expands one call into a short routine, and multi-dimensional indexing adds integer
-address arithmetic.
+SASS estimates are first-order (documented in docs/timing.md, "Instruction costs"):
+  * numba's accurate libdevice maths expands one call into a short routine; MATH_MIX gives
+    the routine's mix of pipes (FP32 FMA pipe, integer ALU, conversions, MUFU).  The mixes of
+    sin and exp come from the SASS of the issue-rate microbenchmarks
+    (validation/microbench, mb_sin_f32 / mb_exp_f32), the others from the same libdevice
+    routines' structure (polynomial + range reduction).
+  * a multiply whose only use is an add or subtract of the same kind is contracted into one
+    FMA / IMAD, as NVVM does by default (``contract(fn)`` marks it; the mul then costs 0).
+  * casts of constants and integer-to-integer casts are free (folded or absorbed by the
+    compiler); float <-> int and float32 <-> float64 conversions use the conversion pipe.
+  * integer multiplies (and adds a multiply was contracted into) are IMADs, on the half-rate
+    FMA-heavy pipe; other integer ops use the ALU and FMA pipes at nearly full rate.
+  * global/local array indexing adds one integer instruction per access for the 64-bit
+    address (the compiler hoists and strength-reduces the row part of multi-dimensional
+    indices); shared-memory accesses add none (LDS/STS take register + immediate offsets).
 """
 from __future__ import annotations
 
 from . import types as T
+from .nodes import Call, Const, If, Instr, Loop, Return, walk
 
 # op -> (class, sass instructions); class "float" resolves by the operand type
 OPS = {
@@ -31,12 +44,43 @@ OPS = {
 }
 # math functions: (class, sass instructions) for float32; float64 goes to the fp64 pipe
 MATH = {
-    "sqrt": ("sfu", 8), "exp": ("sfu", 10), "exp2": ("sfu", 4), "log": ("sfu", 12), "log2": ("sfu", 8),
-    "log10": ("sfu", 12), "sin": ("sfu", 30), "cos": ("sfu", 30), "tan": ("sfu", 40), "tanh": ("sfu", 20),
+    "sqrt": ("sfu", 8), "exp": ("sfu", 8), "exp2": ("sfu", 4), "log": ("sfu", 12), "log2": ("sfu", 8),
+    "log10": ("sfu", 12), "sin": ("sfu", 25), "cos": ("sfu", 25), "tan": ("sfu", 40), "tanh": ("sfu", 20),
     "erf": ("sfu", 20), "pow": ("sfu", 30), "floor": ("float", 1), "ceil": ("float", 1),
     "trunc": ("float", 1), "fabs": ("float", 1), "isnan": ("float", 1), "isinf": ("float", 2),
     "isfinite": ("float", 2),
 }
+# pipes of a libdevice routine (float32): {pipe: instructions}; sums equal MATH's counts.
+# sin/cos: [MB issue_sin_f32] 24.6 SASS per call: 13.4 on the FMA pipes (FFMA/FMUL/FADD/FSEL,
+# IMAD.MOV), 7.1 on the ALU (LOP3/ISETP/SHF/IADD3), 1.0 on XU (F2I/I2F), the rest branches
+# (BSSY/BSYNC/BRA around the slow path).  No MUFU in the accurate path.
+# exp: [MB issue_exp_f32] 8.2 SASS per call: 6.0 FMA-pipe (FFMA.SAT, FFMA.RM, FADD, FMUL), 1.1
+# ALU (SHL), 1.0 XU (MUFU.EX2).
+MATH_MIX = {
+    "sin": {"fp32": 14, "int": 7, "conv": 1, "branch": 3},
+    "cos": {"fp32": 14, "int": 7, "conv": 1, "branch": 3},
+    "tan": {"fp32": 26, "int": 9, "conv": 2, "sfu": 2, "branch": 1},
+    "exp": {"fp32": 6, "int": 1, "sfu": 1},
+    "exp2": {"fp32": 2, "int": 1, "sfu": 1},
+    "log": {"fp32": 8, "int": 3, "sfu": 1},
+    "log2": {"fp32": 5, "int": 2, "sfu": 1},
+    "log10": {"fp32": 8, "int": 3, "sfu": 1},
+    "sqrt": {"fp32": 4, "int": 2, "sfu": 1, "branch": 1},
+    "tanh": {"fp32": 15, "int": 3, "sfu": 2},
+    "erf": {"fp32": 16, "int": 3, "sfu": 1},
+    "pow": {"fp32": 20, "int": 7, "sfu": 2, "branch": 1},
+}
+# true division and floor division / modulo of floats: MUFU.RCP + Newton FFMAs + a check
+DIV_MIX = {"truediv": {"fp32": 5, "int": 2, "sfu": 1}, "floordiv": {"fp32": 6, "int": 3, "sfu": 1},
+           "mod": {"fp32": 6, "int": 3, "sfu": 1}}
+# FLOPs per thread: add/sub/mul 1, fma 2 (a contracted mul counts its own 1); math calls 1
+FLOP_OPS = {"add": 1, "sub": 1, "mul": 1, "truediv": 1, "fma": 2, "neg": 0, "min": 0, "max": 0}
+PIPES = ("fp32", "fp64", "int", "imad", "sfu", "conv", "lsu", "shfl", "branch", "barrier")
+
+
+def _float_type(ins):
+    tys = ins.arg_tys or ((ins.ty,) if ins.ty is not None else ())
+    return tys[0] if tys else None
 
 
 def op_class(ins) -> str:
@@ -46,8 +90,7 @@ def op_class(ins) -> str:
     else:
         cls, _ = OPS.get(ins.op, ("misc", 1))
     if cls == "float":
-        tys = ins.arg_tys or ((ins.ty,) if ins.ty is not None else ())
-        t = tys[0] if tys else None
+        t = _float_type(ins)
         if t == T.FLOAT64:
             return "fp64"
         if t == T.FLOAT16:
@@ -62,13 +105,222 @@ def op_class(ins) -> str:
     return cls
 
 
+def _free_cast(ins):
+    if ins.op != "cast":
+        return False
+    if ins.args and isinstance(ins.args[0], Const):
+        return True                                  # folded constant
+    src = ins.arg_tys[0] if ins.arg_tys else None
+    dst = ins.ty
+    return src is not None and dst is not None and not T.is_float(src) and not T.is_float(dst)
+
+
+def _int_division(ins):
+    """Integer // or %: by a constant it becomes shifts or a multiply-high (3 SASS), by a
+    variable a reciprocal-based routine (I2F, MUFU.RCP, F2I, IMADs and fix-ups: 15)."""
+    if ins.op not in ("floordiv", "mod") or op_class(ins) != "int":
+        return None
+    return 3 if len(ins.args) > 1 and isinstance(ins.args[1], Const) else 15
+
+
 def sass_count(ins) -> int:
     """Estimated SASS instructions for one execution of `ins` by one warp."""
+    if ins.attrs.get("contracted"):
+        return 0
+    if _free_cast(ins):
+        return 0
+    d = _int_division(ins)
+    if d is not None:
+        return d
     if ins.op == "math":
         n = MATH.get(ins.attrs["fn"], ("sfu", 20))[1]
     else:
         n = OPS.get(ins.op, ("misc", 1))[1]
     if ins.op in ("ld", "st", "atomic"):
-        nidx = len(ins.args) - (1 if ins.op == "ld" else 2)
-        n += 2 * max(nidx, 1)                        # address arithmetic (IMAD/LEA) per index
+        n += _address_cost(ins)
     return n
+
+
+WRAP = 5        # numba's negative-index wrap-around per signed index (SHF, LOP3, IADD3, IMAD.X, LEA.HI.X)
+
+
+def _address_cost(ins):
+    """Integer SASS to form the address: a 64-bit IMAD.WIDE/LEA for global and local arrays
+    plus a stride multiply per extra dimension (2 for 64-bit strides; shared arrays have
+    constant strides folded into LDS/STS immediates: 0), and WRAP per index that may be negative ([MB] mb_chase vs mb_chaseu:
+    a signed index costs 10 SASS per access, an unsigned one 2)."""
+    nidx = ins.attrs.get("nidx_addr", 1)
+    shared = _space(ins) == "shared"
+    base = 0 if shared else 1 + 2 * (nidx - 1)
+    return base + WRAP * ins.attrs.get("wrap_dims", 0)
+
+
+def _space(ins):
+    return ins.attrs.get("space")
+
+
+def pipe_mix(ins) -> dict:
+    """{pipe: SASS instructions} for one warp executing `ins` once (sums to sass_count)."""
+    n = sass_count(ins)
+    if n == 0:
+        return {}
+    cls = op_class(ins)
+    if _int_division(ins) == 15:
+        return {"int": 12, "conv": 2, "sfu": 1}
+    if ins.op == "math" and cls != "fp64":
+        mix = MATH_MIX.get(ins.attrs["fn"])
+        if mix:
+            return dict(mix)
+        return {"fp32": n} if MATH.get(ins.attrs["fn"], ("sfu",))[0] == "float" else {"sfu": 1, "fp32": n - 1}
+    if ins.op in DIV_MIX and cls == "fp32":
+        return dict(DIV_MIX[ins.op])
+    if ins.op in ("ld", "st", "atomic"):
+        wrap = WRAP * ins.attrs.get("wrap_dims", 0)
+        mix = {"lsu": 1}
+        if n - 1 - wrap > 0:
+            mix["imad"] = n - 1 - wrap
+        if wrap:
+            mix["int"] = wrap
+        return mix
+    if cls == "int" and (ins.op == "mul" or ins.attrs.get("fma")):
+        return {"imad": n}                        # IMAD: the FMA-heavy pipe, half rate
+    pipe = {"fp32": "fp32", "fp16": "fp32", "fp64": "fp64", "int": "int", "sfu": "sfu", "conv": "conv",
+            "shfl": "shfl", "barrier": "barrier", "misc": "int", "move": "int", "ldst": "lsu",
+            "atomic": "lsu"}.get(cls, "int")
+    return {pipe: n}
+
+
+def flops(ins) -> int:
+    """Floating-point operations per thread for one execution (an FMA counts two)."""
+    cls = op_class(ins)
+    if cls not in ("fp32", "fp64", "fp16"):
+        return 0
+    if ins.op == "math":
+        return 1
+    return FLOP_OPS.get(ins.op, 0)
+
+
+def _indices(ins):
+    if ins.op == "ld":
+        return ins.args[1:]
+    if ins.op == "st":
+        return ins.args[2:]
+    k = ins.attrs.get("nidx", 1)
+    return ins.args[len(ins.args) - k:]
+
+
+_NONNEG_SREG = ("tid.", "ctaid.", "ntid.", "nctaid.", "laneid")
+
+
+def _known_nonneg(a, nonneg, fn):
+    if isinstance(a, Const):
+        return isinstance(a.value, (int, float)) and a.value >= 0
+    t = fn.var_types.get(a)
+    return a in nonneg or (t is not None and getattr(t, "signed", True) is False)
+
+
+def _nonnegative(fn):
+    """Names whose every assignment is provably >= 0 (what LLVM can see, roughly): special
+    registers, cuda.grid, constants >= 0, unsigned values, and +, *, //, %, >>, & and
+    min/max of such values; `x & c` for a constant c >= 0; variables of range loops with
+    constant bounds (unrolled).  Other range-loop variables are not (numba's range lowering
+    hides the bound).  Iterated to a fixed point."""
+    defs = {}
+    for s in walk(fn.body):
+        if isinstance(s, Instr) and s.dst is not None:
+            defs.setdefault(s.dst, []).append(s)
+        elif isinstance(s, Loop) and s.range_var:
+            ra = s.range_args
+            const = len(ra) == 3 and all(isinstance(a, Const) for a in ra) and ra[0].value >= 0 and ra[2].value > 0
+            defs.setdefault(s.range_var, []).append("const-range" if const else None)
+    good = set()
+
+    def ok(a):
+        return _known_nonneg(a, good, fn)
+
+    def proves(s):
+        if s is None:
+            return False
+        if s == "const-range":                 # unrolled: the variable is a constant in each copy
+            return True
+        op = s.op
+        if op == "sreg":
+            return str(s.attrs.get("name", "")).startswith(_NONNEG_SREG)
+        if op in ("grid", "gridsize", "dim", "size", "ndim", "popc", "clz", "ffs"):
+            return True
+        if op in ("copy", "cast", "pos", "abs"):
+            return op == "abs" or all(ok(a) for a in s.args)
+        if op == "and":
+            return any(ok(a) for a in s.args)
+        if op in ("add", "mul", "floordiv", "mod", "rshift", "min", "max", "or", "lshift"):
+            return all(ok(a) for a in s.args)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for name, ds in defs.items():
+            if name not in good and all(proves(d) for d in ds):
+                good.add(name)
+                changed = True
+    return good
+
+
+def _uses(fn):
+    """How many times each value name is read anywhere in the function."""
+    n = {}
+
+    def use(v):
+        if isinstance(v, str):
+            n[v] = n.get(v, 0) + 1
+
+    for s in walk(fn.body):
+        if isinstance(s, Instr):
+            for a in s.args:
+                use(a)
+        elif isinstance(s, If):
+            use(s.cond)
+        elif isinstance(s, Loop):
+            use(s.cond)
+            for a in s.range_args:
+                use(a)
+        elif isinstance(s, Return):
+            use(s.value)
+    return n
+
+
+def contract(fn):
+    """Mark each multiply whose single use is an add/sub of the same type (an FMA or IMAD
+    after NVVM's contraction) with attrs['contracted'] = True, and each memory access with
+    attrs['space'].  Idempotent; returns how many multiplies were contracted."""
+    if getattr(fn, "_contracted", None) is not None:
+        return fn._contracted
+    nonneg = _nonnegative(fn)
+    for s in walk(fn.body):                       # the memory space and index facts of each access
+        if isinstance(s, Instr) and s.op in ("ld", "st", "atomic") and s.args and isinstance(s.args[0], str):
+            t = fn.var_types.get(s.args[0])
+            if getattr(t, "space", None):
+                s.attrs.setdefault("space", t.space)
+            idx = _indices(s)
+            s.attrs["nidx_addr"] = max(1, len(idx))
+            s.attrs["wrap_dims"] = sum(1 for a in idx if not _known_nonneg(a, nonneg, fn))
+    uses = _uses(fn)
+    muls = {}
+    for s in walk(fn.body):
+        if isinstance(s, Instr) and s.op == "mul" and s.dst is not None and uses.get(s.dst) == 1:
+            muls[s.dst] = s
+    k = 0
+    for s in walk(fn.body):
+        if isinstance(s, Instr) and s.op in ("add", "sub"):
+            for a in s.args:
+                m = muls.get(a) if isinstance(a, str) else None
+                if m is not None and op_class(m) == op_class(s) and not m.attrs.get("contracted"):
+                    m.attrs["contracted"] = True
+                    s.attrs["fma"] = True
+                    k += 1
+                    break
+    fn._contracted = k
+    return k
+
+
+__all__ = ["OPS", "MATH", "MATH_MIX", "PIPES", "op_class", "sass_count", "pipe_mix", "flops", "contract"]

@@ -1,0 +1,238 @@
+"""Sectored, set-associative LRU caches as plain int64 arrays, and the compiled operations.
+
+L1 (one per SM): row = sm * sets + set,
+  ``l1tag[row, way]``  uint32: the low 32 bits of the line address (byte address >>
+                       log2(line_bytes)); lines 2**32 apart (512 GiB) would alias, which the
+                       address map (kernel.py, model.LOCAL_BASE) never produces.  Half the
+                       bytes of an int64 tag: the tag scan is the L1's main cost.
+  ``l1[row, field, way]`` with fields
+  VALID    bit mask of the line's sectors whose data is present (0 when empty)
+  STAMP    last use (a clock that counts L1 accesses), for LRU; empty ways have stamp 0
+  WRITTEN  sectors stores wrote (in part or whole) since the line was allocated
+L2 (one): ``l2[set, field, way]`` with the fields every access scans,
+  TAG    line address, -1 when empty
+  STAMP2 last use (a clock that counts L2 accesses), for LRU; empty ways have stamp 0
+and ``l2r[set, way, field]``, the record of one way,
+  BYTES  (line_bytes / 64 words) which bytes of the line writes have covered
+  META   valid | dirty << 16 | partial << 32 | writer << 48, where
+           dirty    sectors written and not yet written back to DRAM
+           partial  dirty sectors of which only some bytes were written: the L2 keeps byte
+                    masks, so a partial write needs no DRAM read; reading or evicting the
+                    sector does
+           writer   the memory instruction (slot) that last wrote the line; its write-back
+                    is charged to it
+Sector masks are 16 bits wide: at most 16 sectors per line.
+
+Set index: ``(line + mix(line // sets)) % sets`` with mix() < sets a multiplicative hash.
+Consecutive lines fill consecutive sets as with a plain modulo, and each region of `sets`
+lines is rotated by a hash of the region number, so power-of-two strides do not all land in
+one set (real L1s and L2s hash their index bits for the same reason; the hash is not public).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .counters import DRAM_RD, DRAM_WR
+
+# parameter vector (int64) shared by the compiled functions
+(P_LINE_SHIFT, P_SECTOR_SHIFT, P_SPL, P_SETS1, P_WAYS1, P_SETS2, P_WAYS2, P_GRAN,
+ P_SECTOR_BYTES) = range(9)
+N_PARAMS = 9
+VALID, STAMP, WRITTEN = 0, 1, 2      # L1 fields
+TAG, STAMP2 = 0, 1                   # L2 fields of l2
+META, BYTES = 0, 1                   # L2 fields of l2r (BYTES: line_bytes / 64 words of byte mask)
+EMPTY32 = np.uint32(0xFFFFFFFF)
+MAX_SECTORS_PER_LINE = 16
+_M16 = 0xFFFF
+_MIX = np.int64(-7046029254386353131)          # 0x9E3779B97F4A7C15 (golden ratio), as int64
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def set_index(line, sets, inv):
+    """(line + mix(line // sets)) % sets, without integer division (inv = 1.0 / sets; the
+    two correction steps make it exact for line < 2**52)."""
+    q = np.int64(line * inv)
+    r = line - q * sets
+    if r < 0:
+        q -= 1
+        r += sets
+    elif r >= sets:
+        q += 1
+        r -= sets
+    h = ((((q * _MIX) >> 32) & 0xFFFFFFFF) * sets) >> 32
+    s = r + h
+    return s - sets if s >= sets else s
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def popcount(m):
+    n = 0
+    while m:
+        m &= m - 1
+        n += 1
+    return n
+
+
+# -- L1 --------------------------------------------------------------------------------
+@njit(cache=True, inline="always", _nrt=False)
+def l1_find(l1tag, row, ways, line):
+    """The way holding `line`, or -1.  (No early exit: the loop vectorises.)  An empty way
+    whose tag happens to match is harmless: its sectors are all invalid."""
+    key = np.uint32(line & 0xFFFFFFFF)
+    f = -1
+    for w in range(ways):
+        if l1tag[row, w] == key:
+            f = w
+    return f
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def l1_victim(l1, row, ways):
+    """The least recently used way (an empty way first: its stamp is 0)."""
+    m = l1[row, STAMP, 0]
+    for w in range(ways):
+        s = l1[row, STAMP, w]
+        if s < m:
+            m = s
+    for w in range(ways):
+        if l1[row, STAMP, w] == m:
+            return w
+    return 0
+
+
+# -- L2 --------------------------------------------------------------------------------
+@njit(cache=True, inline="always", _nrt=False)
+def chunks(m, gran, spl):
+    """DRAM accesses covering the sectors in `m`: (mask of sectors they cover, how many)."""
+    if gran == 1:
+        return m, popcount(m)
+    g = (1 << gran) - 1
+    out = 0
+    n = 0
+    for c in range(0, spl, gran):
+        cm = g << c
+        if m & cm:
+            out |= cm
+            n += 1
+    return out, n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _sector_full(l2r, row, w, s, sb):
+    """All bytes of sector s of the line in (row, way w) written, per its byte mask."""
+    if sb == 32:
+        return ((l2r[row, w, BYTES + (s >> 1)] >> ((s & 1) * 32)) & 0xFFFFFFFF) == 0xFFFFFFFF
+    for b in range(s * sb, s * sb + sb):
+        if (l2r[row, w, BYTES + (b >> 6)] >> (b & 63)) & 1 == 0:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt):
+    """One request for sectors `m` of `line` arriving at the L2 at time `stamp`; for a write,
+    buf[k, 4:] holds the bytes it writes.  op: 0 read, 1 write, 2 atomic (read-modify-write
+    in the L2).  Returns (sector hits, DRAM bytes read).
+
+    Calibrated on the H200 (validation/README.md, "DRAM access granularity", "partial-sector
+    writes", "L2 write policy"):
+      * a read miss fetches the aligned `gran` sectors around each missing sector (64 B);
+      * a write allocates without reading DRAM: the L2 keeps a byte mask per line, and a
+        sector becomes valid once all its bytes are written (by one request or several);
+        until then it is `partial`, and reading or evicting it costs a 32-byte DRAM read;
+      * an evicted line writes back its dirty sectors, 32 B each, charged to the instruction
+        that last wrote it (cnt[writer, DRAM_WR]; its fill reads to cnt[writer, DRAM_RD]);
+      * hits: tag and sector data present (Nsight's definition), except that every store
+        sector counts as a hit, as lts__t_sector_hit_rate does on the H200."""
+    nf = l2r.shape[2]
+    row = set_index(line, sets, inv)
+    w = -1
+    for q in range(ways):
+        if l2[row, TAG, q] == line:
+            w = q
+    if w < 0:                                            # the least recently used way
+        lo = l2[row, STAMP2, 0]
+        for q in range(ways):
+            if l2[row, STAMP2, q] < lo:
+                lo = l2[row, STAMP2, q]
+        w = 0
+        while l2[row, STAMP2, w] != lo:
+            w += 1
+        if l2[row, TAG, w] != -1:                        # evict it
+            old = l2r[row, w, META]
+            d = (old >> 16) & _M16
+            if d:
+                wr = old >> 48
+                cnt[wr, DRAM_WR] += popcount(d) * sb
+                cnt[wr, DRAM_RD] += popcount((old >> 32) & _M16) * sb
+        l2[row, TAG, w] = line
+        for f in range(nf):
+            l2r[row, w, f] = 0
+    l2[row, STAMP2, w] = stamp
+    meta = l2r[row, w, META]
+    v = meta & _M16
+    d = (meta >> 16) & _M16
+    p = (meta >> 32) & _M16
+    wr = meta >> 48
+    dram = 0
+    if op == 1:                                          # write: byte-masked, no DRAM read
+        hits = popcount(m)
+        for f in range(BYTES, nf):
+            l2r[row, w, f] |= buf[k, 4 + f - BYTES]
+        for s in range(spl):
+            if (m >> s) & 1 and not (v >> s) & 1 and _sector_full(l2r, row, w, s, sb):
+                v |= np.int64(1) << s
+        d |= m
+        p = (p | m) & ~v
+        wr = slot
+    else:
+        hits = popcount(m & v)
+        need = m & ~v
+        if need:
+            fill, n = chunks(need, gran, spl)
+            fill &= ~v
+            dram = popcount(fill) * sb
+            v |= fill
+            p &= ~fill
+        if op == 2:
+            d |= m
+            wr = slot
+    l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, 32767) << 48)
+    return hits, dram
+
+
+@njit(cache=True, _nrt=False)
+def dirty_bytes(l2, l2r, prm, cnt, col):
+    """Charge the bytes still dirty in the L2 to their writers' column `col`; return the total."""
+    sb = prm[P_SECTOR_BYTES]
+    total = 0
+    for r in range(l2.shape[0]):
+        for w in range(l2.shape[2]):
+            meta = l2r[r, w, META]
+            d = (meta >> 16) & _M16
+            if l2[r, TAG, w] != -1 and d:
+                cnt[meta >> 48, col] += popcount(d) * sb
+                total += popcount(d) * sb
+    return total
+
+
+def new_l1(sets, ways, n_sms):
+    """(l1tag, l1) for n_sms L1s."""
+    return np.full((sets * n_sms, ways), EMPTY32, dtype=np.uint32), np.zeros((sets * n_sms, 3, ways), dtype=np.int64)
+
+
+def new_l2(sets, ways, line_bytes=128):
+    """(l2, l2r): tags and stamps, scanned on every access; and per-way records."""
+    l2 = np.zeros((sets, 2, ways), dtype=np.int64)
+    l2[:, TAG, :] = -1
+    return l2, np.zeros((sets, ways, BYTES + max(1, line_bytes // 64)), dtype=np.int64)
+
+
+def l2_lines(l2, l2r):
+    """{line: (valid, dirty, partial)} of every line in the L2 (for tests and tools)."""
+    out = {}
+    for r, w in zip(*np.nonzero(l2[:, TAG, :] != -1)):
+        meta = int(l2r[r, w, META])
+        out[int(l2[r, TAG, w])] = (meta & _M16, (meta >> 16) & _M16, (meta >> 32) & _M16)
+    return out

@@ -1,0 +1,361 @@
+"""Global and local memory, compiled: one call per executed memory instruction (all warps of
+a chunk), from lane addresses to requests, sectors, L1, L2 and DRAM.
+
+Per warp (in the schedule's order, see schedule.py):
+  1. coalesce: the active lanes' byte ranges [addr, addr + size) -> the distinct 128-byte
+     lines touched, with the mask of 32-byte sectors touched in each (and, for stores, which
+     sectors are written completely).  One request per warp instruction; sectors = distinct
+     sectors (what l1tex__t_requests / l1tex__t_sectors count).
+  2. L1 of the warp's SM: loads allocate on miss and fill the missing sectors; stores write
+     through (and allocate: see global_event); atomics bypass the L1 and invalidate the
+     sectors they touch there, and are served in passes (_atomic_extra).
+  3. L2 (cache.l2_access): L1 load misses as reads, stores as writes, atomics.
+Nothing here loops over lanes in Python: lanes are visited inside numba only (and only when
+a warp is not a full affine access, see gather).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cache import (P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2, P_SPL,
+                    P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access, popcount,
+                    set_index)
+from .counters import (DRAM_RD, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
+                       GLD_SECT, GST_BYTES, GST_HIT, GST_REQ, GST_SECT, L2_AT, L2_AT_HIT,
+                       L2_AT_REQ, L2_RD, L2_RD_HIT, L2_RD_REQ, L2_WR, L2_WR_HIT, L2_WR_REQ,
+                       LLD_BYTES, LLD_HIT, LLD_REQ, LLD_SECT, LST_BYTES, LST_HIT, LST_REQ,
+                       LST_SECT)
+
+LD, ST, ATOM, LOCAL_LD, LOCAL_ST = 0, 1, 2, 3, 4
+KINDS = {("global", "ld"): LD, ("global", "st"): ST, ("global", "atom"): ATOM,
+         ("local", "ld"): LOCAL_LD, ("local", "st"): LOCAL_ST, ("local", "atom"): LOCAL_ST}
+MAX_LINES = 64          # 32 lanes x at most 2 lines each (an access of <= 16 bytes crosses one boundary)
+
+
+def new_scratch(n_warps, line_bytes):
+    """The work arrays global_event needs (allocated once per chunk size, outside numba)."""
+    nwords = max(1, line_bytes // 64)
+    return (np.zeros(MAX_LINES, np.int64), np.zeros(MAX_LINES, np.int64),
+            np.zeros((MAX_LINES, nwords), np.int64), np.zeros((n_warps * MAX_LINES, 4 + nwords), np.int64),
+            np.zeros(n_warps, np.int64), np.zeros(n_warps, np.int64),
+            np.zeros(32, np.int64), np.zeros(32, np.int64), np.zeros((MAX_LINES, 16), np.int64),
+            np.zeros(MAX_LINES, np.int64))
+
+
+@njit(cache=True, _nrt=False)
+def _atomic_extra(addr, mask, w, ls, ss, lines, n, extra, da, dc, mx):
+    """Atomics are served in passes: lanes that hit the same address go in successive passes
+    (pass k serves the k-th lane of every address).  A sector is therefore accessed as many
+    times as the most popular address in it has lanes.  extra[j] = sector accesses of line j
+    beyond its distinct sectors.  (Fits the H200's l1tex/lts sector counts of random
+    histograms; validation/README.md.)"""
+    nd = 0
+    for l in range(32):
+        i = w * 32 + l
+        if not mask[i]:
+            continue
+        a = addr[i]
+        k = 0
+        while k < nd and da[k] != a:
+            k += 1
+        if k == nd:
+            da[k] = a
+            dc[k] = 0
+            nd += 1
+        dc[k] += 1
+    for j in range(n):
+        extra[j] = 0
+        for s in range(16):
+            mx[j, s] = 0
+    lmask = (np.int64(1) << ls) - 1
+    for k in range(nd):
+        L = da[k] >> ls
+        s = (da[k] & lmask) >> ss
+        for j in range(n):
+            if lines[j] == L:
+                if dc[k] > mx[j, s]:
+                    mx[j, s] = dc[k]
+                break
+    for j in range(n):
+        for s in range(16):
+            if mx[j, s] > 1:
+                extra[j] += mx[j, s] - 1
+
+
+_COLS = np.array([      # per kind: requests, sectors, bytes, L1 hits; L2 requests, sectors, hits
+    [GLD_REQ, GLD_SECT, GLD_BYTES, GLD_HIT, L2_RD_REQ, L2_RD, L2_RD_HIT],
+    [GST_REQ, GST_SECT, GST_BYTES, GST_HIT, L2_WR_REQ, L2_WR, L2_WR_HIT],
+    [GAT_REQ, GAT_SECT, GAT_BYTES, -1, L2_AT_REQ, L2_AT, L2_AT_HIT],
+    [LLD_REQ, LLD_SECT, LLD_BYTES, LLD_HIT, L2_RD_REQ, L2_RD, L2_RD_HIT],
+    [LST_REQ, LST_SECT, LST_BYTES, LST_HIT, L2_WR_REQ, L2_WR, L2_WR_HIT]], dtype=np.int64)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _bits(lo, hi):
+    """int64 mask with bits lo..hi (0 <= lo <= hi <= 63) set."""
+    n = hi - lo + 1
+    if n == 64:
+        return np.int64(-1)
+    return ((np.int64(1) << n) - 1) << lo
+
+
+@njit(cache=True, _nrt=False)
+def _mark_bytes(bm, j, lo, hi):
+    b = lo
+    while b <= hi:
+        top = min(63, (b & 63) + hi - b)
+        bm[j, b >> 6] |= _bits(b & 63, top)
+        b += top - (b & 63) + 1
+
+
+@njit(cache=True, _nrt=False)
+def _all_bytes(bm, j, lo, hi):
+    b = lo
+    while b <= hi:
+        top = min(63, (b & 63) + hi - b)
+        want = _bits(b & 63, top)
+        if bm[j, b >> 6] & want != want:
+            return False
+        b += top - (b & 63) + 1
+    return True
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _slot_of(lines, smask, bm, n, L, want_bytes):
+    """Index of line L in the warp's list (searched from the most recent), appending it if
+    new: (index, new count)."""
+    for k in range(n - 1, -1, -1):
+        if lines[k] == L:
+            return k, n
+    lines[n] = L
+    smask[n] = 0
+    if want_bytes:
+        for q in range(bm.shape[1]):
+            bm[n, q] = 0
+    return n, n + 1
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _affine(addr, mask8, base):
+    """(d, True) if the 32 lanes from `base` are all active with addresses addr[base] + l*d;
+    (d, False) otherwise.  Branch-free reductions: they vectorise."""
+    a0 = addr[base]
+    d = addr[base + 1] - a0
+    bad = 0
+    for l in range(32):
+        bad |= addr[base + l] - a0 - l * d
+    act = 0
+    for l in range(32):
+        act += mask8[base + l]
+    return d, bad == 0 and act == 32
+
+
+@njit(cache=True, _nrt=False)
+def gather(addr, mask, mask8, w, size, ls, ss, sb, lines, smask, bm, want_bytes):
+    """Coalesce warp `w`: the distinct lines its active lanes touch, the sectors touched in
+    each (smask) and, if want_bytes, the bytes (bm).  Returns (lines, active lanes).
+
+    Lines are listed in the order the lanes first touch them.  Fast path: a full warp with
+    addresses a0 + lane * d, |d| <= sector size (and, for stores, d in {0, size} so the
+    bytes written are one range): every sector between the lowest and highest byte is
+    touched.  Otherwise one lane at a time (_gather_lanes)."""
+    lmask = (np.int64(1) << ls) - 1
+    d, affine = _affine(addr, mask8, w * 32)
+    if affine and abs(d) <= sb and (not want_bytes or d == 0 or d == size):
+        a0 = addr[w * 32]
+        lo = min(a0, a0 + 31 * d)
+        hi = max(a0, a0 + 31 * d) + size - 1
+        n = 0
+        first, last, step = lo >> ls, hi >> ls, 1
+        if d < 0:                                # lines in the order lanes first touch them
+            first, last, step = last, first, -1
+        for L in range(first, last + step, step):
+            blo = max(lo, L << ls) & lmask
+            bhi = min(hi, ((L + 1) << ls) - 1) & lmask
+            lines[n] = L
+            smask[n] = _bits(blo >> ss, bhi >> ss)
+            if want_bytes:
+                for q in range(bm.shape[1]):
+                    bm[n, q] = 0
+                _mark_bytes(bm, n, blo, bhi)
+            n += 1
+        return n, 32
+    return _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes)
+
+
+@njit(cache=True, _nrt=False)
+def _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes):
+    """gather(), one lane at a time (kept out of line: inlining it slows the fast path)."""
+    n = 0
+    active = 0
+    last = -1
+    j = 0
+    cur = 0                        # sectors of line `last` not yet stored in smask[j]
+    lmask = (np.int64(1) << ls) - 1
+    fs = min(ss, 6)                # within one sector and one 64-bit word of the byte mask
+    for l in range(32):
+        i = w * 32 + l
+        if not mask[i]:
+            continue
+        active += 1
+        a = addr[i]
+        e = a + size - 1
+        if (a ^ e) >> fs == 0:                   # fast path: inside one sector
+            L = a >> ls
+            if L != last:
+                if last != -1:
+                    smask[j] |= cur
+                j, n = _slot_of(lines, smask, bm, n, L, want_bytes)
+                last = L
+                cur = 0
+            o = a & lmask
+            cur |= np.int64(1) << (o >> ss)
+            if want_bytes:
+                bm[j, o >> 6] |= ((np.int64(1) << size) - 1) << (o & 63)
+            continue
+        L = a >> ls
+        while L <= e >> ls:                       # crosses sectors (misaligned or wide)
+            if L != last:
+                if last != -1:
+                    smask[j] |= cur
+                j, n = _slot_of(lines, smask, bm, n, L, want_bytes)
+                last = L
+                cur = 0
+            lo = max(a, L << ls) & lmask
+            hi = min(e, ((L + 1) << ls) - 1) & lmask
+            cur |= _bits(lo >> ss, hi >> ss)
+            if want_bytes:
+                _mark_bytes(bm, j, lo, hi)
+            L += 1
+    if last != -1:
+        smask[j] |= cur
+    return n, active
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _full_sectors(bm, j, m, spl, sb):
+    """Sectors of mask m whose bytes are all written."""
+    full = 0
+    for s in range(spl):
+        if (m >> s) & 1:
+            if sb == 32:
+                ok = ((bm[j, s >> 1] >> ((s & 1) * 32)) & 0xFFFFFFFF) == 0xFFFFFFFF
+            else:
+                ok = _all_bytes(bm, j, s * sb, s * sb + sb - 1)
+            if ok:
+                full |= np.int64(1) << s
+    return full
+
+
+@njit(cache=True, _nrt=False)
+def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, cnt, l1tag, l1,
+                 l2, l2r, prm, clk, scratch):
+    """Run one warp-level global/local memory instruction for every warp of a chunk and add
+    its counts to row `slot` of `cnt`.  Returns the number of sectors looked up in L1.
+
+    mask8 is `mask` viewed as uint8 and `scratch` the work arrays of new_scratch(): numba
+    compiles this without reference counting (_nrt=False), which would cost more than the
+    work, so nothing here may allocate.
+
+    Pass 1 goes SM by SM (`sm_order`): coalescing and each SM's L1, which sees its own warps
+    in schedule order; what goes on to the L2 is queued per warp in `buf` (line, sectors,
+    fully written sectors, extra atomic passes, bytes written).  Pass 2 replays the queues in the
+    schedule's interleaved order (`order`) through the L2.  The L1s are private, so this
+    gives the same result as one pass in `order`, with one L1 at a time in the host's caches.
+
+    L1 policy: loads allocate on a miss and fill the missing sectors; stores write through
+    to the L2, allocate the line too (the H200 counts repeated partial stores to a sector
+    as L1 hits) and make fully written sectors valid; atomics bypass the L1 and invalidate
+    what they touch."""
+    ls, ss, spl, sb = prm[P_LINE_SHIFT], prm[P_SECTOR_SHIFT], prm[P_SPL], prm[P_SECTOR_BYTES]
+    sets1, ways1 = prm[P_SETS1], prm[P_WAYS1]
+    sets2, ways2, gran = prm[P_SETS2], prm[P_WAYS2], prm[P_GRAN]
+    inv1 = 1.0 / sets1
+    inv2 = 1.0 / sets2
+    lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra = scratch
+    load = kind == LD or kind == LOCAL_LD
+    store = kind == ST or kind == LOCAL_ST
+    atom = kind == ATOM
+    op2 = 0 if load else (1 if store else 2)
+    t = clk[0]
+    req = sect = nbytes = l1hit = 0
+    pos = 0
+    for oi in range(sm_order.shape[0]):                 # pass 1: coalescing and L1
+        w = sm_order[oi]
+        wstart[w] = pos
+        n, active = gather(addr, mask, mask8, w, size, ls, ss, sb, lines, smask, bm, store)
+        if active == 0:
+            wcount[w] = 0
+            continue
+        if atom:
+            _atomic_extra(addr, mask, w, ls, ss, lines, n, extra, da, dc, mx)
+        req += 1
+        nbytes += active * size
+        base = warp_sm[w] * sets1
+        for j in range(n):
+            L = lines[j]
+            m = smask[j]
+            ex = extra[j] if atom else 0
+            sect += popcount(m) + ex
+            row = base + set_index(L, sets1, inv1)
+            full = 0
+            way = l1_find(l1tag, row, ways1, L)
+            if load or store:
+                t += 1
+                if way < 0:
+                    way = l1_victim(l1, row, ways1)
+                    l1tag[row, way] = np.uint32(L & 0xFFFFFFFF)
+                    l1[row, VALID, way] = 0
+                    l1[row, WRITTEN, way] = 0
+                l1[row, STAMP, way] = t
+                if load:
+                    h = m & l1[row, VALID, way]
+                    l1hit += popcount(h)
+                    m &= ~h
+                    l1[row, VALID, way] |= m
+                    if m == 0:
+                        continue
+                else:                                    # write-through
+                    full = _full_sectors(bm, j, m, spl, sb)
+                    l1hit += popcount(m & (l1[row, VALID, way] | l1[row, WRITTEN, way]))
+                    l1[row, VALID, way] |= full
+                    l1[row, WRITTEN, way] |= m
+            elif way >= 0:                               # atomics run in the L2
+                l1[row, VALID, way] &= ~m
+                l1[row, WRITTEN, way] &= ~m
+            buf[pos, 0] = L
+            buf[pos, 1] = m
+            buf[pos, 2] = full
+            buf[pos, 3] = ex
+            if store:
+                for q in range(bm.shape[1]):
+                    buf[pos, 4 + q] = bm[j, q]
+            pos += 1
+        wcount[w] = pos - wstart[w]
+    clk[0] = t
+    t2 = clk[1]
+    l2req = l2sect = l2hit = dram = 0
+    for oi in range(order.shape[0]):                     # pass 2: the L2, SMs interleaved
+        w = order[oi]
+        for k in range(wstart[w], wstart[w] + wcount[w]):
+            m = buf[k, 1]
+            t2 += 1
+            h2, d = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
+                              gran, spl, sb, cnt)
+            l2req += 1
+            l2sect += popcount(m) + buf[k, 3]
+            l2hit += h2 + buf[k, 3]
+            dram += d
+    clk[1] = t2
+    c = _COLS[kind]
+    cnt[slot, c[0]] += req
+    cnt[slot, c[1]] += sect
+    cnt[slot, c[2]] += nbytes
+    if c[3] >= 0:
+        cnt[slot, c[3]] += l1hit
+    cnt[slot, c[4]] += l2req
+    cnt[slot, c[5]] += l2sect
+    cnt[slot, c[6]] += l2hit
+    cnt[slot, DRAM_RD] += dram
+    return sect

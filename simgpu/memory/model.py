@@ -1,0 +1,152 @@
+"""MemoryModel: the executor observer that counts every byte at every level.
+
+kernel.launch() builds one per launch, asks it how many blocks each chunk should hold
+(`chunk_blocks`), feeds it every memory event and finally lets it fill the Report.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..exec.state import Observer
+from ..hardware.spec import HardwareError
+from . import counters as C
+from .banks import const_event, new_scratch as bank_scratch, shared_event
+from .cache import MAX_SECTORS_PER_LINE, N_PARAMS, dirty_bytes, new_l1, new_l2
+from .engine import KINDS, MAX_LINES, global_event, new_scratch
+from .reductions import reduction_ids
+from .schedule import Schedule, blocks_per_sm, carveout_bytes, l1_ways
+from .tables import fill_report
+
+LOCAL_BASE = (1 << 40) + (1 << 38)   # local memory: 256 GiB above where global arrays start (2**40)
+_SHARED_COLS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES),
+                "st": (C.SST_REQ, C.SST_WF, C.SST_IDEAL, C.SST_BYTES),
+                "atom": (C.SAT_REQ, C.SAT_WF, C.SAT_IDEAL, C.SAT_BYTES)}
+
+
+def _log2(n, what):
+    k = int(n).bit_length() - 1
+    if 1 << k != n:
+        raise HardwareError(f"the memory model needs a power-of-two {what}, not {n}")
+    return k
+
+
+class MemoryModel(Observer):
+    """Coalescing, shared-memory banks, per-SM L1s, one L2 and DRAM for one launch."""
+
+    def __init__(self, gpu, launch):
+        self.gpu, self.launch = gpu, launch
+        l1, l2 = gpu.l1, gpu.l2
+        if (l1.line_bytes, l1.sector_bytes) != (l2.line_bytes, l2.sector_bytes):
+            raise HardwareError(f"{gpu.name}: the memory model needs the same line and sector size in "
+                                f"L1 ({l1.line_bytes}/{l1.sector_bytes} B) and L2 ({l2.line_bytes}/{l2.sector_bytes} B)")
+        spl = l2.sectors_per_line
+        if spl > MAX_SECTORS_PER_LINE:
+            raise HardwareError(f"{gpu.name}: the memory model supports at most {MAX_SECTORS_PER_LINE} "
+                                f"sectors per line, not {spl}")
+        bps, smem_alloc = blocks_per_sm(gpu, launch.threads_per_block, launch.smem_bytes)
+        self.schedule = Schedule(gpu.sm_count, bps, launch.warps_per_block)
+        self.carveout_bytes = carveout_bytes(gpu, bps * smem_alloc)
+        ways1 = l1_ways(gpu, bps * smem_alloc)
+        self.l1_bytes = ways1 * l1.sets * l1.line_bytes
+        self.l1tag, self.l1 = new_l1(l1.sets, ways1, gpu.sm_count)
+        self.l2, self.l2r = new_l2(l2.sets, l2.ways, l2.line_bytes)
+        gran = max(1, -(-gpu.dram.access_bytes // l2.sector_bytes))
+        gran = min(gran, spl)
+        while spl % gran:
+            gran += 1
+        self.dram_access_bytes = gran * l2.sector_bytes
+        self.prm = np.zeros(N_PARAMS, dtype=np.int64)
+        self.prm[:] = (_log2(l2.line_bytes, "line size"), _log2(l2.sector_bytes, "sector size"), spl,
+                       l1.sets, ways1, l2.sets, l2.ways, gran, l2.sector_bytes)
+        self.clk = np.zeros(2, dtype=np.int64)        # L1 and L2 clocks (LRU stamps)
+        self.bank_shift = _log2(gpu.shared_bank_bytes, "shared-memory bank width")
+        self.bank_mask = (1 << _log2(gpu.shared_banks, "number of shared-memory banks")) - 1
+        self.cnt = C.new_table()
+        self.slots = {}               # instruction id -> row of self.cnt
+        self.slot_ins = []
+        self.sector_lookups = 0
+        self._orders = {}
+        self._order = None
+        self.blocks_seen = 0
+        self._scratch = self._bank_scratch = None
+        self._local = None
+        self.local_frame = self._local_frame(launch)
+        self.red_ids = reduction_ids(getattr(launch, "fn", None))    # atomics compiled to RED
+
+    # -- executor hooks ----------------------------------------------------------
+    def chunk_blocks(self, per_chunk):
+        return self.schedule.chunk_blocks(per_chunk)
+
+    def chunk_begin(self, chunk):
+        self.blocks_seen += chunk.n_blocks
+        s = self.schedule
+        key = (chunk.first_block % s.wave_blocks, chunk.n_blocks)
+        o = self._orders.get(key)
+        if o is None:
+            o = self._orders[key] = s.order(chunk.first_block, chunk.n_blocks)
+        self._order = o
+        self._local = None
+        if self._scratch is None or self._scratch[4].shape[0] < chunk.n_warps * MAX_LINES:
+            self._scratch = new_scratch(chunk.n_warps, self.gpu.l2.line_bytes)
+            self._bank_scratch = bank_scratch(self.bank_mask + 1)
+            self._const_seen = np.zeros(32, dtype=np.int64)
+
+    def mem(self, ev):
+        slot = self._slot(ev.inst)
+        addr = np.ascontiguousarray(ev.addr)        # a broadcast (uniform) address is copied
+        mask = ev.mask.arr
+        space = ev.space
+        if space == "shared":
+            r = shared_event(addr, mask, mask.view(np.uint8), ev.size, ev.chunk.n_warps, self.bank_shift,
+                             self.bank_mask, ev.chunk.wpb, self._bank_scratch)
+            for col, v in zip(_SHARED_COLS[ev.kind], r):
+                self.cnt[slot, col] += v
+        elif space == "const":
+            req, passes, nbytes = const_event(addr, mask, ev.size, ev.chunk.n_warps, self._const_seen)
+            self.cnt[slot, C.CLD_REQ] += req
+            self.cnt[slot, C.CLD_WF] += passes
+            self.cnt[slot, C.CLD_BYTES] += nbytes
+        else:
+            if space == "local":
+                addr = self._local_addr(ev)
+            order, sm_order, warp_sm = self._order
+            self.sector_lookups += global_event(
+                addr, mask, mask.view(np.uint8), ev.size, KINDS[(space, ev.kind)], order, sm_order, warp_sm,
+                slot, self.cnt, self.l1tag, self.l1, self.l2, self.l2r, self.prm, self.clk, self._scratch)
+
+    def launch_end(self, launch):
+        dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END)
+
+    def fill_report(self, rep):
+        fill_report(self, rep)
+
+    # -- helpers -------------------------------------------------------------------
+    def _slot(self, ins):
+        s = self.slots.get(ins.id)
+        if s is None:
+            s = self.slots[ins.id] = len(self.slot_ins)
+            self.slot_ins.append(ins)
+            self.cnt = C.grow(self.cnt, s + 1)
+        return s
+
+    @staticmethod
+    def _local_frame(launch):
+        from ..ir import types as T
+        size = 0
+        for shape, dtype in getattr(launch.fn, "local", {}).values():
+            size += int(np.prod(shape)) * T.np_dtype(dtype).itemsize
+        return max(16, -(-size // 16) * 16)
+
+    def _local_addr(self, ev):
+        """Local memory is interleaved by the hardware: the same per-thread offset of the 32
+        threads of a warp lies in consecutive words (CUDA Programming Guide, "Local Memory")."""
+        c = ev.chunk
+        if self._local is None:
+            wpb = c.wpb
+            gwarp = (c.first_block + c.lane_block) * wpb + c.lane_tid // 32
+            self._local = (LOCAL_BASE + gwarp * (self.local_frame * 32), c.lane_tid % 32)
+        base, lane = self._local
+        g = max(4, ev.size)
+        o = np.asarray(ev.addr, dtype=np.int64)
+        return base + (o // g) * (32 * g) + lane * g + o % g
+

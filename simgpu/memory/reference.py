@@ -1,0 +1,169 @@
+"""A pure-Python statement of what engine.global_event and banks.shared_event compute.
+
+Slow (one Python step per byte) and obvious: sets as lists in recency order, sectors as
+Python sets.  The tests check the compiled code against it on random accesses, and
+benchmarks/bench_cache.py measures the compiled code's speed against it.
+"""
+from __future__ import annotations
+
+from . import counters as C
+from .cache import (P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2, P_SPL,
+                    P_WAYS1, P_WAYS2, set_index)
+from .engine import ATOM, LD, LOCAL_LD, LOCAL_ST, ST
+
+_COLS = {LD: (C.GLD_REQ, C.GLD_SECT, C.GLD_BYTES, C.GLD_HIT, C.L2_RD_REQ, C.L2_RD, C.L2_RD_HIT),
+         ST: (C.GST_REQ, C.GST_SECT, C.GST_BYTES, C.GST_HIT, C.L2_WR_REQ, C.L2_WR, C.L2_WR_HIT),
+         ATOM: (C.GAT_REQ, C.GAT_SECT, C.GAT_BYTES, None, C.L2_AT_REQ, C.L2_AT, C.L2_AT_HIT),
+         LOCAL_LD: (C.LLD_REQ, C.LLD_SECT, C.LLD_BYTES, C.LLD_HIT, C.L2_RD_REQ, C.L2_RD, C.L2_RD_HIT),
+         LOCAL_ST: (C.LST_REQ, C.LST_SECT, C.LST_BYTES, C.LST_HIT, C.L2_WR_REQ, C.L2_WR, C.L2_WR_HIT)}
+
+
+class ReferenceMemory:
+    """L1s and L2 as lists of [line, valid, ...] in recency order (most recent first)."""
+
+    def __init__(self, prm, n_sms):
+        self.p = [int(x) for x in prm]
+        p = self.p
+        self.l1 = [[[] for _ in range(p[P_SETS1])] for _ in range(n_sms)]
+        self.l2 = [[] for _ in range(p[P_SETS2])]
+        self.cnt = {}
+
+    def _row(self, slot):
+        return self.cnt.setdefault(slot, [0] * C.N_COUNTERS)
+
+    def _warp_lines(self, addr, mask, w, size):
+        """{line: (sector set, byte set)} in first-touch order, and the active lane count."""
+        ls, ss = self.p[P_LINE_SHIFT], self.p[P_SECTOR_SHIFT]
+        lines, active = {}, 0
+        for i in range(w * 32, w * 32 + 32):
+            if not mask[i]:
+                continue
+            active += 1
+            for b in range(int(addr[i]), int(addr[i]) + size):
+                sectors, nbytes = lines.setdefault(b >> ls, (set(), set()))
+                sectors.add((b & ((1 << ls) - 1)) >> ss)
+                nbytes.add(b & ((1 << ls) - 1))
+        return lines, active
+
+    def _l2(self, line, sectors, nbytes, op, slot):
+        p = self.p
+        gran, sb, spl = p[P_GRAN], p[P_SECTOR_BYTES], p[P_SPL]
+        s = self.l2[set_index(line, p[P_SETS2], 1.0 / p[P_SETS2])]
+        e = next((x for x in s if x[0] == line), None)
+        if e is None:
+            if len(s) == p[P_WAYS2]:
+                old = s.pop()
+                if old[2]:                                 # write back dirty, fill partial sectors
+                    self._row(old[4])[C.DRAM_WR] += len(old[2]) * sb
+                    self._row(old[4])[C.DRAM_RD] += len(old[3]) * sb
+            e = [line, set(), set(), set(), 0, set()]    # line, valid, dirty, partial, writer, bytes
+        else:
+            s.remove(e)
+        s.insert(0, e)
+        valid, dirty, partial = e[1], e[2], e[3]
+        if op == 1:                                      # every store sector counts as a hit
+            e[5] |= nbytes
+            valid |= {k for k in sectors if all(k * sb + b in e[5] for b in range(sb))}
+            dirty |= sectors
+            partial |= sectors
+            partial -= valid
+            e[4] = slot
+            return len(sectors), 0
+        hits = len(sectors & valid)
+        need = sectors - valid
+        fill = {c * gran + k for c in {x // gran for x in need} for k in range(gran)
+                if c * gran + k < spl} - valid
+        valid |= fill
+        partial -= fill
+        if op == 2:
+            dirty |= sectors
+            e[4] = slot
+        return hits, len(fill) * sb
+
+    @staticmethod
+    def _atomic_extra(addr, mask, w, ls, ss):
+        """{(line, sector): accesses beyond the first}: the most lanes on one address in it, - 1."""
+        counts = {}
+        for i in range(w * 32, w * 32 + 32):
+            if mask[i]:
+                counts[int(addr[i])] = counts.get(int(addr[i]), 0) + 1
+        extra = {}
+        for a, c in counts.items():
+            key = (a >> ls, (a & ((1 << ls) - 1)) >> ss)
+            extra[key] = max(extra.get(key, 0), c - 1)
+        return extra
+
+    def global_event(self, addr, mask, size, kind, order, sm_order, warp_sm, slot):
+        p = self.p
+        sb, ls, ss = p[P_SECTOR_BYTES], p[P_LINE_SHIFT], p[P_SECTOR_SHIFT]
+        c = _COLS[kind]
+        row = self._row(slot)
+        queue = {}
+        for w in sm_order:                                   # pass 1: coalescing and L1
+            lines, active = self._warp_lines(addr, mask, w, size)
+            if not active:
+                continue
+            row[c[0]] += 1
+            row[c[2]] += active * size
+            extra = self._atomic_extra(addr, mask, w, ls, ss) if kind == ATOM else {}
+            l1 = self.l1[warp_sm[w]]
+            q = queue.setdefault(w, [])
+            for line, (sectors, nbytes) in lines.items():
+                ex = sum(v for (L, _), v in extra.items() if L == line)
+                row[c[1]] += len(sectors) + ex
+                full = {k for k in sectors if all(k * sb + b in nbytes for b in range(sb))}
+                s = l1[set_index(line, p[P_SETS1], 1.0 / p[P_SETS1])]
+                e = next((x for x in s if x[0] == line), None)
+                if kind == ATOM:
+                    if e is not None:
+                        e[1] -= sectors
+                        e[2] -= sectors
+                    q.append((line, sectors, set(), ex))
+                    continue
+                if e is None:                                # loads and stores allocate
+                    if len(s) == p[P_WAYS1]:
+                        s.pop()
+                    e = [line, set(), set()]                 # line, valid, written
+                else:
+                    s.remove(e)
+                s.insert(0, e)
+                if kind in (LD, LOCAL_LD):
+                    row[c[3]] += len(sectors & e[1])
+                    miss = sectors - e[1]
+                    e[1] |= miss
+                    if miss:
+                        q.append((line, miss, set(), 0))
+                else:
+                    row[c[3]] += len(sectors & (e[1] | e[2]))
+                    e[1] |= full
+                    e[2] |= sectors
+                    q.append((line, sectors, nbytes, 0))
+        op = 0 if kind in (LD, LOCAL_LD) else (1 if kind in (ST, LOCAL_ST) else 2)
+        for w in order:                                      # pass 2: the L2
+            for line, sectors, nbytes, ex in queue.get(w, ()):
+                hits, dram = self._l2(line, sectors, nbytes, op, slot)
+                row[c[4]] += 1
+                row[c[5]] += len(sectors) + ex
+                row[c[6]] += hits + ex
+                row[C.DRAM_RD] += dram
+
+    def dirty_bytes(self):
+        return sum(len(e[2]) * self.p[P_SECTOR_BYTES] for s in self.l2 for e in s)
+
+
+def shared_wavefronts(addrs, size, banks=32, bank_bytes=4):
+    """Wavefronts of one warp's shared access (addrs: the active lanes' byte offsets in lane
+    order, None for an inactive lane): per group of lanes moving at most banks*bank_bytes
+    bytes, the largest number of distinct words one bank holds."""
+    group = 32 if size <= bank_bytes else max(1, banks * bank_bytes // size)
+    total = ideal = 0
+    for g0 in range(0, 32, group):
+        words = {w for a in addrs[g0:g0 + group] if a is not None
+                 for w in range(a // bank_bytes, (a + size - 1) // bank_bytes + 1)}
+        if any(a is not None for a in addrs[g0:g0 + group]):
+            per_bank = {}
+            for w in words:
+                per_bank[w % banks] = per_bank.get(w % banks, 0) + 1
+            total += max(per_bank.values())
+            ideal += 1
+    return total, ideal

@@ -1,0 +1,88 @@
+"""The numbers the simulator runs on, derived from the GPU spec (a pure function).
+
+Per sub-partition (SMSP; `schedulers_per_sm` of them per SM), a warp instruction on pipe p
+occupies that pipe for  warp_size / (lanes_per_sm[p] / schedulers_per_sm)  cycles:
+
+    H200  fp32 128 lanes/SM -> 1 cycle     fp64 64 -> 2     int (ALU) 116 -> 1.1   imad 64 -> 2
+          sfu (XU: MUFU and conversions) 16 -> 8 cycles     shfl 32 -> 4     lsu 32 -> 4
+
+The issue port of an SMSP issues one warp instruction per cycle.  Latencies are counted
+from issue to the result being usable by a dependent instruction.  An IR op that becomes a
+routine of n SASS instructions (libdevice sin, IEEE division, ...) has latency
+    latency(main pipe) + (n - 1) * fp32_latency * ROUTINE_ILP
+where ROUTINE_ILP = 0.5 says half of the routine's instructions are on its critical path
+(an assumption from the routines' structure, docs/timing.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ROUTINE_ILP = 0.5
+LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at most this early
+
+
+@dataclass(frozen=True)
+class TimingParams:
+    clock_hz: float
+    schedulers: int
+    interval: dict              # pipe -> cycles one warp instruction occupies the SMSP's pipe
+    latency: dict               # pipe -> cycles from issue to result
+    l1_hit_cycles: float
+    l2_hit_cycles: float
+    dram_cycles: float
+    shared_cycles: float
+    l1_bytes_per_cycle: float
+    l2_bytes_per_cycle: float   # whole GPU
+    dram_bytes_per_cycle: float  # whole GPU, sustained reads
+    dram_write_cost: float      # DRAM time of a written byte, in read bytes
+    l2_slices: int
+    dram_channels: int
+    atomic_cycles: float        # per lane-operation on one hot address
+    launch_overhead_s: float
+    block_launch_cycles: float
+    sm_count: int
+    dram_access_bytes: int
+
+    @classmethod
+    def from_gpu(cls, gpu):
+        per = gpu.schedulers_per_sm
+        w = gpu.warp_size
+
+        def iv(lanes):
+            return max(1.0, w / (lanes / per))
+
+        interval = {"fp32": iv(gpu.fp32_lanes_per_sm), "fp64": iv(gpu.fp64_lanes_per_sm),
+                    "int": iv(gpu.int_alu_lanes_per_sm), "imad": iv(gpu.int32_lanes_per_sm),
+                    "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
+                    "lsu": iv(gpu.lsu_lanes_per_sm), "branch": iv(gpu.int_alu_lanes_per_sm),
+                    "barrier": 1.0}
+        latency = {"fp32": gpu.fp32_latency_cycles, "fp64": gpu.fp64_latency_cycles,
+                   "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "sfu": gpu.sfu_latency_cycles,
+                   "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
+                   "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
+                   "barrier": 1.0}
+        clk = gpu.clock_hz
+        l2_bw = gpu.l2_read_bytes_per_s or gpu.l2_bandwidth_bytes_per_s or 2.5 * gpu.dram.bandwidth_bytes_per_s
+        dram_bw = gpu.dram_read_bytes_per_s or gpu.dram.bandwidth_bytes_per_s
+        return cls(
+            clock_hz=clk, schedulers=per, interval=interval, latency=latency,
+            l1_hit_cycles=float(gpu.l1.hit_latency_cycles), l2_hit_cycles=float(gpu.l2.hit_latency_cycles),
+            dram_cycles=gpu.dram.latency_ns * 1e-9 * clk, shared_cycles=gpu.shared_latency_cycles,
+            l1_bytes_per_cycle=float(gpu.l1_bytes_per_cycle),
+            l2_bytes_per_cycle=l2_bw / clk, dram_bytes_per_cycle=dram_bw / clk,
+            dram_write_cost=gpu.dram_write_cost,
+            l2_slices=gpu.l2_slices, dram_channels=gpu.dram_channels,
+            atomic_cycles=gpu.atomic_same_address_ns * 1e-9 * clk,
+            launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
+            sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes)
+
+    def op_latency(self, mix):
+        """Latency of an op whose SASS instructions are {pipe: count}."""
+        n = sum(mix.values())
+        if n == 0:
+            return 0.0
+        main = max(mix, key=lambda p: self.latency.get(p, 4.0))
+        return self.latency.get(main, 4.0) + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
+
+
+__all__ = ["TimingParams", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]

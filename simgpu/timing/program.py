@@ -1,0 +1,163 @@
+"""From recorded entries to per-warp programs the simulator runs.
+
+Each executed IR instruction becomes an `OpSpec` (built once per instruction): its kind,
+SASS count (issue cycles), pipes, latency, the register slot it writes and the slots it
+reads.  A warp's program is the list of (OpSpec, per-warp memory facts) of the entries in
+which that warp was active, in execution order -- divergent paths appear one after the
+other, as the hardware runs them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.opinfo import pipe_mix, sass_count
+from .memstats import default_stat
+
+ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
+KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", "bar", "branch")
+
+
+class OpSpec:
+    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result")
+
+    def __init__(self, kind, n, pipes, latency, dst, deps, line, iid, stat=None):
+        self.kind, self.n, self.pipes, self.latency = kind, n, pipes, latency
+        self.dst, self.deps, self.line, self.iid, self.stat = dst, deps, line, iid, stat
+        self.mem_result = kind in (LD, CLD, SLD, SATOM, ATOM)
+
+    def __repr__(self):
+        return f"<OpSpec {KIND_NAMES[self.kind]} n={self.n} line={self.line}>"
+
+
+UNIT = {"conv": "sfu"}          # conversions issue to the XU pipe, as MUFU does
+
+# SASS per iteration of a loop, beyond its body ([MB] validation/timing_microbench.py -> validation/data/h200_loop_overhead_microbench.json: FMA-chain
+# loops, unrolled 4x by NVVM): `for i in range(n)` with an int32 n costs 3.5 (ISETP, IADD3/VIADD,
+# IMAD + a quarter BRA), with an int64 n 5.5; a compile-time trip count or a while loop is
+# unrolled further (0.4 per iteration; a while loop's test and increment are IR ops of their own).
+LOOP_COST = {"range32": {"int": 3.25, "branch": 0.25}, "range64": {"int": 5.25, "branch": 0.25},
+             "const": {"int": 0.25, "branch": 0.125}, "while": {"branch": 1.0}, "if": {"branch": 1.0}}
+
+
+def merge_units(mix):
+    out = {}
+    for p, n in mix.items():
+        u = UNIT.get(p, p)
+        out[u] = out.get(u, 0) + n
+    return tuple(out.items())
+
+
+class ProgramBuilder:
+    """Builds OpSpecs for one kernel and per-warp programs for one group of sampled blocks."""
+
+    def __init__(self, params, memstats, var_types=None):
+        self.params = params
+        self.memstats = memstats            # instruction id -> MemStat
+        self.var_types = var_types or {}
+        self.slots = {}
+        self.specs = {}
+        self.branch_specs = {}
+
+    def branch_spec(self, ins):
+        key = loop_kind(ins, self.var_types)
+        sp = self.branch_specs.get(key)
+        if sp is None:
+            mix = LOOP_COST[key]
+            n = sum(mix.values())
+            sp = self.branch_specs[key] = OpSpec(BRANCH, n, merge_units(mix), self.params.latency["branch"],
+                                                 -1, (), getattr(ins, "line", None), -1)
+        return sp
+
+    def slot(self, name):
+        s = self.slots.get(name)
+        if s is None:
+            s = self.slots[name] = len(self.slots)
+        return s
+
+    def spec(self, ins, space=None, mkind=None):
+        if ins.op == "branch":
+            return self.branch_spec(ins)
+        sp = self.specs.get(ins.id)
+        if sp is not None:
+            return sp
+        n = sass_count(ins)
+        mix = pipe_mix(ins)
+        deps = tuple(self.slot(a) for a in ins.args if isinstance(a, str))
+        dst = self.slot(ins.dst) if ins.dst is not None else -1
+        line = (ins.loc.file, ins.loc.line) if ins.loc is not None else None
+        kind = ALU
+        if ins.op in ("syncthreads",):
+            kind = BAR
+        elif ins.op in ("ld", "st", "atomic") and space is not None:
+            kind = {("shared", "ld"): SLD, ("shared", "st"): SST, ("shared", "atom"): SATOM,
+                    ("const", "ld"): CLD}.get((space, mkind))
+            if kind is None:
+                kind = {"ld": LD, "st": ST, "atom": ATOM}[mkind]
+        elif n == 0:
+            kind = ALIAS
+        stat = None
+        if kind in (LD, ST, ATOM):
+            stat = self.memstats.get(ins.id) or default_stat(mkind)
+        lat = self.params.op_latency(mix) if kind == ALU else 0.0
+        sp = self.specs[ins.id] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, line, ins.id, stat)
+        return sp
+
+    def programs(self, group, keep_iterations=None):
+        """Per-warp programs of `group`; loop instances in `keep_iterations` (LoopInstance ->
+        iterations) are cut after that many iterations."""
+        kept = []
+        for e in group.entries:
+            if keep_iterations and e.loops and any(it > keep_iterations.get(li, it) for li, it in e.loops):
+                continue
+            kept.append(e)
+        nw = group.n_warps
+        if not kept:
+            return [[] for _ in range(nw)]
+        acts = np.stack([e.act for e in kept])
+        items = []
+        for e in kept:
+            mem = e.mem
+            space = mkind = None
+            if mem is not None:
+                space, mkind = mem["space"], mem["kind"]
+            items.append((self.spec(e.ins, space, mkind), mem))
+        progs = []
+        for w in range(nw):
+            idx = np.nonzero(acts[:, w])[0]
+            prog = []
+            for i in idx:
+                sp, mem = items[i]
+                if mem is None:
+                    prog.append((sp, None))
+                else:
+                    prog.append((sp, _facts(sp.kind, mem, w)))
+            progs.append(prog)
+        return progs
+
+
+def loop_kind(ins, var_types):
+    """Which LOOP_COST row a branch entry pays (trace.BranchIns carries its node)."""
+    node = getattr(ins, "node", None)
+    if getattr(ins, "kind", "if") != "loop" or node is None:
+        return "if"
+    if getattr(node, "range_var", None) is None:
+        return "while"
+    from ..ir.nodes import Const
+    stop = node.range_args[1] if len(node.range_args) > 1 else None
+    if isinstance(stop, Const):
+        return "const"
+    t = var_types.get(stop)
+    return "range64" if getattr(t, "bitwidth", 64) > 32 else "range32"
+
+
+def _facts(kind, mem, w):
+    if kind in (SLD, SST, SATOM, CLD):
+        return (int(mem["wavefronts"][w]),)
+    serial = mem.get("serial")
+    if serial is None:
+        return (int(mem["sectors"][w]), int(mem["lines"][w]), 0.0)
+    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]))
+
+
+__all__ = ["ProgramBuilder", "OpSpec", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",
+           "CLD", "BAR", "BRANCH", "KIND_NAMES"]

@@ -1,0 +1,81 @@
+"""Which blocks are simulated, and how their time is extrapolated to the whole launch.
+
+Blocks go to SMs as the memory model's schedule puts them (docs/memory.md): wave w holds
+blocks w*W .. w*W+W-1 (W = blocks_per_sm x sm_count) and block q of a wave goes to SM
+q % sm_count.  SM 0 is the busiest SM (it gets a block of the partial last wave first), so
+the kernel ends when SM 0 ends; the model simulates SM 0 with its share of the L2 and DRAM
+bandwidth (1 / the number of SMs busy at the time).
+
+Sampled groups of blocks (traces recorded by `trace.TraceRecorder`):
+    main   SM 0's blocks of the first wave (of the whole grid if it is under one wave)
+    tail   SM 0's blocks of the partial last wave, if the grid has one after full waves
+
+Extrapolation (`combine_waves`, `combine_loops`):
+    waves  full waves are alike: simulate q1 and q2 full waves and extrapolate linearly,
+           T(F) = T(q2) + (F - q2) (T(q2) - T(q1));  the partial wave adds
+           T(q2 + tail) - T(q2).  Up to `exact_waves` full waves are simulated as they are.
+    loops  a loop instance longer than `max_iterations` iterations is simulated with K1 and
+           K2 iterations; T = T(K1) + sum over loops (T(K2 for that loop) - T(K1)) (N - K1)/(K2 - K1).
+The error these add against full detail is measured by tests/test_timing_sampling.py and
+benchmarks/bench_timing.py, and reported in docs/timing.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WavePlan:
+    n_blocks: int
+    sm_count: int
+    blocks_per_sm: int
+    full_waves: int
+    tail_blocks_total: int        # blocks of the partial last wave (whole GPU)
+    main_blocks: tuple            # SM 0's blocks of the first wave
+    tail_blocks: tuple            # SM 0's blocks of the partial last wave
+    main_active_sms: int
+    tail_active_sms: int
+
+    @property
+    def wave_size(self):
+        return self.blocks_per_sm * self.sm_count
+
+    @property
+    def waves(self):
+        return self.n_blocks / self.wave_size
+
+
+def plan_waves(n_blocks, blocks_per_sm, sm_count) -> WavePlan:
+    """The sampled blocks of a launch.
+
+    >>> p = plan_waves(1061, 8, 132)
+    >>> p.full_waves, p.tail_blocks_total, p.main_blocks[:3], p.tail_blocks, p.tail_active_sms
+    (1, 5, (0, 132, 264), (1056,), 5)
+    >>> plan_waves(16, 8, 132).main_blocks, plan_waves(16, 8, 132).main_active_sms
+    ((0,), 16)
+    """
+    W = blocks_per_sm * sm_count
+    full, r = divmod(n_blocks, W)
+    if full == 0:
+        return WavePlan(n_blocks, sm_count, blocks_per_sm, 0, r, tuple(range(0, r, sm_count)), (),
+                        min(sm_count, r), 0)
+    main = tuple(slot * sm_count for slot in range(blocks_per_sm))
+    tail = tuple(full * W + q for q in range(0, r, sm_count))
+    return WavePlan(n_blocks, sm_count, blocks_per_sm, full, r, main, tail, sm_count, min(sm_count, r))
+
+
+def combine_loops(t_base, t_loop, factors):
+    """T(K1) plus each long loop's extra iterations at the per-iteration cost measured
+    between K1 and K2 (factors: (N - K1) / (K2 - K1) per loop)."""
+    return t_base + sum((t - t_base) * f for t, f in zip(t_loop, factors))
+
+
+def combine_waves(full_waves, t_q1, t_q2, q1, q2, t_tail_extra=0.0):
+    """Time of `full_waves` full waves from simulations of q1 < q2 waves, plus the tail."""
+    if full_waves <= q2:
+        raise ValueError("simulate the waves directly when there are few")
+    per_wave = (t_q2 - t_q1) / (q2 - q1)
+    return t_q2 + (full_waves - q2) * per_wave + t_tail_extra
+
+
+__all__ = ["WavePlan", "plan_waves", "combine_loops", "combine_waves"]

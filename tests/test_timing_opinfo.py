@@ -1,0 +1,74 @@
+"""What IR ops cost: FMA contraction, free casts, pipe mixes, FLOPs and the register estimate."""
+import math
+
+import numpy as np
+
+import simgpu
+from simgpu import cuda
+from simgpu.hardware import H200
+from simgpu.ir.nodes import Instr, walk
+from simgpu.ir.opinfo import contract, flops, pipe_mix, sass_count
+from simgpu.kernel import Kernel
+from simgpu.timing.registers import estimate_registers, max_live_registers
+
+
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = a * x[i] + y[i]
+
+
+def trig(x, y):
+    i = cuda.grid(1)
+    y[i] = math.sin(x[i]) + math.exp(x[i])
+
+
+def typed(fn, args):
+    k = Kernel(fn)
+    simgpu.launch(k, (1,), (32,), args, memory=False, timing=False)
+    return next(iter(k._typed.values()))
+
+
+def instrs(fn):
+    return [s for s in walk(fn.body) if isinstance(s, Instr)]
+
+
+def test_mul_feeding_add_is_one_fma():
+    """a * x[i] + y[i]: the multiply is contracted into the add (one FFMA), and the pair
+    still counts two FLOPs per thread."""
+    fn = typed(axpy, (np.float32(2), np.ones(32, np.float32), np.ones(32, np.float32)))
+    assert contract(fn) == 1
+    mul = [s for s in instrs(fn) if s.op == "mul" and s.ty == simgpu.ir.types.FLOAT32][0]
+    add = [s for s in instrs(fn) if s.op == "add" and s.ty == simgpu.ir.types.FLOAT32][0]
+    assert sass_count(mul) == 0 and sass_count(add) == 1
+    assert flops(mul) + flops(add) == 2
+
+
+def test_memory_access_costs_address_arithmetic_outside_shared():
+    fn = typed(axpy, (np.float32(2), np.ones(32, np.float32), np.ones(32, np.float32)))
+    contract(fn)
+    ld = [s for s in instrs(fn) if s.op == "ld"][0]
+    assert ld.attrs["space"] == "global"
+    assert sass_count(ld) == 2 and pipe_mix(ld) == {"lsu": 1, "imad": 1}
+
+
+def test_math_routines_have_pipe_mixes_summing_to_their_count():
+    fn = typed(trig, (np.ones(32, np.float32), np.ones(32, np.float32)))
+    for s in instrs(fn):
+        if s.op == "math":
+            assert sum(pipe_mix(s).values()) == sass_count(s)
+    sin = [s for s in instrs(fn) if s.op == "math" and s.attrs["fn"] == "sin"][0]
+    assert pipe_mix(sin)["fp32"] > pipe_mix(sin).get("sfu", 0)
+
+
+def test_constant_casts_are_free():
+    fn = typed(axpy, (np.float32(2), np.ones(32, np.float32), np.ones(32, np.float32)))
+    assert all(sass_count(s) == 0 for s in instrs(fn) if s.op == "cast" and not isinstance(s.args[0], str))
+
+
+def test_register_estimate_counts_live_values():
+    """axpy keeps a handful of values live (index, two pointers, a product): tens of
+    registers at most, and never fewer than the minimum allocation."""
+    fn = typed(axpy, (np.float32(2), np.ones(32, np.float32), np.ones(32, np.float32)))
+    assert 4 <= max_live_registers(fn) <= 16
+    assert 16 <= estimate_registers(fn, H200) <= 32

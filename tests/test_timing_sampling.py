@@ -1,0 +1,66 @@
+"""Sampling against full detail: cutting long loops, extrapolating over waves and running only
+the sampled waves change the prediction by little, and the bounds here are the ones
+docs/timing.md reports."""
+import numpy as np
+import pytest
+
+import simgpu
+from simgpu.hardware import H200
+from simgpu.timing import TimingModel, predict
+from simgpu.timing.sampling import combine_loops, combine_waves, plan_waves
+
+from test_timing_model import _f32, copy, divergent, fma_loop
+
+
+def _cycles(kernel, grid, block, args, **kw):
+    tm = TimingModel(H200, **kw)
+    simgpu.launch(kernel, grid, block, args, observers=(tm,), timing=False)
+    return tm.predict()
+
+
+def test_plan_samples_sm0_of_first_and_last_wave():
+    p = plan_waves(1061, 8, 132)
+    assert p.main_blocks == tuple(range(0, 1056, 132))
+    assert p.tail_blocks == (1056,) and p.tail_active_sms == 5
+    q = plan_waves(300, 8, 132)
+    assert q.full_waves == 0 and q.main_blocks == (0, 132, 264) and q.main_active_sms == 132
+
+
+def test_extrapolation_formulas():
+    assert combine_loops(100.0, [140.0, 110.0], [3.0, 2.0]) == 100 + 120 + 20
+    assert combine_waves(10, 200.0, 300.0, 2, 3, 50.0) == 300 + 7 * 100 + 50
+
+
+@pytest.mark.parametrize("kernel,iters", [(fma_loop, 256), (divergent, 256)])
+def test_loop_cutting_error_is_small(kernel, iters):
+    """Loops of 256 iterations simulated with 16 and 32 and extrapolated: within 3 % of
+    simulating every iteration."""
+    n = 132 * 8 * 256
+    args = (_f32(n), np.zeros(n, np.float32), np.int32(iters))
+    full = _cycles(kernel, (n // 256,), (256,), args, detail="full")
+    auto = _cycles(kernel, (n // 256,), (256,), args)
+    assert auto.loop_factors and not full.loop_factors
+    assert auto.cycles == pytest.approx(full.cycles, rel=0.03)
+
+
+def test_wave_extrapolation_error_is_small():
+    """Eight waves of a copy from two and three simulated waves: within 3 % of all eight."""
+    n = 132 * 8 * 256 * 8
+    args = (_f32(n), np.zeros(n, np.float32))
+    full = _cycles(copy, (n // 256,), (256,), args, detail="full")
+    auto = _cycles(copy, (n // 256,), (256,), args)
+    assert auto.waves_simulated == (2, 3) and full.waves_simulated == (8,)
+    assert auto.cycles == pytest.approx(full.cycles, rel=0.03)
+
+
+def test_sampled_execution_matches_full_launch():
+    """predict(sample=True) runs 2 of the 6 waves of an FMA loop: the predicted time is
+    within 2 % of running them all, and only those blocks' outputs are computed."""
+    n = 132 * 8 * 256 * 6
+    x = _f32(n)
+    full = predict(fma_loop, (n // 256,), (256,), (x, np.zeros(n, np.float32), np.int32(64)))
+    out = np.zeros(n, np.float32)
+    samp = predict(fma_loop, (n // 256,), (256,), (x, out, np.int32(64)), sample=True)
+    assert samp.extras["sampled_execution"]["executed_blocks"] == 1056
+    assert samp.metrics["gpu__time_duration.sum"] == pytest.approx(full.metrics["gpu__time_duration.sum"], rel=0.02)
+    assert np.count_nonzero(out) == 1056 * 256
