@@ -4,7 +4,11 @@
     rep = simgpu.jit(saxpy)[4096, 256](np.float32(2), x, y, out)
     print(rep)
 """
-from . import cuda
+from ._compat import patch_numpy_for_numba
+
+patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.68.0 + numpy 2.5)
+
+from . import cuda  # noqa: E402
 from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)
 from .hardware import get_gpu, PRESETS, GPU
 from .kernel import Kernel, jit, launch

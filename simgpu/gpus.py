@@ -30,7 +30,8 @@ def from_device(device_id=0, base=None) -> GPU:
     widths, latencies) come from the preset of the same compute capability."""
     try:
         import numpy as np
-        np.row_stack = getattr(np, "row_stack", np.vstack)   # numba 0.68.0 with numpy >= 2.5
+        from ._compat import patch_numpy_for_numba
+        patch_numpy_for_numba()                               # numba 0.68.0 with numpy >= 2.5
         from numba import cuda
         if not cuda.is_available():
             raise SimGPUError("no CUDA device was found (numba.cuda.is_available() is False)")

@@ -70,6 +70,8 @@ _ctx = None
 def _context():
     global _ctx
     if _ctx is None:
+        from .._compat import patch_numpy_for_numba
+        patch_numpy_for_numba()
         try:
             from numba.cuda.descriptor import cuda_target
             _ctx = cuda_target.typing_context

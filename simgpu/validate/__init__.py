@@ -43,8 +43,10 @@ def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l
         device = run.get("device")
         results = compare_results([a for a in sim_args], run["results"])
         measured["gpu__time_duration.sum"] = run["time_ns"]
-        notes.append(f"time: median of {repeat} launches timed with CUDA events"
-                     f"{' (L2 flushed between launches)' if flush_l2 else ''}")
+        notes.append("time: CUDA events, median of 5 batches of back-to-back launches (numba's host "
+                     "launch overhead, ~11 us, bounds what short kernels can show)" if not flush_l2 else
+                     f"time: CUDA events, median of {repeat} single launches, L2 flushed before each "
+                     "(includes the host's launch latency)")
         if "registers_per_thread" in run:
             measured["launch__registers_per_thread"] = float(run["registers_per_thread"])
     if ncu and run.get("ok"):
@@ -53,7 +55,8 @@ def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l
             notes.append(f"Nsight Compute: {msg}")
         else:
             measured.update({key: v for key, v in m.items() if key not in ("id", "kernel")})
-            notes.append("counters and gpu__time_duration.sum from one ncu --clock-control none run")
+            notes.append("counters and gpu__time_duration.sum from one ncu --clock-control none run "
+                         "(caches flushed by ncu); they replace the event time")
     return Comparison(rep, measured, results=results, notes=notes, device=device)
 
 

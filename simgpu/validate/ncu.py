@@ -90,12 +90,24 @@ def ncu_path():
 
 _DRIVER = r'''
 import sys, numpy as np
-np.row_stack = getattr(np, "row_stack", np.vstack)
-import importlib.util
-spec = importlib.util.spec_from_file_location("simgpu_ncu_target", sys.argv[1])
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack   # numba 0.68.0 calls it; numpy 2.5 removed it
+import importlib, importlib.util, os
+try:                                     # a module of an installed package (relative imports)
+    mod = importlib.import_module(sys.argv[4]) if sys.argv[4] not in ("__main__", "") else None
+except Exception:
+    mod = None
+if mod is None or not hasattr(mod, sys.argv[2]):
+    sys.path.append(os.path.dirname(os.path.abspath(sys.argv[1])))   # its neighbours
+    spec = importlib.util.spec_from_file_location("simgpu_ncu_target", sys.argv[1])
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 from numba import cuda
 fn = getattr(mod, sys.argv[2]); fn = getattr(fn, "py_func", fn)
+try:
+    from simgpu.validate.runner import as_numba_function
+    fn = as_numba_function(fn)
+except ImportError:
+    pass
 d = np.load(sys.argv[3])
 grid = tuple(int(v) for v in d["grid"]); block = tuple(int(v) for v in d["block"])
 args = []
@@ -128,7 +140,8 @@ def profile(kernel_py_func, grid, block, args, metrics=None, timeout=600):
         with open(drv, "w") as f:
             f.write(_DRIVER)
         cmd = [exe, "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(metrics),
-               sys.executable, drv, src, kernel_py_func.__name__, npz]
+               sys.executable, drv, src, kernel_py_func.__name__, npz,
+               getattr(kernel_py_func, "__module__", "") or ""]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
