@@ -38,3 +38,11 @@ def test_tiling_reads_t_times_less_from_global(results):
     naive = results["naive"].metrics["simgpu__global_ld_bytes_requested.sum"]
     tiled = results["tiled"].metrics["simgpu__global_ld_bytes_requested.sum"]
     assert naive == 16 * tiled
+
+
+def test_simulated_mystery_plot_has_a_wave_quantisation_cliff():
+    """Just past a whole wave of blocks, throughput drops: 448 (0.99 waves) beats 496 (1.21)."""
+    import mystery_plot_simulated as ex
+    r448, r496 = ex.sweep([448, 496])
+    assert r448["waves"] <= 1.0 < r496["waves"]
+    assert r496["tflops"] < 0.9 * r448["tflops"]
