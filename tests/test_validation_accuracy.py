@@ -1,0 +1,58 @@
+"""Accuracy cannot regress silently: every prediction for the stored H200 suite is recomputed
+and held to the accuracy targets against the stored measurements (validation/data/).
+
+These tests simulate all 85 suite kernels (several minutes on a 2-core machine); they run in
+the normal test run (CI) and can be skipped locally with `-m "not validation"`.
+Kernels the model is known to miss by more than 2x are listed with the reason; a new one
+fails the test, and so does a listed one that the model starts getting right (update the list).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+
+pytestmark = pytest.mark.validation
+
+# kernel -> why the timing model misses it by more than 2x (docs/timing.md)
+KNOWN_TIMING_OUTLIERS = {
+    "hist_global_L2": "contention among atomics to different words of one line is not modelled",
+    "hist_global_DRAM": "contention among atomics to different words of one line is not modelled",
+    "copy_f32_stride32_DRAM": "partial-sector write costs (read before write) not in the timing path",
+    "transpose_naive_L2": "cost of 4-byte partial-sector stores is not modelled",
+    "transpose_naive_DRAM": "cost of 4-byte partial-sector stores is not modelled",
+    "matmul_naive_n512": "numba's 64-bit index arithmetic: ~30 SASS per iteration vs 22.5 charged",
+}
+
+
+@pytest.fixture(scope="module")
+def timing_rows():
+    import compare_timing as ct
+    cases = ct.load_cases()
+    measured = ct.load_measured(os.path.join(ROOT, "validation", "data"), {c["name"] for c in cases})
+    rows = []
+    for c in cases:
+        m = measured.get(c["name"], {}).get("ns")
+        if m is None:
+            continue
+        p = ct.predict_case(c)
+        rows.append((c["name"], p["ns"], m))
+    return rows
+
+
+def test_every_suite_kernel_has_a_measurement_and_a_prediction(timing_rows):
+    assert len(timing_rows) >= 30
+
+
+def test_timing_median_absolute_error_within_15_percent(timing_rows):
+    errs = [abs(p - m) / m for _, p, m in timing_rows]
+    assert float(np.median(errs)) <= 0.15
+
+
+def test_no_kernel_off_by_more_than_2x_except_the_documented_ones(timing_rows):
+    off = {name for name, p, m in timing_rows if not 0.5 <= p / m <= 2.0}
+    assert off - set(KNOWN_TIMING_OUTLIERS) == set(), "new kernels off by more than 2x"
+    assert set(KNOWN_TIMING_OUTLIERS) - off == set(), "fixed: remove them from KNOWN_TIMING_OUTLIERS"
