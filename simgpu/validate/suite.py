@@ -7,6 +7,7 @@ card, driver, CUDA, numba, numba-cuda, numpy and ncu versions, the date and the 
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,14 @@ def run_suite(directory, only=None, repeat=50, ncu=True, budget_s=5400):
         print("simgpu validate --suite: no CUDA device was found" + (f" ({why})" if why else "") +
               "; the stored measurements were left as they are", file=sys.stderr)
         return 2
+    data = os.path.join(directory, "data")
+    before = {}
+    if only:                               # keep the other cases' measurements
+        for name in ("h200_timing.json", "h200_ncu.json"):
+            p = os.path.join(data, name)
+            if os.path.exists(p):
+                with open(p) as f:
+                    before[name] = json.load(f)
     stages = "env suite_time" + (" suite_profile" if ncu else "")
     root = os.path.dirname(directory)
     with tempfile.TemporaryDirectory() as out:
@@ -45,6 +54,17 @@ def run_suite(directory, only=None, repeat=50, ncu=True, budget_s=5400):
                 with tarfile.open(p) as t:
                     t.extractall(raw, filter="data")
         r2 = subprocess.run([sys.executable, collect, raw], cwd=root)
+    for name, old in before.items():
+        p = os.path.join(data, name)
+        with open(p) as f:
+            new = json.load(f)
+        if isinstance(old.get("cases"), dict) and isinstance(new.get("cases"), dict):
+            merged = dict(old)
+            merged["cases"] = {**old["cases"], **new["cases"]}
+            merged["provenance"] = new.get("provenance")
+            merged["provenance_previous"] = old.get("provenance")
+            with open(p, "w") as f:
+                json.dump(merged, f, indent=1)
     print("suite:", "done" if r.returncode == 0 and r2.returncode == 0 else "finished with errors",
           f"(results in {os.path.join(directory, 'data')})")
     return 0 if r2.returncode == 0 else 1
