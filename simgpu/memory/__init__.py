@@ -1,13 +1,18 @@
 """The memory hierarchy: every byte counted at each level.
 
-    coalescing (engine.gather)   lane addresses -> requests, 128-byte lines, 32-byte sectors
-    banks.shared_event           shared memory: wavefronts and bank conflicts
-    cache                        sectored set-associative L1 per SM and one L2, LRU, write-back L2
-    engine.global_event          one global/local instruction through L1, L2 and DRAM
-    schedule                     the order accesses reach the caches (waves, SMs, warps)
-    MemoryModel                  the executor observer tying them together; fills the Report
+    engine.gather / global_event   lane addresses -> requests, 128-byte lines, 32-byte
+                                   sectors; each SM's L1, then the L2 and DRAM
+    cache                          sectored set-associative LRU L1s and L2, byte-masked
+                                   write-back L2, DRAM at its read granularity
+    banks.shared_event             shared memory: wavefronts and bank conflicts
+    schedule                       the order accesses reach the caches (waves, SMs, warps)
+    reductions                     atomics the compiler turns into RED
+    counters / tables              the counter table, Nsight Compute metrics, Report sections
+    reference                      the same rules in slow, plain Python (tests, benchmark)
+    MemoryModel                    the executor observer tying them together
 
-See docs/memory.md for the model, its metrics and what it leaves out.
+See docs/memory.md for the model, its metrics, its calibration on the H200 and what it
+leaves out.
 """
 from .model import MemoryModel
 from .schedule import Schedule

