@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import simgpu
+from numba import cuda, float32
 from kernels_core import (grid2d, histogram, loops_and_control, math_mix, matmul_tiled, tree_reduce,
                           typing_f64, use_device_fn, vadd, votes, warp_sum)
 
@@ -171,3 +172,25 @@ def test_instruction_counts_follow_active_warps():
     rows = {r["line"]: r for r in rep.by_line()}
     line = [ln for ln, r in rows.items() if "x[i] * 2.0" in r["source"]][0]
     assert rows[line]["thread_inst_executed"] == 32 * (rows[line]["inst_executed"] // 1)
+
+
+TILE_T = 32
+
+
+def transpose_padded_expr(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T + 1), float32)
+    x = cuda.blockIdx.x * TILE_T + cuda.threadIdx.x
+    y = cuda.blockIdx.y * TILE_T + cuda.threadIdx.y
+    tile[cuda.threadIdx.y, cuda.threadIdx.x] = a[y, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.y * TILE_T + cuda.threadIdx.x
+    y = cuda.blockIdx.x * TILE_T + cuda.threadIdx.y
+    out[y, x] = tile[cuda.threadIdx.x, cuda.threadIdx.y]
+
+
+def test_shared_shape_may_be_a_constant_expression():
+    """numba folds (TILE, TILE + 1) at compile time; so does simgpu."""
+    a = rng.random((64, 64), dtype=np.float32)
+    out = np.zeros_like(a)
+    simgpu.launch(transpose_padded_expr, (2, 2), (32, 32), (a, out))
+    assert np.array_equal(out, a.T)

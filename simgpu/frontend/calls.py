@@ -40,8 +40,36 @@ def _static_int(lw, v, node, what):
                  "use a literal or a module-level constant (TILE = 16)")
 
 
+_FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+         ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: lambda a, b: a ** b,
+         ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b}
+
+
+def _fold(lw, node):
+    """Constant-fold an integer expression over literals and module constants (None if not)."""
+    from .lower import Static
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        v = lw.expr_static_or_none(node)
+        if isinstance(v, Static) and isinstance(v.value, (int, np.integer)):
+            return int(v.value)
+        return None
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD:
+        a, b = _fold(lw, node.left), _fold(lw, node.right)
+        return None if a is None or b is None else _FOLD[type(node.op)](a, b)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        a = _fold(lw, node.operand)
+        return None if a is None else -a
+    return None
+
+
 def _shape(lw, node):
     from .lower import Static, TupleVal
+    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    folded = [_fold(lw, e) for e in items]
+    if all(f is not None for f in folded):
+        return tuple(folded)
     v = lw.expr(node)
     if isinstance(v, Static) and isinstance(v.value, tuple):
         return tuple(int(x) for x in v.value)
