@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Regenerate the accuracy pages from the stored H200 measurements, in one command:
+
+    python3 validation/make_docs.py
+
+Runs validation/compare_memory.py (the memory table in docs/memory.md) and
+validation/compare_timing.py (docs/timing_accuracy.md, docs/timing_scatter.png), then draws
+a predicted-vs-measured scatter per memory metric (docs/validation_memory_scatter.png) and
+writes docs/validation.md, the index page with both summaries.  Takes ~15 minutes here.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DOCS = os.path.join(ROOT, "docs")
+
+
+def run(args):
+    print("+", " ".join(args), flush=True)
+    subprocess.run([sys.executable, *args], cwd=ROOT, check=True)
+
+
+def memory_scatter(mem, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    by_q = {}
+    for case, d in mem.items():
+        for r in d["rows"]:
+            if r["simgpu"] is None or r["h200"] is None or r["h200"] <= 0 or r["simgpu"] <= 0:
+                continue
+            by_q.setdefault(r["quantity"], []).append((r["h200"], r["simgpu"], r["ok"]))
+    qs = sorted(by_q)
+    cols = 3
+    rows = -(-len(qs) // cols)
+    fig = Figure(figsize=(4.2 * cols, 3.6 * rows), layout="constrained")
+    for i, q in enumerate(qs):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        pts = by_q[q]
+        for ok, color in ((True, "C0"), (False, "C3")):
+            sel = [p for p in pts if bool(p[2]) == ok]
+            ax.loglog([p[0] for p in sel], [p[1] for p in sel], "o", ms=4, color=color,
+                      label="within target" if ok else "outside")
+        lo = min(min(p[0], p[1]) for p in pts) / 1.5
+        hi = max(max(p[0], p[1]) for p in pts) * 1.5
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+        ax.set_title(q, fontsize=9)
+        ax.set_xlabel("H200 (ncu)", fontsize=8)
+        ax.set_ylabel("simgpu", fontsize=8)
+        ax.tick_params(labelsize=7)
+    if qs:
+        fig.axes[0].legend(fontsize=7)
+    fig.savefig(path, dpi=100)
+
+
+def main():
+    mem_json = os.path.join(HERE, "data", "memory_compare.json")
+    tim_json = os.path.join(HERE, "data", "timing_compare.json")
+    run(["validation/compare_memory.py", "--json", mem_json])
+    run(["validation/compare_timing.py", "--json", tim_json])
+    with open(mem_json) as f:
+        mem = json.load(f)
+    mem = mem.get("cases", mem) if isinstance(mem, dict) else mem
+    memory_scatter(mem, os.path.join(DOCS, "validation_memory_scatter.png"))
+    with open(tim_json) as f:
+        tim = json.load(f)["summary"]
+    n = sum(1 for d in mem.values() for r in d["rows"] if r["ok"] is not None)
+    ok = sum(1 for d in mem.values() for r in d["rows"] if r["ok"])
+    text = f"""# Accuracy against the H200
+
+Regenerate with `python3 validation/make_docs.py` (measurements: `validation/data/`, taken
+with `validation/device_run.sh`; provenance inside each JSON file).
+
+## Memory counters
+
+{len(mem)} suite kernels simulated; {ok} of {n} checked quantities within target
+(requests and sectors per instruction 1 %, shared wavefronts and conflicts 10 %, DRAM bytes
+10 %, L2 bytes 20 %). Per-kernel table and every known difference: [memory.md](memory.md).
+
+![predicted vs measured, per memory metric](validation_memory_scatter.png)
+
+## Kernel time
+
+{tim['n']} kernels: median absolute error {tim['median_abs_error_pct']:.1f} %, mean
+{tim['mean_abs_error_pct']:.1f} %, {tim['within_15pct']} within 15 %, {tim['within_2x']} within 2x,
+worst {tim['worst_ratio']:.1f}x. Table: [timing_accuracy.md](timing_accuracy.md); method and
+gaps: [timing.md](timing.md).
+
+![predicted vs measured time](timing_scatter.png)
+"""
+    with open(os.path.join(DOCS, "validation.md"), "w") as f:
+        f.write(text)
+    print("wrote docs/validation.md")
+
+
+if __name__ == "__main__":
+    main()
