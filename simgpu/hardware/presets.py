@@ -43,7 +43,8 @@ H200 = H100.with_(
     name="H200",
     # DRAM: 4.8 TB/s [DS-H200] (the roofline's); latency 658.5 cycles = 332.6 ns at 1.98 GHz: uint32
     # pointer chase over 128 MiB, one word per line [MB latency, chaseu_128MB]
-    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=32, latency_ns=332.6),
+    # access 64 B: an isolated read costs 64 B of DRAM traffic [MB granularity, gran_read; validation/README.md]
+    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=64, latency_ns=332.6),
     # L2 60 MiB [DEV]; hit latency 283.5 cycles: chase over 1-16 MiB [MB latency, chaseu_1MB..16MB]
     l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=284),
     # L1 hit latency 35.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
