@@ -40,10 +40,11 @@ def memory_scatter(mem, path):
     for i, q in enumerate(qs):
         ax = fig.add_subplot(rows, cols, i + 1)
         pts = by_q[q]
-        for ok, color in ((True, "C0"), (False, "C3")):
-            sel = [p for p in pts if bool(p[2]) == ok]
-            ax.loglog([p[0] for p in sel], [p[1] for p in sel], "o", ms=4, color=color,
-                      label="within target" if ok else "outside")
+        for ok, color, label in ((True, "C0", "within target"), (False, "C3", "outside target"),
+                                 (None, "0.5", "no target (shown for reference)")):
+            sel = [p for p in pts if p[2] is ok or (ok is not None and p[2] is not None and bool(p[2]) == ok)]
+            if sel:
+                ax.loglog([p[0] for p in sel], [p[1] for p in sel], "o", ms=4, color=color, label=label)
         lo = min(min(p[0], p[1]) for p in pts) / 1.5
         hi = max(max(p[0], p[1]) for p in pts) * 1.5
         ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
@@ -51,16 +52,17 @@ def memory_scatter(mem, path):
         ax.set_xlabel("H200 (ncu)", fontsize=8)
         ax.set_ylabel("simgpu", fontsize=8)
         ax.tick_params(labelsize=7)
-    if qs:
-        fig.axes[0].legend(fontsize=7)
+    for ax in fig.axes:
+        ax.legend(fontsize=6, loc="upper left")
     fig.savefig(path, dpi=100)
 
 
 def main():
     mem_json = os.path.join(HERE, "data", "memory_compare.json")
     tim_json = os.path.join(HERE, "data", "timing_compare.json")
-    run(["validation/compare_memory.py", "--json", mem_json])
-    run(["validation/compare_timing.py", "--json", tim_json])
+    if "--reuse" not in sys.argv:          # --reuse: redraw from the stored comparisons only
+        run(["validation/compare_memory.py", "--json", mem_json])
+        run(["validation/compare_timing.py", "--json", tim_json])
     with open(mem_json) as f:
         mem = json.load(f)
     mem = mem.get("cases", mem) if isinstance(mem, dict) else mem
