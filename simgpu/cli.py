@@ -57,7 +57,7 @@ def cmd_validate(a):
     from .validate import validate
     if a.suite:
         from .validate.suite import run_suite
-        return run_suite(a.suite, only=a.only, repeat=a.repeat, ncu=not a.no_ncu)
+        return run_suite(a.suite, only=a.only, ncu=not a.no_ncu)
     if not a.target:
         print("simgpu validate: give FILE.py::KERNEL or --suite DIR", file=sys.stderr)
         return 2

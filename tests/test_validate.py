@@ -55,3 +55,10 @@ def test_results_compared_by_dtype_tolerance():
     assert not rows[0]["equal"]
     rows = compare_results([np.array([1, 2])], [np.array([1, 3])])
     assert rows[0]["n_diff"] == 1
+
+
+def test_auto_scaled_count_units_are_converted(tmp_path):
+    """ncu may print counts as Kinst / Msector; they come back as plain counts."""
+    text = NCU_CSV.replace('"Mbyte","usecond","%","inst"', '"Mbyte","usecond","%","Kinst"')
+    rows = simgpu.validate.parse_ncu_csv(text)
+    assert rows[0]["smsp__inst_executed.sum"] == 1048576 * 1e3

@@ -28,22 +28,29 @@ METRICS = [
     "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps", "launch__registers_per_thread",
 ]
 
+# ncu's units use SI (1000-based) prefixes; values are returned in base units
 _SCALE = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
           "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9,
-          "cycle": 1, "Kcycle": 1e3, "Mcycle": 1e6, "%": 1, "": 1,
-          "sector": 1, "request": 1, "inst": 1, "warp": 1, "block": 1, "register/thread": 1,
-          "hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+          "byte/second": 1, "kbyte/second": 1e3, "mbyte/second": 1e6, "gbyte/second": 1e9,
+          "tbyte/second": 1e12, "hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+_PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}   # auto-scaled counts: Kinst, Msector, Gcycle
+_COUNTS = ("inst", "sector", "request", "cycle", "warp", "block", "thread", "wavefront")
 
 
 def _number(text, unit):
     t = str(text).replace(",", "").strip()
-    if t in ("", "n/a", "N/A"):
+    if t in ("", "n/a", "N/A", "-", "nan"):
         return None
     try:
         v = float(t)
     except ValueError:
         return None
-    return v * _SCALE.get(unit.strip(), _SCALE.get(unit.strip().lower(), 1))
+    u = unit.strip()
+    if u.lower() in _SCALE:
+        return v * _SCALE[u.lower()]
+    if len(u) > 1 and u[0] in _PREFIX and u[1:] in _COUNTS:
+        return v * _PREFIX[u[0]]
+    return v
 
 
 def parse_ncu_csv(text):

@@ -17,7 +17,7 @@ import tempfile
 from .runner import device_available
 
 
-def run_suite(directory, only=None, repeat=50, ncu=True, budget_s=5400):
+def run_suite(directory, only=None, ncu=True, budget_s=5400):
     directory = os.path.abspath(directory)
     driver = os.path.join(directory, "device_run.sh")
     collect = os.path.join(directory, "collect_results.py")
