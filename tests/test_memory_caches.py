@@ -198,3 +198,30 @@ def test_partial_writes_that_complete_a_sector_need_no_fill():
     t = traffic(run(even_only, n // 256, 256, b, np.int64(n), gpu=gpu))
     assert t["dram_write_bytes"] + t["l2_dirty_bytes"] == 8 * n
     assert t["dram_read_bytes"] == t["dram_write_bytes"] > 0
+
+
+def rows_in_lockstep(a, out):
+    # every warp of every block reads row k of `a` in iteration k: the first warp on an SM
+    # to ask for a line misses, the others hit it while it is still in flight
+    acc = np.float32(0)
+    for k in range(a.shape[0]):
+        acc += a[k, cuda.threadIdx.x]
+    out[cuda.grid(1)] = acc
+
+
+def test_hits_on_data_in_flight_are_counted():
+    rows, n_blocks, block = 16, 132 * 4, 64
+    a = np.random.default_rng(0).random((rows, block), dtype=np.float32)
+    out = np.zeros(n_blocks * block, np.float32)
+    rep = run(rows_in_lockstep, n_blocks, block, a, out)
+    m = rep.metrics
+    np.testing.assert_allclose(out, np.tile(a.sum(axis=0), n_blocks), rtol=1e-5)
+    # a row is 256 B = 2 lines = 8 sectors; 2 warps per block, 4 blocks per SM
+    warps = n_blocks * 2
+    sectors = warps * rows * 4
+    assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == sectors
+    # per SM and row: the first warp of each half-row misses in L1, the other 3 hit in flight
+    assert m["simgpu__l1_sector_hits_in_flight.sum"] == 132 * rows * 8 * 3
+    # per row, one SM fetches each sector from DRAM, the other 131 hit it in flight
+    assert m["simgpu__l2_sector_hits_in_flight.sum"] == rows * 8 * 131
+    assert m["lts__t_sector_hit_rate.pct"] > 99.0 * 131 / 132 - 1

@@ -241,3 +241,36 @@ def test_prediction_is_deterministic(copy_rep):
 def test_timing_off_leaves_no_metric():
     rep = simgpu.launch(copy, (1,), (32,), (_f32(32), np.zeros(32, np.float32)), timing=False)
     assert "gpu__time_duration.sum" not in rep.metrics
+
+
+def rows_in_lockstep(a, out):
+    acc = np.float32(0)
+    for k in range(a.shape[0]):
+        acc += a[k, cuda.threadIdx.x]
+    out[cuda.grid(1)] = acc
+
+
+def rows_of_my_own(a, out):
+    acc = np.float32(0)
+    for k in range(a.shape[0] // 1056):
+        acc += a[k * 1056 + cuda.blockIdx.x, cuda.threadIdx.x]
+    out[cuda.grid(1)] = acc
+
+
+def test_lines_in_flight_make_a_lockstep_loop_wait_for_dram():
+    """Every block reads the same new row each iteration: one SM fetches it from DRAM and the
+    others hit it in the L2 while it is in flight, so each iteration costs a DRAM latency
+    even though almost every access is an L2 hit (the naive matmul's B accesses).  A loop
+    that reads rows nobody else reads at the same time pays the same latency with real
+    misses; the one over rows it hits in flight may not be faster."""
+    rows, blocks, block = 32, 132 * 8, 256
+    shared = simgpu.launch(rows_in_lockstep, (blocks,), (block,),
+                           (np.ones((rows, block), np.float32), np.zeros(blocks * block, np.float32)))
+    P = shared.extras["timing"].params
+    per_iter = cycles_of(shared) / rows
+    assert shared.metrics["lts__t_sector_hit_rate.pct"] > 95
+    assert per_iter > 0.9 * P.dram_cycles
+    own = simgpu.launch(rows_of_my_own, (blocks,), (block,),
+                        (np.ones((rows * blocks, block), np.float32), np.zeros(blocks * block, np.float32)))
+    assert own.metrics["lts__t_sector_hit_rate.pct"] < 60
+    assert per_iter > 0.8 * cycles_of(own) / rows

@@ -24,7 +24,6 @@ KNOWN_TIMING_OUTLIERS = {
     "copy_f32_stride32_DRAM": "partial-sector write costs (read before write) not in the timing path",
     "transpose_naive_L2": "cost of 4-byte partial-sector stores is not modelled",
     "transpose_naive_DRAM": "cost of 4-byte partial-sector stores is not modelled",
-    "matmul_naive_n512": "numba's 64-bit index arithmetic: ~30 SASS per iteration vs 22.5 charged",
 }
 
 

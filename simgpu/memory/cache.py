@@ -9,6 +9,9 @@ L1 (one per SM): row = sm * sets + set,
   VALID    bit mask of the line's sectors whose data is present (0 when empty)
   STAMP    last use (a clock that counts L1 accesses), for LRU; empty ways have stamp 0
   WRITTEN  sectors stores wrote (in part or whole) since the line was allocated
+  FILLT    the event (memory instruction instance, numbered by the L1 clock) that last
+           filled sectors of the line, and
+  FILLM    the sectors it filled: a later hit in the same event is a hit on data in flight
 L2 (one): ``l2[set, field, way]`` with the fields every access scans,
   TAG    line address, -1 when empty
   STAMP2 last use (a clock that counts L2 accesses), for LRU; empty ways have stamp 0
@@ -39,9 +42,11 @@ from .counters import DRAM_RD, DRAM_WR
 (P_LINE_SHIFT, P_SECTOR_SHIFT, P_SPL, P_SETS1, P_WAYS1, P_SETS2, P_WAYS2, P_GRAN,
  P_SECTOR_BYTES) = range(9)
 N_PARAMS = 9
-VALID, STAMP, WRITTEN = 0, 1, 2      # L1 fields
+VALID, STAMP, WRITTEN, FILLT, FILLM = 0, 1, 2, 3, 4      # L1 fields
+N_L1_FIELDS = 5
 TAG, STAMP2 = 0, 1                   # L2 fields of l2
-META, BYTES = 0, 1                   # L2 fields of l2r (BYTES: line_bytes / 64 words of byte mask)
+META, BYTES = 0, 1                   # L2 fields of l2r (BYTES: line_bytes / 64 words of byte mask,
+                                     # then FILLT2 and FILLM2)
 EMPTY32 = np.uint32(0xFFFFFFFF)
 MAX_SECTORS_PER_LINE = 16
 _M16 = 0xFFFF
@@ -130,10 +135,11 @@ def _sector_full(l2r, row, w, s, sb):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt):
-    """One request for sectors `m` of `line` arriving at the L2 at time `stamp`; for a write,
-    buf[k, 4:] holds the bytes it writes.  op: 0 read, 1 write, 2 atomic (read-modify-write
-    in the L2).  Returns (sector hits, DRAM bytes read).
+def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt, ev):
+    """One request for sectors `m` of `line` arriving at the L2 at time `stamp`, part of the
+    event (instruction instance) numbered `ev`; for a write, buf[k, 4:] holds the bytes it
+    writes.  op: 0 read, 1 write, 2 atomic (read-modify-write in the L2).  Returns (sector
+    hits, DRAM bytes read, read hits on sectors this event is still fetching from DRAM).
 
     Calibrated on the H200 (validation/README.md, "DRAM access granularity", "partial-sector
     writes", "L2 write policy"):
@@ -146,6 +152,8 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
       * hits: tag and sector data present (Nsight's definition), except that every store
         sector counts as a hit, as lts__t_sector_hit_rate does on the H200."""
     nf = l2r.shape[2]
+    ft, fm = nf - 2, nf - 1
+    nb = nf - 2                                          # end of the byte-mask words
     row = set_index(line, sets, inv)
     w = -1
     for q in range(ways):
@@ -176,9 +184,10 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
     p = (meta >> 32) & _M16
     wr = meta >> 48
     dram = 0
+    pend = 0
     if op == 1:                                          # write: byte-masked, no DRAM read
         hits = popcount(m)
-        for f in range(BYTES, nf):
+        for f in range(BYTES, nb):
             l2r[row, w, f] |= buf[k, 4 + f - BYTES]
         for s in range(spl):
             if (m >> s) & 1 and not (v >> s) & 1 and _sector_full(l2r, row, w, s, sb):
@@ -188,6 +197,8 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
         wr = slot
     else:
         hits = popcount(m & v)
+        if op == 0 and l2r[row, w, ft] == ev:
+            pend = popcount(m & v & l2r[row, w, fm])
         need = m & ~v
         if need:
             fill, n = chunks(need, gran, spl)
@@ -195,11 +206,15 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
             dram = popcount(fill) * sb
             v |= fill
             p &= ~fill
+            if l2r[row, w, ft] != ev:
+                l2r[row, w, ft] = ev
+                l2r[row, w, fm] = 0
+            l2r[row, w, fm] |= fill
         if op == 2:
             d |= m
             wr = slot
     l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, 32767) << 48)
-    return hits, dram
+    return hits, dram, pend
 
 
 @njit(cache=True, _nrt=False)
@@ -219,14 +234,15 @@ def dirty_bytes(l2, l2r, prm, cnt, col):
 
 def new_l1(sets, ways, n_sms):
     """(l1tag, l1) for n_sms L1s."""
-    return np.full((sets * n_sms, ways), EMPTY32, dtype=np.uint32), np.zeros((sets * n_sms, 3, ways), dtype=np.int64)
+    return (np.full((sets * n_sms, ways), EMPTY32, dtype=np.uint32),
+            np.zeros((sets * n_sms, N_L1_FIELDS, ways), dtype=np.int64))
 
 
 def new_l2(sets, ways, line_bytes=128):
     """(l2, l2r): tags and stamps, scanned on every access; and per-way records."""
     l2 = np.zeros((sets, 2, ways), dtype=np.int64)
     l2[:, TAG, :] = -1
-    return l2, np.zeros((sets, ways, BYTES + max(1, line_bytes // 64)), dtype=np.int64)
+    return l2, np.zeros((sets, ways, BYTES + max(1, line_bytes // 64) + 2), dtype=np.int64)
 
 
 def l2_lines(l2, l2r):

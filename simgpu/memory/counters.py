@@ -30,7 +30,12 @@ SST_REQ, SST_WF, SST_IDEAL, SST_BYTES = 35, 36, 37, 38
 SAT_REQ, SAT_WF, SAT_IDEAL, SAT_BYTES = 39, 40, 41, 42
 # constant memory: requests and distinct addresses per warp (each one a serialised access)
 CLD_REQ, CLD_WF, CLD_BYTES = 43, 44, 45
-N_COUNTERS = 46
+# latency only (no Nsight counterpart): load sectors that hit a line whose fill was started by
+# the same instruction instance (another warp of the chunk missed on it first) -- the data
+# is still in flight, so the "hit" waits for that miss.  L1: hits on sectors another warp of
+# the SM is fetching; L2: read hits on sectors being fetched from DRAM for another SM.
+L1_PEND, L2_PEND = 46, 47
+N_COUNTERS = 48
 
 NAMES = {v: k.lower() for k, v in dict(globals()).items()
          if k.isupper() and isinstance(v, int) and k != "N_COUNTERS"}
@@ -138,6 +143,8 @@ def metrics(t, sector_bytes=32, red=None):
         "simgpu__const_requests.sum": t[CLD_REQ],
         "simgpu__const_serialized_accesses.sum": t[CLD_WF],
         "simgpu__l2_dirty_bytes_at_end.sum": t[DIRTY_END],
+        "simgpu__l1_sector_hits_in_flight.sum": t[L1_PEND],
+        "simgpu__l2_sector_hits_in_flight.sum": t[L2_PEND],
     }
     return {k: float(v) for k, v in m.items()}
 

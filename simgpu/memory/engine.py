@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cache import (P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2, P_SPL,
-                    P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access, popcount,
-                    set_index)
-from .counters import (DRAM_RD, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
+from .cache import (FILLM, FILLT, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
+                    P_SPL, P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access,
+                    popcount, set_index)
+from .counters import (DRAM_RD, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
                        GLD_SECT, GST_BYTES, GST_HIT, GST_REQ, GST_SECT, L2_AT, L2_AT_HIT,
                        L2_AT_REQ, L2_RD, L2_RD_HIT, L2_RD_REQ, L2_WR, L2_WR_HIT, L2_WR_REQ,
                        LLD_BYTES, LLD_HIT, LLD_REQ, LLD_SECT, LST_BYTES, LST_HIT, LST_REQ,
@@ -267,7 +267,12 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
     L1 policy: loads allocate on a miss and fill the missing sectors; stores write through
     to the L2, allocate the line too (the H200 counts repeated partial stores to a sector
     as L1 hits) and make fully written sectors valid; atomics bypass the L1 and invalidate
-    what they touch."""
+    what they touch.
+
+    Hits on data in flight: a load sector that hits an L1 line whose sectors another warp's
+    miss in this same event brought in, or an L2 line this event is fetching from DRAM, is
+    counted as a hit (as Nsight does) and also in L1_PEND / L2_PEND, which the timing model
+    reads: such a hit waits for the miss it merged with."""
     ls, ss, spl, sb = prm[P_LINE_SHIFT], prm[P_SECTOR_SHIFT], prm[P_SPL], prm[P_SECTOR_BYTES]
     sets1, ways1 = prm[P_SETS1], prm[P_WAYS1]
     sets2, ways2, gran = prm[P_SETS2], prm[P_WAYS2], prm[P_GRAN]
@@ -279,7 +284,8 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
     atom = kind == ATOM
     op2 = 0 if load else (1 if store else 2)
     t = clk[0]
-    req = sect = nbytes = l1hit = 0
+    ev1 = t + 1                                         # this event's number in L1 stamps
+    req = sect = nbytes = l1hit = l1pend = 0
     pos = 0
     for oi in range(sm_order.shape[0]):                 # pass 1: coalescing and L1
         w = sm_order[oi]
@@ -308,14 +314,21 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
                     l1tag[row, way] = np.uint32(L & 0xFFFFFFFF)
                     l1[row, VALID, way] = 0
                     l1[row, WRITTEN, way] = 0
+                    l1[row, FILLT, way] = 0
                 l1[row, STAMP, way] = t
                 if load:
                     h = m & l1[row, VALID, way]
                     l1hit += popcount(h)
+                    if l1[row, FILLT, way] == ev1:
+                        l1pend += popcount(h & l1[row, FILLM, way])
                     m &= ~h
-                    l1[row, VALID, way] |= m
                     if m == 0:
                         continue
+                    l1[row, VALID, way] |= m
+                    if l1[row, FILLT, way] != ev1:
+                        l1[row, FILLT, way] = ev1
+                        l1[row, FILLM, way] = 0
+                    l1[row, FILLM, way] |= m
                 else:                                    # write-through
                     full = _full_sectors(bm, j, m, spl, sb)
                     l1hit += popcount(m & (l1[row, VALID, way] | l1[row, WRITTEN, way]))
@@ -335,14 +348,16 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
         wcount[w] = pos - wstart[w]
     clk[0] = t
     t2 = clk[1]
-    l2req = l2sect = l2hit = dram = 0
+    ev2 = t2 + 1
+    l2req = l2sect = l2hit = dram = l2pend = 0
     for oi in range(order.shape[0]):                     # pass 2: the L2, SMs interleaved
         w = order[oi]
         for k in range(wstart[w], wstart[w] + wcount[w]):
             m = buf[k, 1]
             t2 += 1
-            h2, d = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
-                              gran, spl, sb, cnt)
+            h2, d, pd = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
+                                  gran, spl, sb, cnt, ev2)
+            l2pend += pd
             l2req += 1
             l2sect += popcount(m) + buf[k, 3]
             l2hit += h2 + buf[k, 3]
@@ -358,4 +373,6 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
     cnt[slot, c[5]] += l2sect
     cnt[slot, c[6]] += l2hit
     cnt[slot, DRAM_RD] += dram
+    cnt[slot, L1_PEND] += l1pend
+    cnt[slot, L2_PEND] += l2pend
     return sect

@@ -45,7 +45,8 @@ class ReferenceMemory:
                 nbytes.add(b & ((1 << ls) - 1))
         return lines, active
 
-    def _l2(self, line, sectors, nbytes, op, slot):
+    def _l2(self, line, sectors, nbytes, op, slot, fetched):
+        """fetched: {(line, sector)} this event brought from DRAM so far (updated)."""
         p = self.p
         gran, sb, spl = p[P_GRAN], p[P_SECTOR_BYTES], p[P_SPL]
         s = self.l2[set_index(line, p[P_SETS2], 1.0 / p[P_SETS2])]
@@ -68,17 +69,19 @@ class ReferenceMemory:
             partial |= sectors
             partial -= valid
             e[4] = slot
-            return len(sectors), 0
+            return len(sectors), 0, 0
         hits = len(sectors & valid)
+        pend = len({(line, k) for k in sectors & valid} & fetched) if op == 0 else 0
         need = sectors - valid
         fill = {c * gran + k for c in {x // gran for x in need} for k in range(gran)
                 if c * gran + k < spl} - valid
         valid |= fill
         partial -= fill
+        fetched |= {(line, k) for k in fill}
         if op == 2:
             dirty |= sectors
             e[4] = slot
-        return hits, len(fill) * sb
+        return hits, len(fill) * sb, pend
 
     @staticmethod
     def _atomic_extra(addr, mask, w, ls, ss):
@@ -99,6 +102,7 @@ class ReferenceMemory:
         c = _COLS[kind]
         row = self._row(slot)
         queue = {}
+        filled = set()                                       # (sm, line, sector) L1 fills of this event
         for w in sm_order:                                   # pass 1: coalescing and L1
             lines, active = self._warp_lines(addr, mask, w, size)
             if not active:
@@ -129,7 +133,10 @@ class ReferenceMemory:
                 s.insert(0, e)
                 if kind in (LD, LOCAL_LD):
                     row[c[3]] += len(sectors & e[1])
+                    sm = warp_sm[w]
+                    row[C.L1_PEND] += len({(sm, line, k) for k in sectors & e[1]} & filled)
                     miss = sectors - e[1]
+                    filled |= {(sm, line, k) for k in miss}
                     e[1] |= miss
                     if miss:
                         q.append((line, miss, set(), 0))
@@ -139,9 +146,11 @@ class ReferenceMemory:
                     e[2] |= sectors
                     q.append((line, sectors, nbytes, 0))
         op = 0 if kind in (LD, LOCAL_LD) else (1 if kind in (ST, LOCAL_ST) else 2)
+        fetched = set()
         for w in order:                                      # pass 2: the L2
             for line, sectors, nbytes, ex in queue.get(w, ()):
-                hits, dram = self._l2(line, sectors, nbytes, op, slot)
+                hits, dram, pend = self._l2(line, sectors, nbytes, op, slot, fetched)
+                row[C.L2_PEND] += pend
                 row[c[4]] += 1
                 row[c[5]] += len(sectors) + ex
                 row[c[6]] += hits + ex

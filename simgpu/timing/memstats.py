@@ -6,8 +6,12 @@ For one memory instruction (over the whole launch):
     l2_hit         share of those L2 sectors that hit
     dram_per_l2    DRAM bytes per L2 sector (reads on misses at DRAM granularity, plus
                    write-backs of evicted dirty lines charged to the instruction)
+    l1_pend        share of its L1 hits that hit data another warp's miss is still
+                   bringing in (the same instruction instance missed on the line first)
+    l2_pend        share of its L2 read hits on sectors still on their way from DRAM
 The simulator charges each request its *expected* L2 and DRAM bytes (so bandwidth totals
-match the memory model) and gives requests L1/L2/DRAM latencies in the proportions above.
+match the memory model) and gives requests L1/L2/DRAM latencies in the proportions above; a
+hit on data in flight waits as long as the miss it merged with.
 
 Without a memory model (``launch(memory=False)``) every load sector goes to DRAM and every
 store stays in the L2: a first-touch streaming assumption, stated in docs/timing.md.
@@ -22,6 +26,8 @@ class MemStat:
     l2_fraction: float = 1.0
     l2_hit: float = 0.0
     dram_per_l2: float = 32.0
+    l1_pend: float = 0.0
+    l2_pend: float = 0.0
 
 
 STREAM_LOAD = MemStat(1.0, 0.0, 32.0)
@@ -60,8 +66,10 @@ def from_memory_model(mm, scale=1.0, l2_bytes=0):
         at = r[C.GAT_SECT]
         l2_rd, l2_wr, l2_at = r[C.L2_RD], r[C.L2_WR], r[C.L2_AT]
         if ld:
+            l1_hits = r[C.GLD_HIT] + r[C.LLD_HIT]
             out[iid] = MemStat(_div(l2_rd, ld, 1.0), _div(r[C.L2_RD_HIT], l2_rd, 0.0),
-                               _div(r[C.DRAM_RD] + r[C.DRAM_WR], l2_rd, 0.0))
+                               _div(r[C.DRAM_RD] + r[C.DRAM_WR], l2_rd, 0.0),
+                               _div(r[C.L1_PEND], l1_hits, 0.0), _div(r[C.L2_PEND], r[C.L2_RD_HIT], 0.0))
         elif st:
             out[iid] = MemStat(_div(l2_wr, st, 1.0), _div(r[C.L2_WR_HIT], l2_wr, 1.0),
                                _div(r[C.DRAM_WR] + r[C.DRAM_RD] + ev * r[C.DIRTY_END], l2_wr, 0.0))

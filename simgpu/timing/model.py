@@ -126,11 +126,11 @@ class TimingModel(Observer):
             wpb = info.warps_per_block
             if q:
                 mp = programs(main, ci)
-                for _ in range(q):
-                    blocks += [(mp[i * wpb:(i + 1) * wpb], plan.main_active_sms) for i in range(len(main.blocks))]
+                for r in range(q):
+                    blocks += [(mp[i * wpb:(i + 1) * wpb], plan.main_active_sms, r) for i in range(len(main.blocks))]
             if with_tail and tail is not None:
                 tp = programs(tail, ci)
-                blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms) for i in range(len(tail.blocks))]
+                blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms, q) for i in range(len(tail.blocks))]
             cyc, sm = simulate_sm(P, blocks, plan.blocks_per_sm, wpb, timeline=timeline)
             sims[key] = (totals(cyc, sm), sm)
             return sims[key][0]

@@ -130,7 +130,7 @@ class ProgramBuilder:
                 if mem is None:
                     prog.append((sp, None))
                 else:
-                    prog.append((sp, _facts(sp.kind, mem, w)))
+                    prog.append((sp, _facts(sp.kind, mem, w, id(kept[i]))))
             progs.append(prog)
         return progs
 
@@ -150,13 +150,17 @@ def loop_kind(ins, var_types):
     return "range64" if getattr(t, "bitwidth", 64) > 32 else "range32"
 
 
-def _facts(kind, mem, w):
+def _facts(kind, mem, w, instance):
+    """Shared memory: (wavefronts,).  Global/local: (sectors, lines, atomic serial count, hot
+    address or -1, instance), `instance` naming the executed instruction instance (the
+    trace entry) that the group's warps share: hits on data in flight wait for the first of
+    them (sim.SM.memory)."""
     if kind in (SLD, SST, SATOM, CLD):
         return (int(mem["wavefronts"][w]),)
     serial = mem.get("serial")
     if serial is None:
-        return (int(mem["sectors"][w]), int(mem["lines"][w]), 0.0)
-    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]))
+        return (int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
+    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance)
 
 
 __all__ = ["ProgramBuilder", "OpSpec", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",

@@ -130,6 +130,7 @@ class SM:
         self.atom = {}
         self.atom_busy = 0.0
         self.diffuse = {}
+        self.inflight = {}              # instruction instance -> cycle its data in flight arrives
         self.drain = 0.0
         self.c = listener or Counters(P.interval)
         self.timeline = timeline
@@ -156,17 +157,18 @@ class SM:
 
     # -- blocks -----------------------------------------------------------------------------
     def run(self, blocks):
-        """blocks: list of (programs, active_sms).  Returns the cycle the SM is done."""
+        """blocks: list of (programs, active_sms[, wave]).  Returns the cycle the SM is done.
+        Blocks of different waves running the same programs do not share data in flight."""
         env = self.env
         self.slots = simpy.Store(env, capacity=self.bps)
         for s in range(self.bps):
             self.slots.put(s)
-        procs = [env.process(self.block(i, progs, act)) for i, (progs, act) in enumerate(blocks)]
+        procs = [env.process(self.block(i, b[0], b[1], b[2] if len(b) > 2 else 0)) for i, b in enumerate(blocks)]
         env.run(simpy.AllOf(env, procs))
         self._occupancy(0)
         return max(env.now, self.drain)
 
-    def block(self, index, progs, active_sms):
+    def block(self, index, progs, active_sms, wave=0):
         env = self.env
         slot = yield self.slots.get()
         blc = self.P.block_launch_cycles
@@ -179,7 +181,7 @@ class SM:
         t0 = env.now
         live = [p for p in progs if p]
         bar = Barrier(env, len(live))
-        ws = [env.process(self.warp(prog, (slot * self.wpb + j) % self.nsp, bar, (slot, j)))
+        ws = [env.process(self.warp(prog, (slot * self.wpb + j) % self.nsp, bar, (slot, j), wave))
               for j, prog in enumerate(live)]
         self._occupancy(len(ws))
         self.c.warps += len(ws)
@@ -189,7 +191,7 @@ class SM:
         self.slots.put(slot)
 
     # -- warps ------------------------------------------------------------------------------
-    def warp(self, prog, sp_i, bar, wid):
+    def warp(self, prog, sp_i, bar, wid, wave=0):
         env, P, c = self.env, self.P, self.c
         ready, from_mem = {}, {}
         pipes, interval = self.pipe[sp_i], P.interval
@@ -245,7 +247,7 @@ class SM:
                         tl.warp(wid, "barrier", t0, env.now)
                 continue
             else:
-                t1, done = self.memory(sp, facts, start + 1)
+                t1, done = self.memory(sp, facts, start + 1, wave)
                 if done > self.drain:
                     self.drain = done
                 if sp.dst >= 0 and sp.mem_result:
@@ -286,7 +288,7 @@ class SM:
         return start
 
     # -- memory -----------------------------------------------------------------------------
-    def memory(self, sp, facts, t):
+    def memory(self, sp, facts, t, wave=0):
         """(cycle the request enters the L1 data path, cycle its data is back)."""
         P, k = self.P, sp.kind
         if k in (SLD, SST, SATOM, CLD):
@@ -297,6 +299,7 @@ class SM:
             lat = P.l1_hit_cycles if k == CLD else P.shared_cycles
             return t1, t1 + wf + lat
         sectors, lines, serial = facts[:3] if facts else (4, 1, 0.0)
+        instance = (facts[4], wave) if facts and len(facts) > 4 else None
         wf = max(1, lines)
         t1 = self.l1 if self.l1 > t else t
         self.l1 = t1 + wf
@@ -311,8 +314,9 @@ class SM:
             return t1, t2
         acc = self.diffuse.get(sp.iid)
         if acc is None:
-            acc = self.diffuse[sp.iid] = [0.0, 0.0]
+            acc = self.diffuse[sp.iid] = [0.0, 0.0, 0.0, 0.0, 0.0]
         level = 0
+        wait = 0                        # a hit on data in flight: as slow as the miss (1: L2, 2: DRAM)
         acc[0] += st.l2_fraction if k == LD else 1.0
         if acc[0] >= 1.0 - 1e-9:
             acc[0] -= 1.0
@@ -321,8 +325,22 @@ class SM:
             if acc[1] >= 1.0 - 1e-9:
                 acc[1] -= 1.0
                 level = 2
+            elif st.l2_pend > 0.0:
+                acc[2] += st.l2_pend
+                if acc[2] >= 1.0 - 1e-9:
+                    acc[2] -= 1.0
+                    wait = 2
+        elif st.l1_pend > 0.0:
+            acc[3] += st.l1_pend
+            if acc[3] >= 1.0 - 1e-9:
+                acc[3] -= 1.0
+                wait = 1
+                acc[4] += (1.0 - st.l2_hit) + st.l2_hit * st.l2_pend
+                if acc[4] >= 1.0 - 1e-9:
+                    acc[4] -= 1.0
+                    wait = 2
         if k == ATOM:
-            hot = facts[3] if len(facts) > 3 else sp.iid
+            hot = facts[3] if facts and len(facts) > 3 and facts[3] >= 0 else sp.iid
             s = self.atom.get(hot)
             if s is None:
                 s = self.atom[hot] = Server(1.0)
@@ -331,10 +349,24 @@ class SM:
             done = max(ta, t3 if level == 2 else t2) + P.l2_hit_cycles
             self.drain = max(self.drain, done)
             return t1, done
+        if wait:
+            # a hit on data in flight: the first warp of this SM to run this instruction
+            # instance waits as long as the miss did; the others until that data arrives
+            # (or their own hit latency, if they come later), so SMs' blocks in lockstep pay
+            # the miss latency every time and blocks out of phase do not
+            miss = max(t2, t1 + wf) + (P.dram_cycles if wait == 2 else P.l2_hit_cycles)
+            if instance is None:
+                return t1, miss
+            first = self.inflight.get(instance)
+            if first is None:
+                self.inflight[instance] = miss
+                return t1, miss
+            own = t1 + wf + P.l1_hit_cycles if level == 0 else max(t2, t1 + wf) + P.l2_hit_cycles
+            return t1, max(own, first)
         if level == 0:
             return t1, t1 + wf + P.l1_hit_cycles
         if level == 1:
-            return t1, t2 + P.l2_hit_cycles
+            return t1, max(t2, t1 + wf) + P.l2_hit_cycles
         return t1, max(t2, t3) + P.dram_cycles
 
 
