@@ -632,3 +632,269 @@ def _benches():
 
 
 BENCHES = _benches()
+
+
+# ============================================================================================
+# Second calibration set (validation/microbench/analyze2.py -> validation/data/h200_microbench2.json).
+# Bench names start with atom2_, st2_ or bcast2_ (run with MICRO_ONLY='^(atom2_|st2_|bcast2_)').
+#
+# atom2_*:  global atomics, one per element, address read from an index array (histogram-like), so the
+#           compiler cannot aggregate them over the warp; grid-stride over FULL x BLOCK threads, so each
+#           warp instruction takes 32 consecutive elements of idx (the patterns are defined per 32-chunk).
+# st2_*:    float32 stores, one every S bytes of a 16 MiB buffer that stays in L2, P passes in one kernel.
+# bcast2_*: every block runs acc += B[k, col] over k (col = threadIdx.x + 32*(blockIdx.x % 16), block
+#           (32, 8) like a naive matmul), so all SMs read the same new 128-byte lines at each k.
+
+ATOM2_PER_THREAD = 24 if not TINY else 2
+ATOM2_N = FULL * BLOCK * ATOM2_PER_THREAD     # 6,488,064 atomics per launch (TINY: 128)
+ATOM2_NLINES = 65536                          # 8 MiB u32 array (fits L2) for the line patterns
+ST2_BYTES = 16 * MIB if not TINY else 64 * 1024
+BC2_N = 2048 if not TINY else 8
+BC2_COLS = 512
+
+
+def mb_atom2_u32(hist, idx, n):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < n:
+        cuda.atomic.add(hist, idx[i], np.uint32(1))
+        i += stride
+
+
+def mb_atom2_f32(hist, idx, n):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < n:
+        cuda.atomic.add(hist, idx[i], np.float32(1.0))
+        i += stride
+
+
+def mb_atom2_idx_only(hist, idx, n):
+    # control: the same index reads without the atomic (a store that never happens keeps the loads)
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < n:
+        v = idx[i]
+        if v == np.uint32(0xFFFFFFFF):
+            hist[0] = v
+        i += stride
+
+
+def mb_st2_stride(a, step, nper, passes):
+    # `passes` times: a[j * step] = p for j in [0, nper), grid-stride, 4 stores per loop iteration
+    tid = cuda.grid(1)
+    nt = cuda.gridsize(1)
+    for p in range(passes):
+        v = np.float32(p)
+        i = tid
+        while i + 3 * nt < nper:
+            a[i * step] = v
+            a[(i + nt) * step] = v
+            a[(i + 2 * nt) * step] = v
+            a[(i + 3 * nt) * step] = v
+            i += 4 * nt
+        while i < nper:
+            a[i * step] = v
+            i += nt
+
+
+def mb_bcast2(B, out, passes):
+    # as the brief / a naive matmul: for k in range(n): acc += B[k, col]
+    col = cuda.threadIdx.x + 32 * (cuda.blockIdx.x % 16)
+    n = B.shape[0]
+    acc = np.float32(0.0)
+    for p in range(passes):
+        for k in range(n):
+            acc += B[k, col]
+    out[cuda.blockIdx.x * 256 + cuda.threadIdx.y * 32 + cuda.threadIdx.x] = acc
+
+
+def mb_bcast2_chase(A, out, n, passes):
+    # the same lines in the same order (flat index j = k * 512 + col), but the next index is the loaded
+    # value added to j (every element of A holds 512), so a warp has one load in flight: the dependent
+    # chain per k is LDG -> IADD -> address -> LDG (cf. mb_chase_u32)
+    col = cuda.threadIdx.x + 32 * (cuda.blockIdx.x % 16)
+    tot = np.uint32(0)
+    p = 0
+    while p < passes:
+        j = np.uint32(col)
+        s = 0
+        while s < n:
+            j = np.uint32(j + A[j])
+            s += 1
+        tot = np.uint32(tot + j)
+        p += 1
+    out[cuda.blockIdx.x * 256 + cuda.threadIdx.y * 32 + cuda.threadIdx.x] = tot
+
+
+def atom2_idx(kind, n=None, seed=7):
+    """Host uint32 index array for an atom2 pattern.
+    kind = ("lines", L, st): per 32-chunk c (one warp instruction), lanes j in groups of 32/L consecutive
+           lanes -> L lines base + k*st (k = j // (32/L)), distinct words (j % (32/L)) in each line;
+           base = (c % st) + (c // st) * L * st (mod ATOM2_NLINES), so nearby chunks use disjoint lines.
+    kind = ("addrs", A): line c (mod ATOM2_NLINES), lane j -> word j % A (A=1: all lanes one address).
+    kind = ("rand", nbins): uniform random in [0, nbins)."""
+    n = ATOM2_N if n is None else n
+    e = np.arange(n, dtype=np.int64)
+    c, j = e // 32, e % 32
+    if kind[0] == "lines":
+        _, L, st = kind
+        g = 32 // L
+        base = (c % st) + (c // st) * L * st
+        line = (base + (j // g) * st) % ATOM2_NLINES
+        return (line * 32 + j % g).astype(np.uint32)
+    if kind[0] == "addrs":
+        A = kind[1]
+        return ((c % ATOM2_NLINES) * 32 + j % A).astype(np.uint32)
+    if kind[0] == "rand":
+        return np.random.default_rng(seed).integers(0, kind[1], size=n).astype(np.uint32)
+    raise ValueError(kind)
+
+
+def atom2_stats(idx):
+    """Per warp instruction (32-chunk): distinct 128-byte lines, distinct 32-byte sectors, distinct words."""
+    ch = idx.reshape(-1, 32).astype(np.int64)
+    s = np.sort(ch, axis=1)
+    words = 1 + np.count_nonzero(np.diff(s, axis=1), axis=1)
+    lines = np.sort(ch // 32, axis=1)
+    nl = 1 + np.count_nonzero(np.diff(lines, axis=1), axis=1)
+    sec = np.sort(ch // 8, axis=1)
+    ns = 1 + np.count_nonzero(np.diff(sec, axis=1), axis=1)
+    return {"warp_instructions": int(ch.shape[0]), "lines_per_warp_inst": float(nl.mean()),
+            "sectors_per_warp_inst": float(ns.mean()), "words_per_warp_inst": float(words.mean()),
+            "distinct_words_total": int(np.unique(idx).size)}
+
+
+def _benches2():
+    B = []
+    nthr = FULL * BLOCK
+    # ---- 1. atomics vs address spread
+    pats = []
+    for L in (1, 2, 4, 8, 16, 32):
+        pats.append((f"atom2_lines{L}_u32", ("lines", L, 1), "u32", "a_lines"))
+    for sb in (256, 1024, 4096, 16384, 65536, MIB):
+        lab = f"{sb // 1024}K" if sb < MIB else "1M"
+        if sb < 1024:
+            lab = f"{sb}B"
+        pats.append((f"atom2_8lines_stride{lab}_u32", ("lines", 8, sb // 128), "u32", "b_line_stride"))
+    for A in (1, 4):
+        pats.append((f"atom2_1line_{A}addr_u32", ("addrs", A), "u32", "c_addrs_in_one_line"))
+    pats.append(("atom2_hist256_u32", ("rand", 256), "u32", "d_hist256"))
+    pats.append(("atom2_hist256_f32", ("rand", 256), "f32", "d_hist256"))
+    pats.append(("atom2_1line_4addr_f32", ("addrs", 4), "f32", "d_f32_4addr"))
+    pats.append(("atom2_lines1_f32", ("lines", 1, 1), "f32", "extra"))
+    pats.append(("atom2_rand2M_u32", ("rand", ATOM2_NLINES * 32), "u32", "extra"))
+    pats.append(("atom2_idx_only", ("lines", 1, 1), "none", "control"))
+    for name, kind, dt, sub in pats:
+        kern = {"u32": mb_atom2_u32, "f32": mb_atom2_f32, "none": mb_atom2_idx_only}[dt]
+        nbins = kind[1] if kind[0] == "rand" else ATOM2_NLINES * 32
+
+        def setup(ctx, kind=kind, dt=dt, nbins=nbins):
+            idx = atom2_idx(kind)
+            hd = np.float32 if dt == "f32" else np.uint32
+            return (ctx.zeros(max(nbins, ATOM2_NLINES * 32) if kind[0] != "rand" else nbins, hd),
+                    cuda.to_device(idx), np.int64(idx.size))
+        desc = {"lines": "L lines, line stride st*128 B", "addrs": "A addresses in one line",
+                "rand": "uniform random over nbins words"}[kind[0]]
+        B.append(dict(name=name, group="atomics2", kernel=kern, grid=(FULL,), block=(BLOCK,), setup=setup,
+                      params=dict(subgroup=sub, pattern=list(kind), pattern_desc=desc, dtype=dt,
+                                  atomics=ATOM2_N if dt != "none" else 0, elements=ATOM2_N,
+                                  warp_instructions=ATOM2_N // 32, threads=nthr,
+                                  idx_bytes=4 * ATOM2_N, nbins=nbins)))
+    # ---- 2. partial-sector stores into an L2-resident 16 MiB buffer
+    for S in (4, 32, 128):
+        step = S // 4
+        nper = ST2_BYTES // S
+        for P in ((50, 100) if not TINY else (1, 2)):
+            B.append(dict(name=f"st2_l2_stride{S}B_p{P}", group="store_l2", kernel=mb_st2_stride,
+                          grid=(FULL,), block=(BLOCK,),
+                          setup=lambda ctx, step=step, nper=nper, P=P: (ctx.f32("st2", ST2_BYTES // 4), np.int64(step),
+                                                                        np.int64(nper), np.int64(P)),
+                          params=dict(stride_bytes=S, stores_per_pass=nper, passes=P, buffer_bytes=ST2_BYTES,
+                                      stores=nper * P, warp_stores=nper * P // 32,
+                                      sectors_expected=(nper * P * 4 // 32 if S == 4 else nper * P))))
+    # ---- 3. lockstep broadcast
+    for name, kern, grid in (("bcast2", mb_bcast2, FULL), ("bcast2_chase", mb_bcast2_chase, FULL),
+                             ("bcast2_grid16", mb_bcast2, 16), ("bcast2_chase_grid16", mb_bcast2_chase, 16)):
+        for P in (1, 2):
+            if kern is mb_bcast2:
+                setup = lambda ctx, grid=grid, P=P: (_bc2_B(ctx), ctx.zeros(grid * 256), np.int64(P))
+            else:
+                setup = lambda ctx, grid=grid, P=P: (_bc2_A(ctx), ctx.zeros(grid * 256, np.uint32), np.int64(BC2_N),
+                                                     np.int64(P))
+            B.append(dict(name=f"{name}_p{P}", group="bcast", kernel=kern, grid=(grid,), block=(32, 8),
+                          setup=setup,
+                          params=dict(n=BC2_N, cols=BC2_COLS, passes=P, blocks=grid, warps=grid * 8,
+                                      B_bytes=BC2_N * BC2_COLS * 4, dependent=("chase" in name))))
+    return B
+
+
+def _bc2_B(ctx):
+    if "bc2" not in ctx.bufs:
+        b = (1.0 + (np.arange(BC2_N * BC2_COLS) % 97) / 97.0).astype(np.float32).reshape(BC2_N, BC2_COLS)
+        ctx.bufs["bc2"] = cuda.to_device(b)
+    return ctx.bufs["bc2"]
+
+
+def _bc2_A(ctx):
+    if "bc2A" not in ctx.bufs:
+        ctx.bufs["bc2A"] = cuda.to_device(np.full(BC2_N * BC2_COLS, BC2_COLS, np.uint32))
+    return ctx.bufs["bc2A"]
+
+
+def check2(only=None, log=print):
+    """Correctness check of every second-set bench at its real size (one launch on fresh buffers):
+    atomics = bincount(idx), strided stores = last pass value at every S bytes and untouched elsewhere,
+    bcast = passes * column sums of B. Returns the number of failures."""
+    import re as _re
+    bad = 0
+    for b in _benches2():
+        if only and not _re.search(only, b["name"]):
+            continue
+        ctx = Ctx()
+        k = cuda.jit(b["kernel"])
+        args = b["setup"](ctx)
+        if b["group"] == "store_l2":
+            a = args[0]
+            a.copy_to_device(np.full(a.size, -3.0, np.float32))
+        k[b["grid"], b["block"]](*args)
+        cuda.synchronize()
+        p = b["params"]
+        if b["group"] == "atomics2":
+            h = args[0].copy_to_host()
+            idx = args[1].copy_to_host()
+            if p["dtype"] == "none":
+                ok = bool((h == 0).all())
+            else:
+                exp = np.bincount(idx, minlength=h.size)
+                ok = bool((h.astype(np.float64) == exp).all())
+            msg = str(atom2_stats(idx))
+        elif b["group"] == "store_l2":
+            a = args[0].copy_to_host()
+            step = p["stride_bytes"] // 4
+            m = np.zeros(a.size, bool)
+            m[::step] = True
+            ok = bool((a[m] == np.float32(p["passes"] - 1)).all() and (a[~m] == -3.0).all())
+            msg = f"{m.sum()} stores"
+        elif "chase" in b["name"]:
+            out = args[1].copy_to_host()
+            cols = (np.arange(32)[None, None, :] + 32 * (np.arange(b["grid"][0]) % 16)[:, None, None]
+                    + 0 * np.arange(8)[None, :, None]).ravel()
+            exp = ((cols + BC2_N * BC2_COLS) * p["passes"]).astype(np.uint32)
+            ok = bool((out == exp).all())
+            msg = f"{np.count_nonzero(out != exp)} wrong"
+        else:
+            out = args[1].copy_to_host()
+            Bh = args[0].copy_to_host().astype(np.float64)
+            cols = (np.arange(32)[None, :] + 32 * (np.arange(b["grid"][0]) % 16)[:, None])  # block, lane
+            exp = p["passes"] * Bh.sum(axis=0)[cols]                                       # block, lane
+            exp = np.repeat(exp[:, None, :], 8, axis=1).ravel()
+            err = np.abs(out - exp).max() / np.abs(exp).max()
+            ok = bool(err < 1e-4)
+            msg = f"max rel err {err:.2e}"
+        bad += 0 if ok else 1
+        log(f"CHECK {'ok  ' if ok else 'FAIL'} {b['name']}: {msg}")
+    return bad
+
+
+BENCHES = BENCHES + _benches2()
