@@ -274,3 +274,32 @@ def test_lines_in_flight_make_a_lockstep_loop_wait_for_dram():
                         (np.ones((rows * blocks, block), np.float32), np.zeros(blocks * block, np.float32)))
     assert own.metrics["lts__t_sector_hit_rate.pct"] < 60
     assert per_iter > 0.8 * cycles_of(own) / rows
+
+
+def hist_global(data, hist):
+    i = cuda.grid(1)
+    while i < data.size:
+        cuda.atomic.add(hist, data[i], np.uint32(1))
+        i += cuda.gridsize(1)
+
+
+def test_hot_atomic_lines_are_served_in_passes():
+    """Atomics that every warp sends to the same few lines queue at the L2 slices' atomic
+    units (two units for 1 KiB): one pass per line per request, a pass per lane on one
+    address; the time follows the passes, not the lanes."""
+    from simgpu.timing.memfacts import line_passes
+    addr = np.array([[0, 0, 4, 128, 128, 128] + [1024] * 26])
+    rows, lines, passes = line_passes(addr, np.ones_like(addr, dtype=bool))
+    assert lines.tolist() == [0, 1, 8] and passes.tolist() == [2, 3, 26]
+    n, blocks = 1 << 20, 132 * 8
+    rng = np.random.default_rng(0)
+    P = simgpu.launch(hist_global, (blocks,), (256,), (rng.integers(0, 4, n, dtype=np.uint8),
+                                                        np.zeros(256, np.uint32)), sample=True)
+    spread = simgpu.launch(hist_global, (blocks,), (256,), (rng.integers(0, 256, n, dtype=np.uint8),
+                                                             np.zeros(256, np.uint32)), sample=True)
+    t = P.extras["timing"].params
+    warp_insts = n // 32
+    # 4 bins: one line, 8 lanes per address: 8 passes per request at one unit
+    assert time_of(P) > 0.9 * warp_insts * 8 * t.atomic_pass_cycles / t.clock_hz * 1e9
+    # 256 bins: 8 lines over 2 units, ~1.2 passes per line: ~4.8 passes per unit per request
+    assert 0.3 < time_of(spread) / time_of(P) < 0.9

@@ -66,6 +66,17 @@ H200 = H100.with_(
     dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
     dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]
     atomic_same_address_ns=1.76,             # [MB atomic_one_addr_f32: 1,081,344 float REDs on one word in 1,904.7 us]
+    # [MB2 atom2_hist256_u32, validation/data/h200_microbench2.json: 202,752 warp REDs, every warp
+    # over the same 256 words (1 KiB), 806.4 us; ncu: the busiest L2 slice had half of all
+    # atomic-input cycles, so the 1 KiB is served by 2 slices -> 512 B per slice's unit.  A
+    # request is served in passes over each line (a pass takes one lane per address): the
+    # pattern has 1,944,541 line passes, so 806.4 us / (1,944,541 / 2) = 0.829 ns per pass]
+    atomic_pass_ns=0.829,
+    # stores in the L2 [MB2 st2_l2_stride*, 16 MiB resident]: a full-sector store 8.33 ps per
+    # sector, a 1-sector (partial) store request 17.76 ps; a read sector at 5.85 TB/s is 5.47 ps
+    l2_store_sector_cost=1.52,
+    l2_store_request_sectors=3.25,
+    atomic_unit_bytes=512,
     launch_overhead_ns=1484.0,               # [MB empty_kernel: 1,568 ns (ncu), less one block start (84 ns)]
     block_launch_cycles=166.0,               # [MB empty_kernel_1056x256 - empty_kernel = 672 ns for 8 blocks/SM]
     sources={"sm_count": "DS-H200/DEV", "clock_hz": "MB", "l2": "DEV/MB", "dram": "DS-H200/MB",

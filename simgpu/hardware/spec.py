@@ -123,6 +123,10 @@ class GPU:
     l2_slices: int = 96                      # L2 slices (parallel servers of L2 bandwidth)
     dram_channels: int = 80                  # DRAM channels (parallel servers of DRAM bandwidth)
     atomic_same_address_ns: float = 0.5      # one atomic lane-operation on one hot address in the L2
+    atomic_pass_ns: float = 1.0              # an L2 slice's atomic unit: time per pass over one line
+    l2_store_sector_cost: float = 1.0        # L2 time of a stored sector, in read sectors
+    l2_store_request_sectors: float = 0.0    # least L2 time of one store request (one line), in read sectors
+    atomic_unit_bytes: int = 512             # contiguous bytes one slice's atomic unit serves
     launch_overhead_ns: float = 2000.0       # gpu__time_duration of an empty kernel, less one block start
     block_launch_cycles: float = 0.0         # SM cycles to start each block (one at a time per SM)
     sources: dict = field(default_factory=dict, compare=False, repr=False)

@@ -3,7 +3,11 @@
     global/local  sectors and 128-byte lines touched (one L1 wavefront per line)
     global atom   also `serial`: the atomic operations queued at the hottest address this warp
                   touches while the whole wave runs (lanes of the wave at that address,
-                  shared out over the sampled SM's lanes there)
+                  shared out over the sampled SM's lanes there), and `unit_load`: per L2
+                  atomic unit (`unit_bytes` of contiguous addresses) the warp touches,
+                  (unit, its passes there x the wave's passes at the unit per pass of the
+                  sampled SM's) -- the unit serves them all; a warp's request to a line
+                  takes as many passes as the most lanes it has on one address there
     shared        wavefronts (the bank holding most distinct words; atomics: the most lanes
                   on one word, since atomic updates of one word serialise)
     const         distinct addresses (the constant cache serves one per pass)
@@ -64,7 +68,7 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     return np.maximum(wf, np.where(mk.any(axis=1), ideal, 0))
 
 
-def memory_info(ev, lanes, act, wave_fraction=1.0):
+def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
     """dict of per-warp arrays (one row per sampled warp in `lanes`)."""
     mk = ev.mask.arr[lanes]
     a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
@@ -86,7 +90,51 @@ def memory_info(ev, lanes, act, wave_fraction=1.0):
     info = {"sectors": sectors, "lines": lines, "active": active}
     if ev.kind == "atom":
         info["serial"], info["hot"] = _contention(ev, a, mk, wave_fraction)
+        info["unit_load"] = _unit_contention(ev, a, mk, wave_fraction, unit_bytes)
     return info
+
+
+def line_passes(addr, mk, line_bytes=128, rows=None):
+    """(row, line, passes) for every line each row's active lanes touch: passes = the most
+    lanes of the row on one address in that line.  addr, mk: (rows, 32), or 1-d with `rows`
+    giving each lane's row (warp)."""
+    if rows is None:
+        rows = np.broadcast_to(np.arange(addr.shape[0])[:, None], addr.shape)
+    rows = np.asarray(rows)[mk].astype(np.int64)
+    av = np.asarray(addr)[mk].astype(np.int64)
+    if av.size == 0:
+        return rows, av, av
+    ua, ainv = np.unique(av, return_inverse=True)
+    key = rows * len(ua) + ainv.ravel()            # sorted: by row, then address
+    k, cnt = np.unique(key, return_counts=True)
+    r, line = k // len(ua), ua[k % len(ua)] // line_bytes
+    new = np.ones(len(k), dtype=bool)               # (row, line) groups are contiguous
+    new[1:] = (r[1:] != r[:-1]) | (line[1:] != line[:-1])
+    start = np.nonzero(new)[0]
+    return r[start], line[start], np.maximum.reduceat(cnt, start)
+
+
+def _unit_contention(ev, a, mk, wave_fraction, unit_bytes):
+    """Per sampled warp: ((unit, passes), ...): for each L2 atomic unit the warp's lanes use,
+    its passes there times the wave's passes at the unit per pass of the sampled warps there
+    (>= 1) -- the unit's time this warp's request stands for."""
+    m = ev.mask.arr
+    alla = np.broadcast_to(np.asarray(ev.addr), m.shape)
+    per = max(1, unit_bytes // 128)
+    c = ev.chunk
+    _, wl, wp = line_passes(alla, m, rows=c.lane_block * c.wpb + c.lane_tid // 32)
+    u, inv = np.unique(wl // per, return_inverse=True)
+    wave_units = dict(zip(u.tolist(), (np.bincount(inv.ravel(), weights=wp) * wave_fraction).tolist()))
+    rr, sl, sp = line_passes(a, mk)
+    su = sl // per
+    mine = {}
+    for x, p in zip(su.tolist(), sp.tolist()):
+        mine[x] = mine.get(x, 0) + p
+    share = {x: max(1.0, wave_units.get(x, p) / p) for x, p in mine.items()}
+    out = [{} for _ in range(a.shape[0])]
+    for r, x, p in zip(rr.tolist(), su.tolist(), sp.tolist()):
+        out[r][x] = out[r].get(x, 0.0) + p * share[x]
+    return [tuple(d.items()) for d in out]
 
 
 def _contention(ev, a, mk, wave_fraction):

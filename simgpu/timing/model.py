@@ -70,7 +70,8 @@ class TimingModel(Observer):
         wave = self.plan.wave_size
 
         def facts(ev, lanes, act):
-            return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)))
+            return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)),
+                               unit_bytes=self.gpu.atomic_unit_bytes)
 
         self.recorder = TraceRecorder(self.groups, self.max_iterations, facts)
         r = self.recorder

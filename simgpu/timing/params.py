@@ -38,6 +38,10 @@ class TimingParams:
     l2_slices: int
     dram_channels: int
     atomic_cycles: float        # per lane-operation on one hot address
+    atomic_pass_cycles: float   # per pass over one line at an L2 slice's atomic unit
+    l2_store_sector_cost: float  # L2 time of a stored sector, in read sectors
+    l2_store_request_sectors: float  # least L2 time of a store request to one line, in read sectors
+    atomic_unit_bytes: int      # contiguous bytes one atomic unit serves
     launch_overhead_s: float
     block_launch_cycles: float
     sm_count: int
@@ -73,6 +77,8 @@ class TimingParams:
             dram_write_cost=gpu.dram_write_cost,
             l2_slices=gpu.l2_slices, dram_channels=gpu.dram_channels,
             atomic_cycles=gpu.atomic_same_address_ns * 1e-9 * clk,
+            atomic_pass_cycles=gpu.atomic_pass_ns * 1e-9 * clk, atomic_unit_bytes=gpu.atomic_unit_bytes,
+            l2_store_sector_cost=gpu.l2_store_sector_cost, l2_store_request_sectors=gpu.l2_store_request_sectors,
             launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
             sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes)
 

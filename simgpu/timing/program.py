@@ -160,7 +160,9 @@ def _facts(kind, mem, w, instance):
     serial = mem.get("serial")
     if serial is None:
         return (int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
-    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance)
+    lines = mem.get("unit_load")
+    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance,
+            lines[w] if lines is not None else ())
 
 
 __all__ = ["ProgramBuilder", "OpSpec", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",
