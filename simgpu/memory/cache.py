@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .counters import DRAM_RD, DRAM_WR
+from .counters import DRAM_RD, DRAM_RD_BUSY, DRAM_WR, DRAM_WR_BUSY
 
 # parameter vector (int64) shared by the compiled functions
 (P_LINE_SHIFT, P_SECTOR_SHIFT, P_SPL, P_SETS1, P_WAYS1, P_SETS2, P_WAYS2, P_GRAN,
@@ -139,7 +139,8 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
     """One request for sectors `m` of `line` arriving at the L2 at time `stamp`, part of the
     event (instruction instance) numbered `ev`; for a write, buf[k, 4:] holds the bytes it
     writes.  op: 0 read, 1 write, 2 atomic (read-modify-write in the L2).  Returns (sector
-    hits, DRAM bytes read, read hits on sectors this event is still fetching from DRAM).
+    hits, DRAM bytes read, read hits on sectors this event is still fetching from DRAM, DRAM
+    bytes of the whole accesses those reads take).
 
     Calibrated on the H200 (validation/README.md, "DRAM access granularity", "partial-sector
     writes", "L2 write policy"):
@@ -172,8 +173,12 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
             d = (old >> 16) & _M16
             if d:
                 wr = old >> 48
+                po = (old >> 32) & _M16
                 cnt[wr, DRAM_WR] += popcount(d) * sb
-                cnt[wr, DRAM_RD] += popcount((old >> 32) & _M16) * sb
+                cnt[wr, DRAM_RD] += popcount(po) * sb
+                cnt[wr, DRAM_WR_BUSY] += chunks(d, gran, spl)[1] * gran * sb
+                if po:
+                    cnt[wr, DRAM_RD_BUSY] += chunks(po, gran, spl)[1] * gran * sb
         l2[row, TAG, w] = line
         for f in range(nf):
             l2r[row, w, f] = 0
@@ -185,6 +190,7 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
     wr = meta >> 48
     dram = 0
     pend = 0
+    busy = 0
     if op == 1:                                          # write: byte-masked, no DRAM read
         hits = popcount(m)
         for f in range(BYTES, nb):
@@ -204,6 +210,7 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
             fill, n = chunks(need, gran, spl)
             fill &= ~v
             dram = popcount(fill) * sb
+            busy = n * gran * sb
             v |= fill
             p &= ~fill
             if l2r[row, w, ft] != ev:
@@ -214,21 +221,24 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
             d |= m
             wr = slot
     l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, 32767) << 48)
-    return hits, dram, pend
+    return hits, dram, pend, busy
 
 
 @njit(cache=True, _nrt=False)
-def dirty_bytes(l2, l2r, prm, cnt, col):
-    """Charge the bytes still dirty in the L2 to their writers' column `col`; return the total."""
+def dirty_bytes(l2, l2r, prm, cnt, col, whole=False):
+    """Charge the bytes still dirty in the L2 to their writers' column `col`; return the total.
+    whole: count whole DRAM accesses (the dirty sectors rounded up to the access granularity)."""
     sb = prm[P_SECTOR_BYTES]
+    gran, spl = prm[P_GRAN], prm[P_SPL]
     total = 0
     for r in range(l2.shape[0]):
         for w in range(l2.shape[2]):
             meta = l2r[r, w, META]
             d = (meta >> 16) & _M16
             if l2[r, TAG, w] != -1 and d:
-                cnt[meta >> 48, col] += popcount(d) * sb
-                total += popcount(d) * sb
+                b = chunks(d, gran, spl)[1] * gran * sb if whole else popcount(d) * sb
+                cnt[meta >> 48, col] += b
+                total += b
     return total
 
 

@@ -35,7 +35,10 @@ CLD_REQ, CLD_WF, CLD_BYTES = 43, 44, 45
 # is still in flight, so the "hit" waits for that miss.  L1: hits on sectors another warp of
 # the SM is fetching; L2: read hits on sectors being fetched from DRAM for another SM.
 L1_PEND, L2_PEND = 46, 47
-N_COUNTERS = 48
+# DRAM occupancy (timing only): the bytes above rounded up to whole DRAM accesses (the
+# access granularity), since a 32-byte read or write of an access costs the DRAM a whole one
+DRAM_RD_BUSY, DRAM_WR_BUSY, DIRTY_END_BUSY = 48, 49, 50
+N_COUNTERS = 51
 
 NAMES = {v: k.lower() for k, v in dict(globals()).items()
          if k.isupper() and isinstance(v, int) and k != "N_COUNTERS"}

@@ -21,7 +21,7 @@ from numba import njit
 from .cache import (FILLM, FILLT, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
                     P_SPL, P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access,
                     popcount, set_index)
-from .counters import (DRAM_RD, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
+from .counters import (DRAM_RD, DRAM_RD_BUSY, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
                        GLD_SECT, GST_BYTES, GST_HIT, GST_REQ, GST_SECT, L2_AT, L2_AT_HIT,
                        L2_AT_REQ, L2_RD, L2_RD_HIT, L2_RD_REQ, L2_WR, L2_WR_HIT, L2_WR_REQ,
                        LLD_BYTES, LLD_HIT, LLD_REQ, LLD_SECT, LST_BYTES, LST_HIT, LST_REQ,
@@ -349,15 +349,16 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
     clk[0] = t
     t2 = clk[1]
     ev2 = t2 + 1
-    l2req = l2sect = l2hit = dram = l2pend = 0
+    l2req = l2sect = l2hit = dram = l2pend = busy = 0
     for oi in range(order.shape[0]):                     # pass 2: the L2, SMs interleaved
         w = order[oi]
         for k in range(wstart[w], wstart[w] + wcount[w]):
             m = buf[k, 1]
             t2 += 1
-            h2, d, pd = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
+            h2, d, pd, bz = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
                                   gran, spl, sb, cnt, ev2)
             l2pend += pd
+            busy += bz
             l2req += 1
             l2sect += popcount(m) + buf[k, 3]
             l2hit += h2 + buf[k, 3]
@@ -375,4 +376,5 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
     cnt[slot, DRAM_RD] += dram
     cnt[slot, L1_PEND] += l1pend
     cnt[slot, L2_PEND] += l2pend
+    cnt[slot, DRAM_RD_BUSY] += busy
     return sect

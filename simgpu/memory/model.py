@@ -116,6 +116,7 @@ class MemoryModel(Observer):
 
     def launch_end(self, launch):
         dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END)
+        dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END_BUSY, True)
 
     def fill_report(self, rep):
         fill_report(self, rep)

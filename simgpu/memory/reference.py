@@ -57,6 +57,8 @@ class ReferenceMemory:
                 if old[2]:                                 # write back dirty, fill partial sectors
                     self._row(old[4])[C.DRAM_WR] += len(old[2]) * sb
                     self._row(old[4])[C.DRAM_RD] += len(old[3]) * sb
+                    self._row(old[4])[C.DRAM_WR_BUSY] += len({x // gran for x in old[2]}) * gran * sb
+                    self._row(old[4])[C.DRAM_RD_BUSY] += len({x // gran for x in old[3]}) * gran * sb
             e = [line, set(), set(), set(), 0, set()]    # line, valid, dirty, partial, writer, bytes
         else:
             s.remove(e)
@@ -69,7 +71,7 @@ class ReferenceMemory:
             partial |= sectors
             partial -= valid
             e[4] = slot
-            return len(sectors), 0, 0
+            return len(sectors), 0, 0, 0
         hits = len(sectors & valid)
         pend = len({(line, k) for k in sectors & valid} & fetched) if op == 0 else 0
         need = sectors - valid
@@ -78,10 +80,11 @@ class ReferenceMemory:
         valid |= fill
         partial -= fill
         fetched |= {(line, k) for k in fill}
+        busy = len({x // gran for x in need}) * gran * sb
         if op == 2:
             dirty |= sectors
             e[4] = slot
-        return hits, len(fill) * sb, pend
+        return hits, len(fill) * sb, pend, busy
 
     @staticmethod
     def _atomic_extra(addr, mask, w, ls, ss):
@@ -149,8 +152,9 @@ class ReferenceMemory:
         fetched = set()
         for w in order:                                      # pass 2: the L2
             for line, sectors, nbytes, ex in queue.get(w, ()):
-                hits, dram, pend = self._l2(line, sectors, nbytes, op, slot, fetched)
+                hits, dram, pend, busy = self._l2(line, sectors, nbytes, op, slot, fetched)
                 row[C.L2_PEND] += pend
+                row[C.DRAM_RD_BUSY] += busy
                 row[c[4]] += 1
                 row[c[5]] += len(sectors) + ex
                 row[c[6]] += hits + ex

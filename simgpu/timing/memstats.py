@@ -9,6 +9,8 @@ For one memory instruction (over the whole launch):
     l1_pend        share of its L1 hits that hit data another warp's miss is still
                    bringing in (the same instruction instance missed on the line first)
     l2_pend        share of its L2 read hits on sectors still on their way from DRAM
+    dram_busy_per_l2  DRAM time per L2 sector, in read bytes: reads and write-backs rounded
+                   up to whole DRAM accesses, written bytes times the write cost
 The simulator charges each request its *expected* L2 and DRAM bytes (so bandwidth totals
 match the memory model) and gives requests L1/L2/DRAM latencies in the proportions above; a
 hit on data in flight waits as long as the miss it merged with.
@@ -28,6 +30,7 @@ class MemStat:
     dram_per_l2: float = 32.0
     l1_pend: float = 0.0
     l2_pend: float = 0.0
+    dram_busy_per_l2: float = -1.0      # < 0: dram_per_l2 (x the write cost for stores)
 
 
 STREAM_LOAD = MemStat(1.0, 0.0, 32.0)
@@ -49,7 +52,7 @@ def evicted_fraction(mm, scale, l2_bytes):
     return max(0.0, 1.0 - l2_bytes / written) if written else 0.0
 
 
-def from_memory_model(mm, scale=1.0, l2_bytes=0):
+def from_memory_model(mm, scale=1.0, l2_bytes=0, write_cost=1.0):
     """{instruction id: MemStat} from a MemoryModel's counters, or {} if it has none.
     scale > 1: the counters cover 1/scale of the blocks (sampled execution)."""
     try:
@@ -65,17 +68,21 @@ def from_memory_model(mm, scale=1.0, l2_bytes=0):
         st = r[C.GST_SECT] + r[C.LST_SECT]
         at = r[C.GAT_SECT]
         l2_rd, l2_wr, l2_at = r[C.L2_RD], r[C.L2_WR], r[C.L2_AT]
+        busy = r[C.DRAM_RD_BUSY] + write_cost * r[C.DRAM_WR_BUSY]
         if ld:
             l1_hits = r[C.GLD_HIT] + r[C.LLD_HIT]
             out[iid] = MemStat(_div(l2_rd, ld, 1.0), _div(r[C.L2_RD_HIT], l2_rd, 0.0),
                                _div(r[C.DRAM_RD] + r[C.DRAM_WR], l2_rd, 0.0),
-                               _div(r[C.L1_PEND], l1_hits, 0.0), _div(r[C.L2_PEND], r[C.L2_RD_HIT], 0.0))
+                               _div(r[C.L1_PEND], l1_hits, 0.0), _div(r[C.L2_PEND], r[C.L2_RD_HIT], 0.0),
+                               _div(busy, l2_rd, 0.0))
         elif st:
             out[iid] = MemStat(_div(l2_wr, st, 1.0), _div(r[C.L2_WR_HIT], l2_wr, 1.0),
-                               _div(r[C.DRAM_WR] + r[C.DRAM_RD] + ev * r[C.DIRTY_END], l2_wr, 0.0))
+                               _div(r[C.DRAM_WR] + r[C.DRAM_RD] + ev * r[C.DIRTY_END], l2_wr, 0.0),
+                               dram_busy_per_l2=_div(busy + write_cost * ev * r[C.DIRTY_END_BUSY], l2_wr, 0.0))
         elif at:
             out[iid] = MemStat(1.0, _div(r[C.L2_AT_HIT], l2_at, 0.0),
-                               _div(r[C.DRAM_RD] + r[C.DRAM_WR], l2_at, 0.0))
+                               _div(r[C.DRAM_RD] + r[C.DRAM_WR], l2_at, 0.0),
+                               dram_busy_per_l2=_div(busy, l2_at, 0.0))
     return out
 
 

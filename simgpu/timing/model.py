@@ -105,7 +105,7 @@ class TimingModel(Observer):
             return self.result
         P, plan, info = self.params, self.plan, self.info
         mm, l2 = self.memory_model, self.gpu.l2.size_bytes
-        stats = memstats.from_memory_model(mm, self.scale_counts, l2) if mm is not None else {}
+        stats = memstats.from_memory_model(mm, self.scale_counts, l2, P.dram_write_cost) if mm is not None else {}
         builder = ProgramBuilder(P, stats, info.fn.var_types)
         configs, factors, K1 = self._loop_configs()
         progs = {}

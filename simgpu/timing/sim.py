@@ -313,7 +313,10 @@ class SM:
                                max(sectors * P.l2_store_sector_cost, lines * P.l2_store_request_sectors))
         else:
             t2 = self.l2.serve(t1 + wf, l2b)
-        t3 = self.dram.serve(t1 + wf, drb * P.dram_write_cost if k == ST else drb)
+        if st.dram_busy_per_l2 >= 0.0:      # whole DRAM accesses, writes at their cost
+            t3 = self.dram.serve(t1 + wf, l2b / 32.0 * st.dram_busy_per_l2)
+        else:
+            t3 = self.dram.serve(t1 + wf, drb * P.dram_write_cost if k == ST else drb)
         if k == ST:
             self.drain = max(self.drain, t2, t3)
             return t1, t2
