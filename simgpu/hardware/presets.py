@@ -52,7 +52,10 @@ H200 = H100.with_(
     l2_read_bytes_per_s=5.85e12,             # [MB bandwidth, l2_bw_16MB_x100: 16 MiB resident, read 100x]
     clock_hz=1.98e9,                         # [MB clock: ncu sm__cycles_elapsed / duration, median 1.979 GHz]
     # timing-model fields (simgpu.timing); [MB] = validation/data/h200_microbench.json summary
-    int_alu_lanes_per_sm=116,                # [MB issue_iadd_i32: 116.1 IADD3/clk/SM over the ALU and FMA pipes]
+    # integer ALU pipe: 64 lanes/SM [WP-H100: 16 INT32 per SMSP]; [MB issue_iadd_i32] reached 116.1
+    # adds/clk/SM because ptxas put 70 of its 133 adds on the FMA pipe as IMAD.IADD (SASS), and
+    # [MB2 bcast2] runs at the ALU pipe's bound (16 ALU SASS per iteration: 513 cycles, 612 measured)
+    int_alu_lanes_per_sm=64,
     int32_lanes_per_sm=64,                   # [MB issue_imad_i32: 63.8 IMAD/clk/SM] = [WP-H100]
     conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
     shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]

@@ -107,7 +107,7 @@ class GPU:
     tensor_fp8_flops: float = 0.0
     # timing model (simgpu.timing): issue rates, latencies and overheads.  Defaults are the
     # Hopper values; presets.py gives each one's source (datasheet, CUDA-PG or [MB]).
-    int_alu_lanes_per_sm: int = 116          # IADD3/LOP3/ISETP results per SM per clock (ALU + FMA pipes)
+    int_alu_lanes_per_sm: int = 64           # integer ALU pipe (IADD3/LOP3/ISETP/SEL/SHF) lanes per SM
     conv_lanes_per_sm: int = 16              # type conversions per SM per clock (the XU pipe, with MUFU)
     shfl_lanes_per_sm: int = 32              # warp-shuffle results per SM per clock
     l1_bytes_per_cycle: int = 128            # L1/shared data path per SM: one 128 B wavefront per clock

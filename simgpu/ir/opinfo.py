@@ -13,7 +13,8 @@ SASS estimates are first-order (documented in docs/timing.md, "Instruction costs
   * casts of constants and integer-to-integer casts are free (folded or absorbed by the
     compiler); float <-> int and float32 <-> float64 conversions use the conversion pipe.
   * integer multiplies (and adds a multiply was contracted into) are IMADs, on the half-rate
-    FMA-heavy pipe; other integer ops use the ALU and FMA pipes at nearly full rate.
+    FMA-heavy pipe; integer adds go to the ALU or the FMA-heavy pipe, whichever is free;
+    logic, compares, selects and shifts to the half-rate ALU pipe.
   * global/local array indexing adds one integer instruction per access for the 64-bit
     address (the compiler hoists and strength-reduces the row part of multi-dimensional
     indices); shared-memory accesses add none (LDS/STS take register + immediate offsets).
@@ -75,7 +76,10 @@ DIV_MIX = {"truediv": {"fp32": 5, "int": 2, "sfu": 1}, "floordiv": {"fp32": 6, "
            "mod": {"fp32": 6, "int": 3, "sfu": 1}}
 # FLOPs per thread: add/sub/mul 1, fma 2 (a contracted mul counts its own 1); math calls 1
 FLOP_OPS = {"add": 1, "sub": 1, "mul": 1, "truediv": 1, "fma": 2, "neg": 0, "min": 0, "max": 0}
-PIPES = ("fp32", "fp64", "int", "imad", "sfu", "conv", "lsu", "shfl", "branch", "barrier")
+PIPES = ("fp32", "fp64", "int", "imad", "iadd", "sfu", "conv", "lsu", "shfl", "branch", "barrier")
+# "int" is the integer ALU pipe (LOP3, ISETP, SEL, SHF, IADD3), "imad" the FMA-heavy pipe's
+# integer side (IMAD, IMAD.WIDE); "iadd" is an add or move ptxas may put on either (IADD3 or
+# IMAD.IADD, MOV or IMAD.MOV): the simulator gives it to whichever is free first.
 
 
 def _float_type(ins):
@@ -184,6 +188,8 @@ def pipe_mix(ins) -> dict:
         return mix
     if cls == "int" and (ins.op == "mul" or ins.attrs.get("fma")):
         return {"imad": n}                        # IMAD: the FMA-heavy pipe, half rate
+    if cls == "int" and ins.op in ("add", "sub", "neg"):
+        return {"iadd": n}                        # IADD3 on the ALU or IMAD.IADD on the FMA pipe
     pipe = {"fp32": "fp32", "fp16": "fp32", "fp64": "fp64", "int": "int", "sfu": "sfu", "conv": "conv",
             "shfl": "shfl", "barrier": "barrier", "misc": "int", "move": "int", "ldst": "lsu",
             "atomic": "lsu"}.get(cls, "int")

@@ -3,8 +3,11 @@
 Per sub-partition (SMSP; `schedulers_per_sm` of them per SM), a warp instruction on pipe p
 occupies that pipe for  warp_size / (lanes_per_sm[p] / schedulers_per_sm)  cycles:
 
-    H200  fp32 128 lanes/SM -> 1 cycle     fp64 64 -> 2     int (ALU) 116 -> 1.1   imad 64 -> 2
+    H200  fp32 128 lanes/SM -> 1 cycle     fp64 64 -> 2     int (ALU) 64 -> 2      imad 64 -> 2
           sfu (XU: MUFU and conversions) 16 -> 8 cycles     shfl 32 -> 4     lsu 32 -> 4
+
+Integer adds and moves ("iadd") go to whichever of the ALU and FMA-heavy (imad) pipes frees
+first, split between them as ptxas does (IADD3 / IMAD.IADD, MOV / IMAD.MOV).
 
 The issue port of an SMSP issues one warp instruction per cycle.  Latencies are counted
 from issue to the result being usable by a dependent instruction.  An IR op that becomes a
@@ -58,10 +61,12 @@ class TimingParams:
         interval = {"fp32": iv(gpu.fp32_lanes_per_sm), "fp64": iv(gpu.fp64_lanes_per_sm),
                     "int": iv(gpu.int_alu_lanes_per_sm), "imad": iv(gpu.int32_lanes_per_sm),
                     "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
-                    "lsu": iv(gpu.lsu_lanes_per_sm), "branch": iv(gpu.int_alu_lanes_per_sm),
+                    "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
+                    "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
                     "barrier": 1.0}
         latency = {"fp32": gpu.fp32_latency_cycles, "fp64": gpu.fp64_latency_cycles,
-                   "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "sfu": gpu.sfu_latency_cycles,
+                   "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "iadd": gpu.int_latency_cycles,
+                   "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
                    "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
                    "barrier": 1.0}

@@ -35,7 +35,10 @@ UNIT = {"conv": "sfu"}          # conversions issue to the XU pipe, as MUFU does
 # loops, unrolled 4x by NVVM): `for i in range(n)` with an int32 n costs 3.5 (ISETP, IADD3/VIADD,
 # IMAD + a quarter BRA), with an int64 n 5.5; a compile-time trip count or a while loop is
 # unrolled further (0.4 per iteration; a while loop's test and increment are IR ops of their own).
-LOOP_COST = {"range32": {"int": 3.25, "branch": 0.25}, "range64": {"int": 5.25, "branch": 0.25},
+# By pipe: the compare/select/shift part on the ALU, the counter increments and moves (VIADD,
+# IMAD.MOV) on either integer pipe ("iadd"), as in the naive matmul's SASS (4 and 4 of 8).
+LOOP_COST = {"range32": {"int": 1.25, "iadd": 2.0, "branch": 0.25},
+             "range64": {"int": 2.75, "iadd": 2.5, "branch": 0.25},
              "const": {"int": 0.25, "branch": 0.125}, "while": {"branch": 1.0}, "if": {"branch": 1.0}}
 
 

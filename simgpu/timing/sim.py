@@ -103,7 +103,8 @@ class Counters:
         self.issued += n
         pb, iv = self.pipe_busy, self.interval
         for p, k in sp.pipes:
-            pb[p] = pb.get(p, 0.0) + k * iv.get(p, 1.0)
+            q = "int" if p == "iadd" else p       # flexible integer work: counted with the ALU
+            pb[q] = pb.get(q, 0.0) + k * iv.get(p, 1.0)
         if sp.line is not None:
             self.issue_by_line[sp.line] = self.issue_by_line.get(sp.line, 0.0) + n
 
@@ -216,8 +217,14 @@ class SM:
                 yield env.timeout(t - now)
                 now = t
             tp = 0.0
-            for p, _ in sp.pipes:
-                if pipes[p] > tp and interval[p] > 1.0:     # a pipe slower than issue
+            flex = 0.0
+            for p, n in sp.pipes:
+                if p == "iadd":                             # an add: either integer pipe
+                    flex = n
+                    f = min(pipes["int"], pipes["imad"])
+                    if f > tp:
+                        tp = f
+                elif pipes[p] > tp and interval[p] > 1.0:   # a pipe slower than issue
                     tp = pipes[p]
             start = self.issue_slot(sp_i, tp if tp > now else now, sp.n)
             if start > now:
@@ -229,7 +236,15 @@ class SM:
                 if tl is not None:
                     tl.warp(wid, "pipe" if wp > 0 else "not_selected", now, start)
             for p, n in sp.pipes:
-                pipes[p] = start + n * interval[p]
+                if p != "iadd":
+                    pipes[p] = start + n * interval[p]
+            if flex:                                        # split to finish both pipes together
+                ia, ib = interval["int"], interval["imad"]
+                fa = pipes["int"] if pipes["int"] > start else start
+                fb = pipes["imad"] if pipes["imad"] > start else start
+                x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
+                pipes["int"] = fa + x * ia
+                pipes["imad"] = fb + (flex - x) * ib
             c.on_issue(sp, sp.n)
             end = start + sp.n
             if tl is not None:
