@@ -49,7 +49,23 @@ def test_memory_access_costs_address_arithmetic_outside_shared():
     contract(fn)
     ld = [s for s in instrs(fn) if s.op == "ld"][0]
     assert ld.attrs["space"] == "global"
-    assert sass_count(ld) == 2 and pipe_mix(ld) == {"lsu": 1, "imad": 1}
+    # the address (IMAD.WIDE/LEA) and numba's negative-index wrap-around, which ptxas keeps
+    # even for i = cuda.grid(1): numba makes it a signed int64
+    assert sass_count(ld) == 7 and pipe_mix(ld) == {"lsu": 1, "imad": 1, "int": 5}
+
+
+def unsigned_index(x, out):
+    i = np.uint32(cuda.grid(1))
+    if i < x.size:
+        out[i] = x[i & np.uint32(0xFFFF)]
+
+
+def test_unsigned_and_masked_indices_skip_the_wrap_around():
+    fn = typed(unsigned_index, (np.ones(32, np.float32), np.ones(32, np.float32)))
+    contract(fn)
+    for s in instrs(fn):
+        if s.op in ("ld", "st"):
+            assert s.attrs.get("wrap_dims", 0) == 0, s
 
 
 def test_math_routines_have_pipe_mixes_summing_to_their_count():

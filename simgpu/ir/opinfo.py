@@ -226,10 +226,10 @@ def _known_nonneg(a, nonneg, fn):
 
 
 def _nonnegative(fn):
-    """Names whose every assignment is provably >= 0 (what LLVM can see, roughly): special
-    registers, cuda.grid, constants >= 0, unsigned values, and +, *, //, %, >>, & and
-    min/max of such values; `x & c` for a constant c >= 0; variables of range loops with
-    constant bounds (unrolled).  Other range-loop variables are not (numba's range lowering
+    """Names whose every assignment is provably >= 0 (what LLVM sees in numba's code, roughly):
+    constants >= 0, unsigned values, and +, *, //, %, >>, & and min/max of such values;
+    `x & c` for a constant c >= 0; variables of range loops with constant bounds (unrolled).
+    Not special registers or cuda.grid: numba makes them signed and ptxas keeps the check.  Other range-loop variables are not (numba's range lowering
     hides the bound).  Iterated to a fixed point."""
     defs = {}
     for s in walk(fn.body):
@@ -250,10 +250,11 @@ def _nonnegative(fn):
         if s == "const-range":                 # unrolled: the variable is a constant in each copy
             return True
         op = s.op
-        if op == "sreg":
-            return str(s.attrs.get("name", "")).startswith(_NONNEG_SREG)
-        if op in ("grid", "gridsize", "dim", "size", "ndim", "popc", "clz", "ffs"):
-            return True
+        if op in ("sreg", "grid", "gridsize", "dim", "size", "ndim", "popc", "clz", "ffs"):
+            # numba types these as signed integers and sign-extends them; ptxas keeps the
+            # wrap-around even for cuda.grid(1) and threadIdx.x ([MB] gran_read_stride*: SEL/
+            # ISETP/IADD3/IADD3.X around a[cuda.grid(1) * stride]; the suite's copy, hist_shared)
+            return False
         if op in ("copy", "cast", "pos", "abs"):
             return op == "abs" or all(ok(a) for a in s.args)
         if op == "and":
@@ -295,6 +296,37 @@ def _uses(fn):
     return n
 
 
+def _defined_in(stmts):
+    """Names assigned anywhere in `stmts` (loop variables included)."""
+    out = set()
+    for s in walk(stmts):
+        if isinstance(s, Instr) and s.dst is not None:
+            out.add(s.dst)
+        elif isinstance(s, Loop) and s.range_var:
+            out.add(s.range_var)
+    return out
+
+
+def _accesses(stmts, loop_defs):
+    """(memory access, names its innermost enclosing loop assigns or None) for every global,
+    local or shared access, in program order."""
+    for s in stmts:
+        if isinstance(s, Instr):
+            if s.op in ("ld", "st", "atomic") and s.args and isinstance(s.args[0], str):
+                yield s, loop_defs
+        elif isinstance(s, If):
+            yield from _accesses(s.then, loop_defs)
+            yield from _accesses(s.orelse, loop_defs)
+        elif isinstance(s, Loop):
+            inner = _defined_in(s.cond_body) | _defined_in(s.body) | _defined_in(s.step_body)
+            if s.range_var:
+                inner.add(s.range_var)
+            for part in (s.cond_body, s.body, s.step_body):
+                yield from _accesses(part, inner)
+        elif isinstance(s, Call):
+            yield from _accesses(s.body, loop_defs)
+
+
 def contract(fn):
     """Mark each multiply whose single use is an add/sub of the same type (an FMA or IMAD
     after NVVM's contraction) with attrs['contracted'] = True, and each memory access with
@@ -302,14 +334,16 @@ def contract(fn):
     if getattr(fn, "_contracted", None) is not None:
         return fn._contracted
     nonneg = _nonnegative(fn)
-    for s in walk(fn.body):                       # the memory space and index facts of each access
-        if isinstance(s, Instr) and s.op in ("ld", "st", "atomic") and s.args and isinstance(s.args[0], str):
-            t = fn.var_types.get(s.args[0])
-            if getattr(t, "space", None):
-                s.attrs.setdefault("space", t.space)
-            idx = _indices(s)
-            s.attrs["nidx_addr"] = max(1, len(idx))
-            s.attrs["wrap_dims"] = sum(1 for a in idx if not _known_nonneg(a, nonneg, fn))
+    for s, loop_defs in _accesses(fn.body, None):  # the memory space and index facts of each access
+        t = fn.var_types.get(s.args[0])
+        if getattr(t, "space", None):
+            s.attrs.setdefault("space", t.space)
+        idx = _indices(s)
+        s.attrs["nidx_addr"] = max(1, len(idx))
+        # numba's wrap-around of a signed index; LLVM hoists it out of a loop when the index
+        # does not change in the loop (the naive matmul's row/col checks sit before its k loop)
+        s.attrs["wrap_dims"] = sum(1 for a in idx if not _known_nonneg(a, nonneg, fn)
+                                   and (loop_defs is None or a in loop_defs))
     uses = _uses(fn)
     muls = {}
     for s in walk(fn.body):
