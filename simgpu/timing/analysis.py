@@ -4,7 +4,7 @@ Bottleneck rule (docs/timing.md, "Bottleneck"):
   1. a partial last wave that leaves most SMs idle for more than TAIL_SHARE of the time -> tail
   2. else the busiest resource of the simulated SM, if its utilisation >= BUSY:
      DRAM bandwidth, L2 bandwidth, shared memory / L1, issue, a pipe (FP32, FP64, special
-     functions, conversions, integer), atomics on one address, or block starts
+     functions, conversions, integer), atomics at one address or L2 atomic unit, or block starts
   3. else latency: too little parallelism to cover what the warps wait on.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ RESOURCE_WORDS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "shared memory / L1 data path",
     "issue": "issue / compute (schedulers issue nearly every cycle)", "fp32": "FP32 pipe (compute)",
     "fp64": "FP64 pipe (compute)", "sfu": "special-function pipe", "conv": "conversion pipe",
-    "int": "integer pipe", "shfl": "shuffle pipe", "atomic": "atomics serialised on one address",
+    "int": "integer pipe", "shfl": "shuffle pipe", "atomic": "atomics serialised at the L2 (one hot address or one slice's atomic unit)",
     "launch": "block starts (an SM starts one block at a time: small blocks are limited by it)",
 }
 
