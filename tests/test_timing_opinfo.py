@@ -51,7 +51,25 @@ def test_memory_access_costs_address_arithmetic_outside_shared():
     assert ld.attrs["space"] == "global"
     # the address (IMAD.WIDE/LEA) and numba's negative-index wrap-around, which ptxas keeps
     # even for i = cuda.grid(1): numba makes it a signed int64
-    assert sass_count(ld) == 7 and pipe_mix(ld) == {"lsu": 1, "imad": 1, "int": 5}
+    assert sass_count(ld) == 8 and pipe_mix(ld) == {"lsu": 1, "int": 2 + 5}
+
+
+def rows_of(a, out):
+    acc = np.float32(0)
+    for k in range(a.shape[0]):
+        acc += a[k, cuda.threadIdx.x] + a[cuda.blockIdx.x, k]
+    out[cuda.grid(1)] = acc
+
+
+def test_a_row_index_the_loop_changes_pays_the_64_bit_stride_multiply():
+    fn = typed(rows_of, (np.ones((4, 32), np.float32), np.ones(32, np.float32)))
+    contract(fn)
+    lds = [s for s in instrs(fn) if s.op == "ld"]
+    by_row, by_col = lds[0], lds[1]
+    # a[k, tid]: LEA pair, 64-bit add, the k x stride multiply (4), k's wrap-around (5)
+    assert pipe_mix(by_row) == {"lsu": 1, "int": 2 + 5, "iadd": 3, "imad": 3}
+    # a[bid, k]: the row part is hoisted out of the loop
+    assert pipe_mix(by_col) == {"lsu": 1, "int": 2 + 5, "iadd": 2}
 
 
 def unsigned_index(x, out):

@@ -148,15 +148,32 @@ def sass_count(ins) -> int:
 WRAP = 5        # numba's negative-index wrap-around per signed index (SHF, LOP3, IADD3, IMAD.X, LEA.HI.X)
 
 
-def _address_cost(ins):
-    """Integer SASS to form the address: a 64-bit IMAD.WIDE/LEA for global and local arrays
-    plus a stride multiply per extra dimension (2 for 64-bit strides; shared arrays have
-    constant strides folded into LDS/STS immediates: 0), and WRAP per index that may be negative ([MB] mb_chase vs mb_chaseu:
-    a signed index costs 10 SASS per access, an unsigned one 2)."""
+ROW_MUL = 4     # a 64-bit index times a 64-bit stride: IMAD, IMAD, IMAD.WIDE.U32, IMAD.IADD
+
+
+def _address_parts(ins):
+    """{pipe: SASS} forming a global/local address, from the microbenchmarks' SASS: LEA +
+    LEA.HI.X scale and add the base ([MB] gran_read_stride*: 2 per access); each further
+    dimension adds its 64-bit offset (IADD3 + IMAD.X), and a row index that changes in the
+    loop is multiplied by its 64-bit stride ([MB2] bcast2, B[k, col]: IMAD, IMAD,
+    IMAD.WIDE.U32, IMAD.IADD per iteration; rows the loop does not change are hoisted).
+    Shared arrays: constant strides fold into LDS/STS offsets, nothing."""
+    if _space(ins) == "shared":
+        return {}
     nidx = ins.attrs.get("nidx_addr", 1)
-    shared = _space(ins) == "shared"
-    base = 0 if shared else 1 + 2 * (nidx - 1)
-    return base + WRAP * ins.attrs.get("wrap_dims", 0)
+    rows = ins.attrs.get("vary_rows", nidx - 1)
+    parts = {"int": 2}
+    if nidx > 1:
+        parts["iadd"] = 2 * (nidx - 1) + rows
+        parts["imad"] = (ROW_MUL - 1) * rows
+    return parts
+
+
+def _address_cost(ins):
+    """Integer SASS to form the address (_address_parts) and WRAP per index that may be
+    negative ([MB] mb_chase vs mb_chaseu: a signed index costs 10 SASS per access, an
+    unsigned one 2)."""
+    return sum(_address_parts(ins).values()) + WRAP * ins.attrs.get("wrap_dims", 0)
 
 
 def _space(ins):
@@ -181,10 +198,11 @@ def pipe_mix(ins) -> dict:
     if ins.op in ("ld", "st", "atomic"):
         wrap = WRAP * ins.attrs.get("wrap_dims", 0)
         mix = {"lsu": 1}
-        if n - 1 - wrap > 0:
-            mix["imad"] = n - 1 - wrap
+        for p, k in _address_parts(ins).items():
+            if k:
+                mix[p] = mix.get(p, 0) + k
         if wrap:
-            mix["int"] = wrap
+            mix["int"] = mix.get("int", 0) + wrap
         return mix
     if cls == "int" and (ins.op == "mul" or ins.attrs.get("fma")):
         return {"imad": n}                        # IMAD: the FMA-heavy pipe, half rate
@@ -296,35 +314,48 @@ def _uses(fn):
     return n
 
 
-def _defined_in(stmts):
-    """Names assigned anywhere in `stmts` (loop variables included)."""
-    out = set()
-    for s in walk(stmts):
-        if isinstance(s, Instr) and s.dst is not None:
-            out.add(s.dst)
-        elif isinstance(s, Loop) and s.range_var:
-            out.add(s.range_var)
-    return out
+_IMPURE = ("ld", "atomic", "shfl", "vote", "activemask", "call")
 
 
-def _accesses(stmts, loop_defs):
-    """(memory access, names its innermost enclosing loop assigns or None) for every global,
-    local or shared access, in program order."""
+def _loop_variant(loop, all_defs):
+    """Names whose value changes from one iteration of `loop` to the next (what LLVM cannot
+    hoist): its range variable, values loaded or exchanged in it, values carried around it
+    (assigned in it and also elsewhere, or more than once) and anything computed from those."""
+    defs = {}
+    for part in (loop.cond_body, loop.body, loop.step_body):
+        for s in walk(part):
+            if isinstance(s, Instr) and s.dst is not None:
+                defs.setdefault(s.dst, []).append(s)
+    var = {loop.range_var} if loop.range_var else set()
+    for n, ds in defs.items():
+        if len(ds) > 1 or all_defs.get(n, 0) > len(ds) or any(d.op in _IMPURE for d in ds):
+            var.add(n)
+    changed = True
+    while changed:
+        changed = False
+        for n, ds in defs.items():
+            if n not in var and any(isinstance(a, str) and a in var for d in ds for a in d.args):
+                var.add(n)
+                changed = True
+    return var
+
+
+def _accesses(stmts, loop_var, all_defs):
+    """(memory access, the names its innermost enclosing loop changes, or None outside
+    loops) for every global, local or shared access, in program order."""
     for s in stmts:
         if isinstance(s, Instr):
             if s.op in ("ld", "st", "atomic") and s.args and isinstance(s.args[0], str):
-                yield s, loop_defs
+                yield s, loop_var
         elif isinstance(s, If):
-            yield from _accesses(s.then, loop_defs)
-            yield from _accesses(s.orelse, loop_defs)
+            yield from _accesses(s.then, loop_var, all_defs)
+            yield from _accesses(s.orelse, loop_var, all_defs)
         elif isinstance(s, Loop):
-            inner = _defined_in(s.cond_body) | _defined_in(s.body) | _defined_in(s.step_body)
-            if s.range_var:
-                inner.add(s.range_var)
+            inner = _loop_variant(s, all_defs)
             for part in (s.cond_body, s.body, s.step_body):
-                yield from _accesses(part, inner)
+                yield from _accesses(part, inner, all_defs)
         elif isinstance(s, Call):
-            yield from _accesses(s.body, loop_defs)
+            yield from _accesses(s.body, loop_var, all_defs)
 
 
 def contract(fn):
@@ -334,7 +365,11 @@ def contract(fn):
     if getattr(fn, "_contracted", None) is not None:
         return fn._contracted
     nonneg = _nonnegative(fn)
-    for s, loop_defs in _accesses(fn.body, None):  # the memory space and index facts of each access
+    all_defs = {}
+    for s in walk(fn.body):
+        if isinstance(s, Instr) and s.dst is not None:
+            all_defs[s.dst] = all_defs.get(s.dst, 0) + 1
+    for s, loop_defs in _accesses(fn.body, None, all_defs):  # memory space and index facts of each access
         t = fn.var_types.get(s.args[0])
         if getattr(t, "space", None):
             s.attrs.setdefault("space", t.space)
@@ -343,6 +378,8 @@ def contract(fn):
         # numba's wrap-around of a signed index; LLVM hoists it out of a loop when the index
         # does not change in the loop (the naive matmul's row/col checks sit before its k loop)
         s.attrs["wrap_dims"] = sum(1 for a in idx if not _known_nonneg(a, nonneg, fn)
+                                   and (loop_defs is None or a in loop_defs))
+        s.attrs["vary_rows"] = sum(1 for a in idx[:-1] if isinstance(a, str)
                                    and (loop_defs is None or a in loop_defs))
     uses = _uses(fn)
     muls = {}
