@@ -8,6 +8,7 @@ from numba import cuda
 from simgpu.hardware import H200, CacheSpec, DramSpec, KiB
 from simgpu.memory.schedule import Schedule
 from simgpu.testing import run, traffic
+from kernels_core import rows_in_lockstep
 
 
 def reread(a, b, times):
@@ -198,15 +199,6 @@ def test_partial_writes_that_complete_a_sector_need_no_fill():
     t = traffic(run(even_only, n // 256, 256, b, np.int64(n), gpu=gpu))
     assert t["dram_write_bytes"] + t["l2_dirty_bytes"] == 8 * n
     assert t["dram_read_bytes"] == t["dram_write_bytes"] > 0
-
-
-def rows_in_lockstep(a, out):
-    # every warp of every block reads row k of `a` in iteration k: the first warp on an SM
-    # to ask for a line misses, the others hit it while it is still in flight
-    acc = np.float32(0)
-    for k in range(a.shape[0]):
-        acc += a[k, cuda.threadIdx.x]
-    out[cuda.grid(1)] = acc
 
 
 def test_hits_on_data_in_flight_are_counted():

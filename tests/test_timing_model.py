@@ -10,6 +10,7 @@ from simgpu import cuda
 from simgpu.errors import LaunchError
 from simgpu.model.occupancy import occupancy
 from simgpu.timing import predict
+from kernels_core import rows_in_lockstep
 
 
 def copy(a, b):
@@ -241,13 +242,6 @@ def test_prediction_is_deterministic(copy_rep):
 def test_timing_off_leaves_no_metric():
     rep = simgpu.launch(copy, (1,), (32,), (_f32(32), np.zeros(32, np.float32)), timing=False)
     assert "gpu__time_duration.sum" not in rep.metrics
-
-
-def rows_in_lockstep(a, out):
-    acc = np.float32(0)
-    for k in range(a.shape[0]):
-        acc += a[k, cuda.threadIdx.x]
-    out[cuda.grid(1)] = acc
 
 
 def rows_of_my_own(a, out):

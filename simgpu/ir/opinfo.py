@@ -233,9 +233,6 @@ def _indices(ins):
     return ins.args[len(ins.args) - k:]
 
 
-_NONNEG_SREG = ("tid.", "ctaid.", "ntid.", "nctaid.", "laneid")
-
-
 def _known_nonneg(a, nonneg, fn):
     if isinstance(a, Const):
         return isinstance(a.value, (int, float)) and a.value >= 0

@@ -30,11 +30,11 @@ class MemStat:
     dram_per_l2: float = 32.0
     l1_pend: float = 0.0
     l2_pend: float = 0.0
-    dram_busy_per_l2: float = -1.0      # < 0: dram_per_l2 (x the write cost for stores)
+    dram_busy_per_l2: float = 32.0
 
 
 STREAM_LOAD = MemStat(1.0, 0.0, 32.0)
-STREAM_STORE = MemStat(1.0, 1.0, 0.0)
+STREAM_STORE = MemStat(1.0, 1.0, 0.0, dram_busy_per_l2=0.0)
 
 
 def _div(a, b, default):

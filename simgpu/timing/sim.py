@@ -129,7 +129,7 @@ class SM:
         self.l2 = Server(P.l2_bytes_per_cycle / P.sm_count)
         self.dram = Server(P.dram_bytes_per_cycle / P.sm_count)
         self.atom = {}
-        self.atom_line = {}             # address // unit_bytes -> that L2 atomic unit (this SM's share)
+        self.atom_unit = {}             # address // unit_bytes -> that L2 atomic unit (this SM's share)
         self.atom_busy = 0.0
         self.diffuse = {}
         self.inflight = {}              # instruction instance -> cycle its data in flight arrives
@@ -322,16 +322,12 @@ class SM:
         self.l1_busy += wf
         st = sp.stat
         l2b = sectors * 32.0 * st.l2_fraction
-        drb = l2b / 32.0 * st.dram_per_l2
         if k == ST:     # L2 time of stores: per sector, and at least a minimum per request (line)
             t2 = self.l2.serve(t1 + wf, 32.0 * st.l2_fraction *
                                max(sectors * P.l2_store_sector_cost, lines * P.l2_store_request_sectors))
         else:
             t2 = self.l2.serve(t1 + wf, l2b)
-        if st.dram_busy_per_l2 >= 0.0:      # whole DRAM accesses, writes at their cost
-            t3 = self.dram.serve(t1 + wf, l2b / 32.0 * st.dram_busy_per_l2)
-        else:
-            t3 = self.dram.serve(t1 + wf, drb * P.dram_write_cost if k == ST else drb)
+        t3 = self.dram.serve(t1 + wf, l2b / 32.0 * st.dram_busy_per_l2)   # whole accesses, writes at their cost
         if k == ST:
             self.drain = max(self.drain, t2, t3)
             return t1, t2
@@ -370,9 +366,9 @@ class SM:
             ta = s.serve(t2, serial * P.atomic_cycles)
             self.atom_busy += serial * P.atomic_cycles
             for unit, passes in (facts[5] if len(facts) > 5 else ()):     # the L2 slices' atomic units
-                u = self.atom_line.get(unit)
+                u = self.atom_unit.get(unit)
                 if u is None:
-                    u = self.atom_line[unit] = Server(1.0)
+                    u = self.atom_unit[unit] = Server(1.0)
                 ta = max(ta, u.serve(t2, passes * P.atomic_pass_cycles))
             done = max(ta, t3 if level == 2 else t2) + P.l2_hit_cycles
             self.drain = max(self.drain, done)
@@ -406,7 +402,7 @@ def totals(cycles, sm):
     """The SM's extensive quantities as a vector (extrapolated linearly like the time)."""
     c = sm.c
     v = [cycles, c.issued, sm.l1_busy, sm.l2.busy, sm.dram.busy,
-         max((s.busy for s in list(sm.atom.values()) + list(sm.atom_line.values())), default=0.0),
+         max((s.busy for s in list(sm.atom.values()) + list(sm.atom_unit.values())), default=0.0),
          sm.launch_busy, c.warp_cycles]
     v += list(c.stall)
     v += [c.pipe_busy.get(p, 0.0) for p in ("fp32", "fp64", "int", "sfu", "conv", "shfl")]
