@@ -7,7 +7,7 @@ Targets (issue 4): a 16M-thread elementwise kernel in under 10 s and a 1024^3 na
 under 60 s on the 2-core development machine.  Each is run three ways:
   launch      simgpu.launch: every block through the interpreter and the memory model, then
               the timing model (loops and waves sampled in the simulation)
-  sampled     simgpu.timing.predict(sample=True): only the waves the model simulates run
+  sampled     simgpu.predict(sample=True): only the waves the model simulates run
   timing-only the timing model's own share (simulation + recording), from the launch run
 The sampling error table compares detail="auto" with detail="full" (every loop iteration and
 every wave of SM 0 simulated) on smaller launches.

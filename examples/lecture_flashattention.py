@@ -49,7 +49,7 @@ def main(argv=None) -> int:
         print(f"   N = {n:6d}: {kv / flash_traffic_theta(n, D, m_elems):.2f}")
     print("backward: naive reads the stored N x N P; flash recomputes S = QK^T tile by tile "
           "(10 N^2 d matmul FLOPs instead of 8) and never writes an N x N matrix")
-    from simgpu.plot_model import attention_plot
+    from simgpu.plot.model import attention_plot
     common.save(attention_plot(gpu, d=D, heads=HEADS), args.out, "flashattention.png")
     return 0
 

@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     curve = mystery_curve(gpu, np.arange(256, 6145))
     print(f"sweep N=256..6144: best {curve.tflops.max():.0f} TFLOP/s at N={curve.sizes[curve.tflops.argmax()]}, "
           f"peak {curve.peak_tflops:.0f}")
-    from simgpu.plot_model import mystery_plot
+    from simgpu.plot.model import mystery_plot
     common.save(mystery_plot(gpu, curve=curve), args.out, "mystery_plot.png")
     return 0
 

@@ -51,7 +51,7 @@ def main(argv=None) -> int:
                        [(p.name, f"{p.flops / 1e9:.3f}", f"{p.bytes / 1e6:.1f}", f"{p.arithmetic_intensity:.3f}",
                          p.compute, f"{p.attainable_flops / 1e12:.2f}", p.bound, f"{p.predicted_time_s * 1e6:.1f}")
                         for p in points]))
-    from simgpu.plot_model import roofline_plot
+    from simgpu.plot.model import roofline_plot
     common.save(roofline_plot(points, gpu), args.out, "roofline.png")
     return 0
 

@@ -65,7 +65,7 @@ def main(argv=None) -> int:
                      r.shared_reads_per_global_load, f"{g['reduction']:.0f}x"))
     print(common.table(("T", "G elements read", "global reads/element (N/T)",
                         "shared reads per load (T)", "reduction"), rows))
-    from simgpu.plot_model import six_tricks_plot
+    from simgpu.plot.model import six_tricks_plot
     common.save(six_tricks_plot(gpu), args.out, "six_tricks.png")
     return 0
 

@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     print(common.table(("shape", "GPU pad", "GPU occ", "GPU util", "GPU TFLOP/s", "TPU pad", "TPU occ",
                         "TPU util", "TPU TFLOP/s", f"< {tpu.lecture_min_dim} (lecture: refused)"), rows))
     print("\nutil = padding x occupancy; TFLOP/s also capped by HBM (each operand moved once).")
-    from simgpu.plot_model import tpu_vs_gpu_plot
+    from simgpu.plot.model import tpu_vs_gpu_plot
     common.save(tpu_vs_gpu_plot(gpu, tpu), args.out, "tpu_vs_gpu.png")
     return 0
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import simgpu
 from simgpu import cuda
-from simgpu.step import step
+from simgpu.stepper import step
 
 N, BLOCK = 4096, 128
 

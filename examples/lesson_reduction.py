@@ -13,7 +13,7 @@ import numpy as np
 
 import simgpu
 from simgpu import cuda
-from simgpu.step import step
+from simgpu.stepper import step
 
 N, BLOCK = 8192, 256
 

@@ -3,21 +3,25 @@
     import simgpu
     rep = simgpu.jit(saxpy)[4096, 256](np.float32(2), x, y, out)
     print(rep)
+
+The package is in one-way layers (docs/design.md; enforced by the import contract in setup.cfg):
+cli > stepper | plot | validate | testing > runtime > timing > memory > exec > frontend >
+ir | sass > model > hardware > units | errors.
 """
 from ._compat import patch_numpy_for_numba
 
 patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.68.0 + numpy 2.5)
 
 from . import cuda  # noqa: E402
-from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)
-from .hardware import get_gpu, PRESETS, GPU
-from .kernel import Kernel, jit, launch
-from .report import Report
-from . import gpus, model, plot
-from .validate import validate
-from .step import step
+from . import model, plot, stepper, validate  # noqa: E402
+from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)  # noqa: E402
+from .hardware import GPU, PRESETS, get_gpu  # noqa: E402
+from .hardware import catalog as gpus  # noqa: E402
+from .runtime import Kernel, Report, jit, launch, predict  # noqa: E402
+from .stepper import step  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["cuda", "jit", "launch", "gpus", "model", "plot", "validate", "step", "Kernel", "Report", "get_gpu", "PRESETS", "GPU",
-           "SimGPUError", "DSLError", "TypingError", "KernelError", "LaunchError", "ArgumentError"]
+__all__ = ["cuda", "jit", "launch", "predict", "gpus", "model", "plot", "validate", "step", "stepper", "Kernel",
+           "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
+           "LaunchError", "ArgumentError"]

@@ -5,6 +5,15 @@ import argparse
 import sys
 import time
 
+from .errors import SimGPUError
+from .hardware import PRESETS
+from .kernels.classics import demo_launches
+from .runtime.launch import launch
+from .runtime.loader import build_args, load_target, parse_dims
+from .stepper.tui import main as step_main
+from .validate import against_gpu
+from .validate.suite import run_suite
+
 DESCRIPTION = """\
 simgpu runs numba.cuda kernels on a modelled GPU (default: NVIDIA H200) and shows what the
 hardware would do: the results, every instruction and byte moved, divergence, occupancy and
@@ -27,9 +36,6 @@ Start here:
 
 
 def cmd_demo(a):
-    import numpy as np
-    from . import launch
-    from .classics import demo_launches
     for title, k, g, b, args, check in demo_launches():
         t0 = time.perf_counter()
         rep = launch(k, g, b, args, gpu=a.gpu)
@@ -41,8 +47,6 @@ def cmd_demo(a):
 
 
 def cmd_run(a):
-    from . import launch
-    from .loader import build_args, load_target, parse_dims
     mod, kern = load_target(a.target)
     args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
     rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu)
@@ -54,17 +58,14 @@ def cmd_run(a):
 
 
 def cmd_validate(a):
-    from .validate import validate
     if a.suite:
-        from .validate.suite import run_suite
         return run_suite(a.suite, only=a.only, ncu=not a.no_ncu)
     if not a.target:
         print("simgpu validate: give FILE.py::KERNEL or --suite DIR", file=sys.stderr)
         return 2
-    from .loader import build_args, load_target, parse_dims
     mod, kern = load_target(a.target)
     args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
-    cmp = validate(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu, repeat=a.repeat,
+    cmp = against_gpu(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu, repeat=a.repeat,
                    ncu=not a.no_ncu, flush_l2=a.flush_l2)
     print(cmp)
     if a.json:
@@ -73,18 +74,12 @@ def cmd_validate(a):
 
 
 def cmd_gpus(a):
-    from .hardware import PRESETS
     for name, g in PRESETS.items():
         print(f"{name:6s} {g}")
     return 0
 
 
 def cmd_step(a, rest):
-    try:
-        from .step_tui import main as step_main
-    except ImportError:
-        print("the warp stepper is not available in this build", file=sys.stderr)
-        return 2
     return step_main(rest)
 
 
@@ -125,7 +120,6 @@ def build_parser():
 
 
 def main(argv=None):
-    from .errors import SimGPUError
     argv = sys.argv[1:] if argv is None else list(argv)
     p = build_parser()
     if argv and argv[0] == "step":

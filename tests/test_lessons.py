@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from simgpu.step_tui import main as step_main, parse_commands
+from simgpu.stepper.tui import main as step_main, parse_commands
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
 LESSONS = ["lesson_divergence", "lesson_relu", "lesson_loop", "lesson_reduction", "lesson_shuffle"]

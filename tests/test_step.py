@@ -10,7 +10,7 @@ import pytest
 from numba import cuda, float32
 
 import simgpu
-from simgpu.step import StepError, Stepper, step
+from simgpu.stepper import StepError, Stepper, step
 
 
 def parity(x, out):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from simgpu.plot_warp import lane_matrix, warp_lanes
-from simgpu.step import step
-from simgpu.step_html import page_data
+from simgpu.stepper.plot import lane_matrix, warp_lanes
+from simgpu.stepper import step
+from simgpu.stepper.html import page_data
 
 
 def parity(x, out):

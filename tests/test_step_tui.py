@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from simgpu.step import step
-from simgpu.step_tui import Session, main, parse_commands
+from simgpu.stepper import step
+from simgpu.stepper.tui import Session, main, parse_commands
 
 KERNEL = textwrap.dedent("""\
     import numpy as np
@@ -150,7 +150,7 @@ def test_parse_commands_pairs_commands_with_their_arguments():
 
 
 def test_the_interactive_prompt_reads_commands_and_repeats_the_last_on_enter(kfile):
-    from simgpu.step_tui import load
+    from simgpu.stepper.tui import load
     k, args = load(f"{kfile}::parity")
     st = step(k, 1, 32, args)
     inputs = iter(["s", "", "q"])
@@ -160,7 +160,7 @@ def test_the_interactive_prompt_reads_commands_and_repeats_the_last_on_enter(kfi
 
 
 def test_python_dash_m_runs_the_stepper(kfile):
-    r = subprocess.run([sys.executable, "-m", "simgpu.step_tui", f"{kfile}::parity", "--block", "32",
+    r = subprocess.run([sys.executable, "-m", "simgpu.stepper.tui", f"{kfile}::parity", "--block", "32",
                         "--script", "n"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "=>    6 |     i = cuda.grid(1)" in r.stdout
 

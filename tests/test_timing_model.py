@@ -9,7 +9,7 @@ import simgpu
 from simgpu import cuda
 from simgpu.errors import LaunchError
 from simgpu.model.occupancy import occupancy
-from simgpu.timing import predict
+from simgpu import predict
 from kernels_core import rows_in_lockstep
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 import simgpu
-from simgpu.plot_timing import roofline, sm_schedule, timeline
+from simgpu.plot.timing import roofline, sm_schedule, timeline
 
 from test_timing_model import _f32, copy, fma_loop
 

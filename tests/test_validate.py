@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.classics import saxpy
+from simgpu.kernels.classics import saxpy
 from simgpu.validate.runner import device_available
 
 NCU_CSV = '''==PROF== Connected to process 1234 (/usr/bin/python3)
@@ -41,7 +41,7 @@ def test_compare_report_with_measured_metrics():
 @pytest.mark.skipif(device_available()[0], reason="a CUDA device is present")
 def test_without_a_gpu_validate_says_so():
     x = np.ones(1000, np.float32)
-    cmp = simgpu.validate(saxpy, 4, 256, (np.float32(2), x, x.copy(), np.zeros_like(x)))
+    cmp = simgpu.validate.against_gpu(saxpy, 4, 256, (np.float32(2), x, x.copy(), np.zeros_like(x)))
     assert "no CUDA device was found" in str(cmp)
     assert cmp.rows == []
 

@@ -7,7 +7,7 @@ timing model, against gpu__time_duration.sum measured on the H200 by Nsight Comp
                                        [--markdown docs/timing_accuracy.md] [--json OUT.json]
 
 Each case's arguments come from np.random.default_rng(0), as validation/run_suite.py makes
-them.  By default a launch runs only the waves the model samples (simgpu.timing.predict(...,
+them.  By default a launch runs only the waves the model samples (simgpu.predict(...,
 sample=True)); --full runs every block (slow for the big cases).  --measured-registers
 replaces the IR's register estimate by the compiled kernel's count when the data has it (a
 second column; the headline numbers use the estimate: nothing measured on a reported kernel
@@ -125,7 +125,7 @@ def load_measured(data_dir, names):
 
 
 def predict_case(c, full=False, registers=None):
-    from simgpu.timing import predict
+    from simgpu import predict
     args = c["args"](np.random.default_rng(0))
     t0 = time.time()
     rep = predict(c["kernel"], c["grid"], c["block"], args, sample=not full, registers_per_thread=registers)

@@ -36,7 +36,7 @@ def main(out):
     except Exception as e:  # noqa: BLE001
         results["from_device"] = f"ERROR {e!r}"
     for name, k, grid, block, args in cases:
-        cmp = simgpu.validate(k, grid, block, args, gpu="H200", repeat=20, ncu=True)
+        cmp = simgpu.validate.against_gpu(k, grid, block, args, gpu="H200", repeat=20, ncu=True)
         print(cmp, flush=True)
         results["comparisons"].append(cmp.to_dict())
     with open(os.path.join(out, "validate_api_h200.json"), "w") as f:

@@ -17,7 +17,7 @@ from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
 from .ops import conv, evaluate
-from .state import WARP, ArrayHandle, Mask, MemEvent
+from .state import WARP, ArrayHandle, Mask, MemEvent, Observer
 
 
 class _LoopCtx:
@@ -41,8 +41,8 @@ class Interpreter:
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)
-        self.mem_observers = [o for o in self.observers if type(o).mem is not _base_mem()]
-        self.inst_observers = [o for o in self.observers if type(o).inst is not _base_inst()]
+        self.mem_observers = [o for o in self.observers if type(o).mem is not Observer.mem]
+        self.inst_observers = [o for o in self.observers if type(o).inst is not Observer.inst]
         self.max_loop_iterations = max_loop_iterations
         self.types = fn.var_types
         self._consts = {}
@@ -208,7 +208,7 @@ class Interpreter:
             n = 0
             for i in range(int(start), int(stop), int(step)):
                 self._branch(st, cur, None, "loop")
-                self.setvar(st.range_var, lt_scalar(i, lt), cur)
+                self.setvar(st.range_var, conv(i, lt), cur)
                 out = self.block(st.body, cur)
                 out = self._iterate(st, m, lc, out)
                 if out is not cur:
@@ -552,20 +552,6 @@ class Interpreter:
 
     def do_copy(self, ins, m):
         return self.value(ins.args[0])
-
-
-def lt_scalar(i, lt):
-    return conv(i, lt)
-
-
-def _base_mem():
-    from .state import Observer
-    return Observer.mem
-
-
-def _base_inst():
-    from .state import Observer
-    return Observer.inst
 
 
 HANDLERS = {

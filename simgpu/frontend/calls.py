@@ -9,6 +9,7 @@ import numpy as np
 from ..ir.nodes import Call, Const, Instr
 from ..ir import types as T
 from .resolve import DeviceFunction, Intrinsic
+from .values import NP_TO_MATH, Static, TupleVal
 
 MATH_FUNCS = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
               "atanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "pow", "atan2",
@@ -31,7 +32,6 @@ FENCES = {"cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system
 
 
 def _static_int(lw, v, node, what):
-    from .lower import Static, TupleVal
     if isinstance(v, Const) and isinstance(v.value, (int, np.integer)):
         return int(v.value)
     if isinstance(v, Static) and isinstance(v.value, (int, np.integer)):
@@ -47,7 +47,6 @@ _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lam
 
 def _fold(lw, node):
     """Constant-fold an integer expression over literals and module constants (None if not)."""
-    from .lower import Static
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, (ast.Name, ast.Attribute)):
@@ -65,7 +64,6 @@ def _fold(lw, node):
 
 
 def _shape(lw, node):
-    from .lower import Static, TupleVal
     items = node.elts if isinstance(node, ast.Tuple) else [node]
     folded = [_fold(lw, e) for e in items]
     if all(f is not None for f in folded):
@@ -79,7 +77,6 @@ def _shape(lw, node):
 
 
 def _dtype(lw, node):
-    from .lower import Static
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         name = node.value
     else:
@@ -101,8 +98,160 @@ def _args(call, names):
     return out
 
 
+def _sc(lw, a):
+    return lw.scalar(lw.expr(a), a)
+
+
+def _lower_grid(lw, node, path):
+    if len(node.args) != 1:
+        raise lw.err(node, f"{path}() takes the number of dimensions (1, 2 or 3)")
+    nd = _static_int(lw, lw.expr(node.args[0]), node, f"{path}(ndim)")
+    if nd not in (1, 2, 3):
+        raise lw.err(node, f"{path}() takes 1, 2 or 3, not {nd}")
+    op = "grid" if path == "cuda.grid" else "gridsize"
+    comps = tuple(lw.emit(op, [], node, dim=k) for k in range(nd))
+    return comps[0] if nd == 1 else TupleVal(comps)
+
+
+def _lower_array(lw, node, path):
+    a = _args(node, ["shape", "dtype"])
+    if "shape" not in a or "dtype" not in a:
+        raise lw.err(node, f"{path}(shape, dtype) needs both arguments")
+    shape, dtype = _shape(lw, a["shape"]), _dtype(lw, a["dtype"])
+    if any(s <= 0 for s in shape):
+        raise lw.err(node, f"{path} shape {shape} must have positive dimensions",
+                     "dynamic shared memory (shape 0) is not supported yet")
+    space = "shared" if "shared" in path else "local"
+    key = f"{lw.prefix}{space}@{node.lineno}:{node.col_offset}"
+    (lw.fn.shared if space == "shared" else lw.fn.local)[key] = (shape, dtype)
+    return lw.emit(f"{space}_array", [], node, key=key, shape=shape, dtype=dtype)
+
+
+def _lower_const_array(lw, node, path):
+    v = lw.expr(node.args[0])
+    if not (isinstance(v, Static) and isinstance(v.value, np.ndarray)):
+        raise lw.err(node, "cuda.const.array_like() needs a numpy array defined outside the kernel")
+    return lw.const_array(v.value, node)
+
+
+def _lower_atomic(lw, node, path):
+    fn = path.split(".")[-1]
+    if fn not in ATOMICS:
+        raise lw.err(node, f"cuda.atomic.{fn} does not exist")
+    if fn == "compare_and_swap":
+        arr, old, val = (node.args + [None] * 3)[:3]
+        return lw.emit("atomic", [lw.array_operand(arr), _sc(lw, old), _sc(lw, val), Const(0, T.INT64)],
+                       node, fn="cas", nidx=1)
+    if fn == "cas":
+        if len(node.args) != 4:
+            raise lw.err(node, "cuda.atomic.cas(array, index, old, value)")
+        arr, idx, old, val = node.args
+        ix = lw.index(idx)
+        return lw.emit("atomic", [lw.array_operand(arr), _sc(lw, old), _sc(lw, val), *ix], node, fn="cas",
+                       nidx=len(ix))
+    if len(node.args) != 3:
+        raise lw.err(node, f"cuda.atomic.{fn}(array, index, value)")
+    arr, idx, val = node.args
+    ix = lw.index(idx)
+    return lw.emit("atomic", [lw.array_operand(arr), _sc(lw, val), *ix], node, fn=fn.rstrip("_"), nidx=len(ix))
+
+
+def _lower_sync(lw, node, path):
+    if SYNC[path] is None:
+        return lw.emit("syncthreads", [], node)
+    if len(node.args) != 1:
+        raise lw.err(node, f"{path}(predicate)")
+    return lw.emit("syncthreads", [_sc(lw, node.args[0])], node, reduce=SYNC[path])
+
+
+def _lower_syncwarp(lw, node, path):
+    m = _sc(lw, node.args[0]) if node.args else Const(0xFFFFFFFF, T.INT64)
+    return lw.emit("syncwarp", [m], node)
+
+
+def _lower_fence(lw, node, path):
+    return lw.emit("fence", [], node, scope=path.split("_")[-1])
+
+
+def _lower_shfl(lw, node, path):
+    if len(node.args) != 3:
+        raise lw.err(node, f"{path}(mask, value, {'src_lane' if SHFL[path] == 'idx' else 'delta'})")
+    return lw.emit("shfl", [_sc(lw, a) for a in node.args], node, mode=SHFL[path])
+
+
+def _lower_vote(lw, node, path):
+    if len(node.args) != 2:
+        raise lw.err(node, f"{path}(mask, predicate)")
+    return lw.emit("vote", [_sc(lw, a) for a in node.args], node, mode=VOTE[path])
+
+
+def _lower_simple(lw, node, path):
+    op, n = SIMPLE_INTRINSICS[path]
+    if len(node.args) != n:
+        raise lw.err(node, f"{path}() takes {n} argument(s)")
+    return lw.emit(op, [_sc(lw, a) for a in node.args], node)
+
+
+def _lower_math(lw, node, path):
+    name = path.split(".", 1)[1]
+    if path.startswith("np."):
+        if name not in NP_TO_MATH:
+            raise lw.err(node, f"numpy.{name} cannot be used inside kernels")
+        name = NP_TO_MATH[name]
+        if name in ("min", "max"):
+            return _minmax(lw, name, [_sc(lw, a) for a in node.args], node)
+    if name not in MATH_FUNCS:
+        raise lw.err(node, f"math.{name} is not supported by numba.cuda")
+    return lw.emit("math", [_sc(lw, a) for a in node.args], node, fn=name)
+
+
+def _lower_cast(lw, node, path):
+    if len(node.args) != 1:
+        raise lw.err(node, f"{path[5:]}() takes one argument")
+    to = path[5:]
+    ty = T.BOOL if to == "boolean" else T.from_numpy(np.dtype(to))
+    return lw.emit("cast", [_sc(lw, node.args[0])], node, to=ty)
+
+
+def _lower_minmax(lw, node, path):
+    args = [_sc(lw, a) for a in node.args]
+    if len(args) < 2:
+        raise lw.err(node, f"{path[8:]}() of one value: pass two or more numbers")
+    return _minmax(lw, path[8:], args, node)
+
+
+def _lower_len(lw, node, path):
+    return lw.emit("dim", [lw.array_operand(node.args[0]), Const(0, T.INT64)], node)
+
+
+def _lower_builtin(op, first_only=False):
+    def lower(lw, node, path):
+        args = node.args[:1] if first_only else node.args
+        return lw.emit(op, [_sc(lw, a) for a in args], node)
+    return lower
+
+
+# intrinsic path -> lowerer(lw, node, path); prefixes are tried after exact paths
+LOWER_BY_PATH = {
+    "cuda.grid": _lower_grid, "cuda.gridsize": _lower_grid,
+    "cuda.shared.array": _lower_array, "cuda.local.array": _lower_array,
+    "cuda.const.array_like": _lower_const_array,
+    "cuda.syncwarp": _lower_syncwarp,
+    "builtin.min": _lower_minmax, "builtin.max": _lower_minmax,
+    "builtin.abs": _lower_builtin("abs", first_only=True),
+    "builtin.pow": _lower_builtin("pow"),
+    "builtin.round": _lower_builtin("round", first_only=True),
+    "builtin.len": _lower_len,
+    **{p: _lower_sync for p in SYNC}, **{p: _lower_fence for p in FENCES},
+    **{p: _lower_shfl for p in SHFL}, **{p: _lower_vote for p in VOTE},
+    **{p: _lower_simple for p in SIMPLE_INTRINSICS},
+}
+LOWER_BY_PREFIX = (("cuda.atomic.", _lower_atomic), ("math.", _lower_math), ("np.", _lower_math),
+                   ("cast.", _lower_cast))
+
+
 def lower_call(lw, node):
-    from .lower import Static, TupleVal
+    """Lower a call: a device function is inlined; an intrinsic goes to its lowerer by path."""
     f = lw.expr(node.func)
     if isinstance(f, Static) and isinstance(f.value, DeviceFunction):
         return inline(lw, f.value.py_func, node)
@@ -110,112 +259,12 @@ def lower_call(lw, node):
         raise lw.err(node, "only numba.cuda intrinsics, math functions, casts and device functions "
                            "can be called in kernels")
     path = f.value.path
-    sc = lambda a: lw.scalar(lw.expr(a), a)
-
-    if path in ("cuda.grid", "cuda.gridsize"):
-        if len(node.args) != 1:
-            raise lw.err(node, f"{path}() takes the number of dimensions (1, 2 or 3)")
-        nd = _static_int(lw, lw.expr(node.args[0]), node, f"{path}(ndim)")
-        if nd not in (1, 2, 3):
-            raise lw.err(node, f"{path}() takes 1, 2 or 3, not {nd}")
-        op = "grid" if path == "cuda.grid" else "gridsize"
-        comps = tuple(lw.emit(op, [], node, dim=k) for k in range(nd))
-        return comps[0] if nd == 1 else TupleVal(comps)
-    if path in ("cuda.shared.array", "cuda.local.array"):
-        a = _args(node, ["shape", "dtype"])
-        if "shape" not in a or "dtype" not in a:
-            raise lw.err(node, f"{path}(shape, dtype) needs both arguments")
-        shape, dtype = _shape(lw, a["shape"]), _dtype(lw, a["dtype"])
-        if any(s <= 0 for s in shape):
-            raise lw.err(node, f"{path} shape {shape} must have positive dimensions",
-                         "dynamic shared memory (shape 0) is not supported yet")
-        space = "shared" if "shared" in path else "local"
-        key = f"{lw.prefix}{space}@{node.lineno}:{node.col_offset}"
-        (lw.fn.shared if space == "shared" else lw.fn.local)[key] = (shape, dtype)
-        return lw.emit(f"{space}_array", [], node, key=key, shape=shape, dtype=dtype)
-    if path == "cuda.const.array_like":
-        v = lw.expr(node.args[0])
-        if not (isinstance(v, Static) and isinstance(v.value, np.ndarray)):
-            raise lw.err(node, "cuda.const.array_like() needs a numpy array defined outside the kernel")
-        return lw.const_array(v.value, node)
-    if path.startswith("cuda.atomic."):
-        fn = path.split(".")[-1]
-        if fn not in ATOMICS:
-            raise lw.err(node, f"cuda.atomic.{fn} does not exist")
-        if fn == "compare_and_swap":
-            arr, old, val = (node.args + [None] * 3)[:3]
-            return lw.emit("atomic", [lw.array_operand(arr), sc(old), sc(val), Const(0, T.INT64)],
-                           node, fn="cas", nidx=1)
-        if fn == "cas":
-            if len(node.args) != 4:
-                raise lw.err(node, "cuda.atomic.cas(array, index, old, value)")
-            arr, idx, old, val = node.args
-            ix = lw.index(idx)
-            return lw.emit("atomic", [lw.array_operand(arr), sc(old), sc(val), *ix], node, fn="cas",
-                           nidx=len(ix))
-        if len(node.args) != 3:
-            raise lw.err(node, f"cuda.atomic.{fn}(array, index, value)")
-        arr, idx, val = node.args
-        ix = lw.index(idx)
-        return lw.emit("atomic", [lw.array_operand(arr), sc(val), *ix], node, fn=fn.rstrip("_"), nidx=len(ix))
-    if path in SYNC:
-        if SYNC[path] is None:
-            return lw.emit("syncthreads", [], node)
-        if len(node.args) != 1:
-            raise lw.err(node, f"{path}(predicate)")
-        return lw.emit("syncthreads", [sc(node.args[0])], node, reduce=SYNC[path])
-    if path == "cuda.syncwarp":
-        m = sc(node.args[0]) if node.args else Const(0xFFFFFFFF, T.INT64)
-        return lw.emit("syncwarp", [m], node)
-    if path in FENCES:
-        return lw.emit("fence", [], node, scope=path.split("_")[-1])
-    if path in SHFL:
-        if len(node.args) != 3:
-            raise lw.err(node, f"{path}(mask, value, {'src_lane' if SHFL[path] == 'idx' else 'delta'})")
-        return lw.emit("shfl", [sc(a) for a in node.args], node, mode=SHFL[path])
-    if path in VOTE:
-        if len(node.args) != 2:
-            raise lw.err(node, f"{path}(mask, predicate)")
-        return lw.emit("vote", [sc(a) for a in node.args], node, mode=VOTE[path])
-    if path in SIMPLE_INTRINSICS:
-        op, n = SIMPLE_INTRINSICS[path]
-        if len(node.args) != n:
-            raise lw.err(node, f"{path}() takes {n} argument(s)")
-        return lw.emit(op, [sc(a) for a in node.args], node)
-    if path.startswith("math.") or path.startswith("np."):
-        name = path.split(".", 1)[1]
-        if path.startswith("np."):
-            from .lower import NP_TO_MATH
-            if name not in NP_TO_MATH:
-                raise lw.err(node, f"numpy.{name} cannot be used inside kernels")
-            name = NP_TO_MATH[name]
-            if name in ("min", "max"):
-                return _minmax(lw, name, [sc(a) for a in node.args], node)
-        if name not in MATH_FUNCS:
-            raise lw.err(node, f"math.{name} is not supported by numba.cuda")
-        return lw.emit("math", [sc(a) for a in node.args], node, fn=name)
-    if path.startswith("cast."):
-        if len(node.args) != 1:
-            raise lw.err(node, f"{path[5:]}() takes one argument")
-        to = path[5:]
-        v = sc(node.args[0])
-        ty = T.BOOL if to == "boolean" else T.from_numpy(np.dtype(to))
-        return lw.emit("cast", [v], node, to=ty)
-    if path in ("builtin.min", "builtin.max"):
-        args = [sc(a) for a in node.args]
-        if len(args) < 2:
-            raise lw.err(node, f"{path[8:]}() of one value: pass two or more numbers")
-        return _minmax(lw, path[8:], args, node)
-    if path == "builtin.abs":
-        return lw.emit("abs", [sc(node.args[0])], node)
-    if path == "builtin.pow":
-        return lw.emit("pow", [sc(a) for a in node.args], node)
-    if path == "builtin.round":
-        return lw.emit("round", [sc(node.args[0])], node)
-    if path == "builtin.len":
-        arr = lw.array_operand(node.args[0])
-        return lw.emit("dim", [arr, Const(0, T.INT64)], node)
-    raise lw.err(node, f"{path.replace('builtin.', '')}() is not supported inside kernels")
+    lower = LOWER_BY_PATH.get(path)
+    if lower is None:
+        lower = next((fn for prefix, fn in LOWER_BY_PREFIX if path.startswith(prefix)), None)
+    if lower is None:
+        raise lw.err(node, f"{path.replace('builtin.', '')}() is not supported inside kernels")
+    return lower(lw, node, path)
 
 
 def _minmax(lw, which, args, node):
@@ -227,7 +276,6 @@ def _minmax(lw, which, args, node):
 
 def inline(lw, py_func, node):
     """Inline a device function: bind arguments to fresh names, lower its body in a Call region."""
-    from .lower import Lowerer
     if py_func in lw.inline_stack:
         raise lw.err(node, f"recursive call of {py_func.__name__!r}: device functions cannot recurse")
     if node.keywords:
@@ -235,7 +283,7 @@ def inline(lw, py_func, node):
     lw.fn.__dict__.setdefault("_ninline", 0)
     lw.fn._ninline += 1
     prefix = f"{py_func.__name__}{lw.fn._ninline}."
-    sub = Lowerer(py_func, prefix=prefix, inline_stack=lw.inline_stack, fn_ir=lw.fn)
+    sub = type(lw)(py_func, prefix=prefix, inline_stack=lw.inline_stack, fn_ir=lw.fn)
     sub.record_lines()
     params = [a.arg for a in sub.fn_node.args.args]
     if len(params) != len(node.args):

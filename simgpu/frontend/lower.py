@@ -2,32 +2,24 @@
 from __future__ import annotations
 
 import ast
+import math
 import inspect
 import textwrap
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import DSLError
 from ..ir.nodes import Break, Call, Const, Continue, Function, If, Instr, Loc, Loop, Return
 from ..ir import types as T
-from .resolve import DeviceFunction, Intrinsic, classify, lookup
+from .calls import lower_call
+from .resolve import _ALIAS, DeviceFunction, Intrinsic, classify, lookup
+from .values import NP_TO_MATH, PURE_CALL_PREFIXES, SREGS, ArrayMod, ShapeOf, Static, TupleVal
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift",
           ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor"}
 _CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not"}
-
-SREGS = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
-PURE_CALL_PREFIXES = ("math.", "cast.", "builtin.min", "builtin.max", "builtin.abs", "np.",
-                      "cuda.popc", "cuda.clz", "cuda.ffs", "cuda.brev", "cuda.fma", "cuda.cbrt",
-                      "cuda.grid", "cuda.gridsize", "cuda.threadIdx", "cuda.blockIdx",
-                      "cuda.blockDim", "cuda.gridDim", "cuda.laneid", "cuda.warpsize")
-NP_TO_MATH = {"sqrt": "sqrt", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "tan": "tan",
-              "tanh": "tanh", "abs": "fabs", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
-              "isnan": "isnan", "isinf": "isinf", "arctan2": "atan2", "exp2": "exp2", "log2": "log2",
-              "log10": "log10", "power": "pow", "minimum": "min", "maximum": "max"}
 
 UNSUPPORTED_HINTS = {
     "ListComp": "allocate cuda.local.array(n, dtype) and fill it in a loop",
@@ -50,26 +42,6 @@ UNSUPPORTED_HINTS = {
     "ImportFrom": "import at module level",
     "Delete": "kernels cannot delete names",
 }
-
-
-@dataclass(frozen=True)
-class Static:
-    value: object
-
-
-@dataclass(frozen=True)
-class TupleVal:
-    items: tuple
-
-
-@dataclass(frozen=True)
-class ShapeOf:
-    array: str
-
-
-@dataclass(frozen=True)
-class ArrayMod:      # cuda.shared / cuda.local / cuda.const namespaces, cuda.atomic
-    path: str
 
 
 class Lowerer(ast.NodeVisitor):
@@ -410,12 +382,10 @@ class Lowerer(ast.NodeVisitor):
             if path in ("np", "numba") and a in ("float16", "float32", "float64", "int8", "int16", "int32",
                                                  "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
                                                  "boolean", "intp"):
-                from .resolve import _ALIAS
                 return Static(Intrinsic(f"cast.{_ALIAS.get(a, a)}"))
             if path == "np" and a in NP_TO_MATH:
                 return Static(Intrinsic(f"np.{a}"))
             if path == "math" and a in ("pi", "e", "inf", "nan", "tau"):
-                import math
                 return Const(getattr(math, a), T.FLOAT64)
             return Static(base.value.attr(a))
         if isinstance(base, Static) and isinstance(base.value, np.ndarray):
@@ -573,5 +543,4 @@ class Lowerer(ast.NodeVisitor):
         return res
 
     def expr_Call(self, node):
-        from .calls import lower_call
         return lower_call(self, node)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import cuda as sim_cuda
+from .stubs import is_stub, stub_path
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,10 @@ _identity = None
 
 def _module_kind(obj):
     """'cuda', 'math', 'np', 'numba' for the modules kernels reach names through."""
-    if obj is sim_cuda:
-        return "cuda"
     if isinstance(obj, pytypes.ModuleType):
         name = obj.__name__
+        if name == "simgpu.cuda":
+            return "cuda"
         if name in ("numba.cuda", "numba_cuda.numba.cuda") or name.endswith("numba.cuda"):
             return "cuda"
         if name == "math":
@@ -114,8 +114,8 @@ def classify(obj):
     """What a global/closure object means inside a kernel (see module docstring)."""
     if isinstance(obj, (bool, int, float, np.number, np.bool_)):
         return obj
-    if sim_cuda.is_stub(obj):
-        return Intrinsic(sim_cuda.stub_path(obj))
+    if is_stub(obj):
+        return Intrinsic(stub_path(obj))
     kind = _module_kind(obj)
     if kind:
         return Intrinsic(kind)

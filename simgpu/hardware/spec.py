@@ -8,12 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-KiB = 1024
-MiB = 1024 * KiB
-GiB = 1024 * MiB
-
-
 from ..errors import SimGPUError
+from ..units import GiB, KiB, MiB
 
 
 class HardwareError(SimGPUError, ValueError):

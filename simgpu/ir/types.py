@@ -16,6 +16,7 @@ import numpy as np
 from numba.core import types as nt
 
 from ..errors import TypingError
+from .._compat import patch_numpy_for_numba
 
 INT64, INT32, FLOAT32, FLOAT64, BOOL = nt.int64, nt.int32, nt.float32, nt.float64, nt.boolean
 UINT32, UINT64, FLOAT16 = nt.uint32, nt.uint64, nt.float16
@@ -70,7 +71,6 @@ _ctx = None
 def _context():
     global _ctx
     if _ctx is None:
-        from .._compat import patch_numpy_for_numba
         patch_numpy_for_numba()
         try:
             from numba.cuda.descriptor import cuda_target

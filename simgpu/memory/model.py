@@ -16,6 +16,7 @@ from .engine import KINDS, MAX_LINES, global_event, new_scratch
 from .reductions import reduction_ids
 from .schedule import Schedule, blocks_per_sm, carveout_bytes, l1_ways
 from .tables import fill_report
+from ..ir import types as T
 
 LOCAL_BASE = (1 << 40) + (1 << 38)   # local memory: 256 GiB above where global arrays start (2**40)
 _SHARED_COLS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES),
@@ -132,7 +133,6 @@ class MemoryModel(Observer):
 
     @staticmethod
     def _local_frame(launch):
-        from ..ir import types as T
         size = 0
         for shape, dtype in getattr(launch.fn, "local", {}).values():
             size += int(np.prod(shape)) * T.np_dtype(dtype).itemsize

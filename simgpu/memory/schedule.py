@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hardware.spec import KiB
+from ..model.occupancy import OccupancyError, occupancy
+from ..units import KiB
 
 # Shared-memory capacities an SM can be configured with (CUDA C++ Programming Guide,
 # "Shared Memory" sections for compute capability 7.x, 8.x and 9.0), in KiB.
@@ -36,7 +37,6 @@ MIN_CHUNK_LANES = 65536        # below this the executor's per-instruction overh
 
 def blocks_per_sm(gpu, threads_per_block, smem_bytes, registers_per_thread=ASSUMED_REGISTERS_PER_THREAD):
     """Resident blocks per SM (the occupancy calculator; 1 if the block does not fit)."""
-    from ..model.occupancy import OccupancyError, occupancy
     try:
         occ = occupancy(gpu, threads_per_block, registers_per_thread, smem_bytes)
     except OccupancyError:

@@ -7,6 +7,7 @@ from collections import defaultdict
 import numpy as np
 
 from . import counters as C
+from ..units import human_bytes
 
 
 def _pct(a, b):
@@ -63,7 +64,6 @@ def _n(v):
 
 
 def _b(n):
-    from ..report import human_bytes
     return human_bytes(n)
 
 

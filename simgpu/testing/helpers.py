@@ -1,6 +1,8 @@
 """Helpers for tests of simulated kernels: run quickly, read traffic in plain words."""
 from __future__ import annotations
 
+from ..runtime.launch import launch
+
 SHORT = {
     "ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -28,7 +30,6 @@ SHORT = {
 def run(kernel, grid, block, *args, gpu=None, **options):
     """Launch on the modelled GPU with memory counting and without the timing model (faster
     in tests); returns the Report."""
-    from ..kernel import launch
     options.setdefault("timing", False)
     return launch(kernel, grid, block, args, gpu=gpu, **options)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .sim import STALLS
+from ..model.roofline import roofline_point
 
 BUSY = 0.6
 TAIL_SHARE = 0.25
@@ -75,7 +76,6 @@ class TimingResult:
         return self.flops / self.dram_bytes if self.dram_bytes else float("inf")
 
     def roofline_point(self, name=None):
-        from ..model.roofline import roofline_point
         return roofline_point(self.gpu, name or self.kernel, self.flops, max(self.dram_bytes or 0.0, 1.0),
                               measured_time_s=self.time_s)
 

@@ -21,6 +21,7 @@ store stays in the L2: a first-touch streaming assumption, stated in docs/timing
 from __future__ import annotations
 
 from dataclasses import dataclass
+from ..memory import counters as C
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,6 @@ def evicted_fraction(mm, scale, l2_bytes):
     written back during the kernel (sampled execution; 0 for a full run)."""
     if scale <= 1.0:
         return 0.0
-    from ..memory import counters as C
     t = mm.cnt.sum(axis=0)
     written = float(t[C.DRAM_WR] + t[C.DIRTY_END]) * scale
     return max(0.0, 1.0 - l2_bytes / written) if written else 0.0
@@ -56,7 +56,6 @@ def from_memory_model(mm, scale=1.0, l2_bytes=0, write_cost=1.0):
     """{instruction id: MemStat} from a MemoryModel's counters, or {} if it has none.
     scale > 1: the counters cover 1/scale of the blocks (sampled execution)."""
     try:
-        from ..memory import counters as C
         cnt, slots = mm.cnt, mm.slots
     except (ImportError, AttributeError):
         return {}
@@ -90,7 +89,6 @@ def dram_bytes(mm, scale=1.0, l2_bytes=0):
     """Total DRAM bytes (read + write) during the kernel, or None without a memory model;
     scaled up (with the write-backs a longer run would do) for sampled execution."""
     try:
-        from ..memory import counters as C
         t = mm.cnt.sum(axis=0)
     except (ImportError, AttributeError):
         return None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from ..errors import LaunchError
 from ..exec.state import Observer
 from ..ir.opinfo import contract
+from ..memory import MemoryModel
+from ..model.occupancy import OccupancyError, occupancy
 from . import memstats
 from .analysis import TimingResult, fill_report
 from .memfacts import memory_info
@@ -52,7 +54,6 @@ class TimingModel(Observer):
 
     # -- set-up: occupancy (refusing launches the driver refuses) and the sample ------------
     def _setup(self, info):
-        from ..model.occupancy import OccupancyError, occupancy
         self.info = info
         contract(info.fn)
         regs = self.registers_override or getattr(info, "registers_per_thread", None)
@@ -74,30 +75,40 @@ class TimingModel(Observer):
                                unit_bytes=self.gpu.atomic_unit_bytes)
 
         self.recorder = TraceRecorder(self.groups, self.max_iterations, facts)
-        r = self.recorder
-        self.chunk_begin, self.chunk_end, self.inst = r.chunk_begin, r.chunk_end, r.inst
-        self.mem, self.branch = r.mem, r.branch
 
-    # -- executor hooks (bound to the recorder's in _setup) ----------------------------------
+    # -- the observer contract (exec/state.py): the trace recorder does the work -----------
     def attach(self, interp):
         if self.memory_model is None:
-            for o in interp.observers:
-                if hasattr(o, "cnt") and hasattr(o, "slots"):
-                    self.memory_model = o
+            self.memory_model = next((o for o in interp.observers if isinstance(o, MemoryModel)), None)
         self.recorder.attach(interp)
 
     def launch_begin(self, info):
         if self.info is None:
             self._setup(info)
 
-    def inst(self, ins, mask):          # replaced per instance in _setup
-        pass
+    def chunk_begin(self, chunk):
+        self.recorder.chunk_begin(chunk)
+
+    def chunk_end(self, chunk):
+        self.recorder.chunk_end(chunk)
+
+    def inst(self, ins, mask):
+        self.recorder.inst(ins, mask)
 
     def mem(self, ev):
-        pass
+        self.recorder.mem(ev)
 
     def branch(self, node, mask, taken, kind):
-        pass
+        self.recorder.branch(node, mask, taken, kind)
+
+    # -- sampled execution: the launch runs only these blocks and scales counts up ----------
+    def sampled_blocks(self):
+        """The blocks the timing model simulates (the first wave and the partial last one)."""
+        return sorted(set(self.plan.main_blocks) | set(self.plan.tail_blocks))
+
+    def set_count_scale(self, scale):
+        """All blocks / executed blocks, when only sampled_blocks() ran."""
+        self.scale_counts = float(scale)
 
     # -- prediction ---------------------------------------------------------------------------
     def predict(self) -> TimingResult:

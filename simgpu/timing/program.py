@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir.opinfo import pipe_mix, sass_count
 from .memstats import default_stat
+from ..ir.nodes import Const
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", "bar", "branch")
@@ -145,7 +146,6 @@ def loop_kind(ins, var_types):
         return "if"
     if getattr(node, "range_var", None) is None:
         return "while"
-    from ..ir.nodes import Const
     stop = node.range_args[1] if len(node.range_args) > 1 else None
     if isinstance(stop, Const):
         return "const"

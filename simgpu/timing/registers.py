@@ -10,12 +10,12 @@ and each live array as its 64-bit base address.  Values the compiler turns into 
 OVERHEAD covers what the IR does not show: the address temporaries of loads and stores,
 loop induction variables after unrolling, and ABI registers.  It is a documented
 assumption (docs/timing.md), not a fit; `TimingModel(registers_per_thread=...)` and
-`simgpu.timing.predict(..., registers_per_thread=...)` override the estimate.
+`simgpu.predict(..., registers_per_thread=...)` override the estimate.
 """
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.nodes import Call, Const, If, Instr, Loop
+from ..ir.nodes import Call, Const, If, Instr, Loop, walk
 
 OVERHEAD = 10
 MIN_REGISTERS = 16
@@ -97,7 +97,6 @@ class _Liveness:
 
 def _reassigned(fn):
     """Names assigned more than once are not constants even if one assignment is."""
-    from ..ir.nodes import walk
     seen, twice = set(), set()
     for s in walk(fn.body):
         if isinstance(s, Instr) and s.dst is not None:

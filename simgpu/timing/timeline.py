@@ -1,7 +1,7 @@
 """What the simulated SM did over time: block residency per slot and each warp's state.
 
 A listener of the simulator (sim.SM calls `block` and `warp`); consecutive intervals of the
-same state are merged.  `simgpu.plot_timing.timeline` draws it.
+same state are merged.  `simgpu.plot.timing.timeline` draws it.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Validate on a real GPU: the same kernel under numba.cuda and Nsight Compute, prediction
 beside measurement.
 
-    cmp = simgpu.validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True)
+    cmp = simgpu.validate.against_gpu(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True)
     print(cmp); cmp.to_json("out.json")
     simgpu.validate.load_ncu_csv(path)          # profiles captured elsewhere
     simgpu.validate.compare(report, metrics)    # the same Comparison
@@ -14,6 +14,9 @@ import numpy as np
 
 from .compare import Comparison, compare, compare_results
 from .ncu import load_ncu_csv, parse_ncu_csv, profile as ncu_profile
+from ..runtime.binding import dim3
+from ..runtime.launch import launch
+from ..runtime.program import as_program
 from .runner import device_available, run_on_gpu
 
 
@@ -21,12 +24,11 @@ def _copy_args(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
-def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l2=False, **launch_kw):
+def against_gpu(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l2=False, **launch_kw):
     """Simulate the launch, run it on the CUDA GPU present (numba.cuda), profile it with ncu
     when available, and return a Comparison.  Never raises for a missing GPU/ncu or a failing
     device run: those become notes in the Comparison."""
-    from ..kernel import Kernel, launch, _dim3
-    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    k = as_program(kernel)
     sim_args = _copy_args(args)
     rep = launch(k, grid, block, sim_args, gpu=gpu, **launch_kw)
     notes, measured, results, device = [], {}, [], None
@@ -35,7 +37,7 @@ def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l
         notes.append("no CUDA device was found" + (f" ({why})" if why else "") +
                      "; showing the prediction only")
         return Comparison(rep, {}, notes=notes)
-    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    g, b = dim3(grid, "grid"), dim3(block, "block")
     run = run_on_gpu(k.py_func, g, b, _copy_args(args), repeat=repeat, flush_l2=flush_l2)
     if not run.get("ok"):
         notes.append(f"the kernel did not run under numba.cuda: {run.get('error')}")
@@ -60,9 +62,4 @@ def validate(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flush_l
     return Comparison(rep, measured, results=results, notes=notes, device=device)
 
 
-validate.load_ncu_csv = load_ncu_csv
-validate.parse_ncu_csv = parse_ncu_csv
-validate.compare = compare
-validate.Comparison = Comparison
-
-__all__ = ["validate", "Comparison", "compare", "load_ncu_csv", "parse_ncu_csv"]
+__all__ = ["against_gpu", "Comparison", "compare", "load_ncu_csv", "parse_ncu_csv"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import glob
 import inspect
 import io
 import os
@@ -90,7 +91,6 @@ def ncu_path():
     p = shutil.which("ncu")
     if p:
         return p
-    import glob
     cands = sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu") + glob.glob("/usr/local/cuda*/bin/ncu"))
     return cands[-1] if cands else None
 

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import statistics
+import types
 
 import numpy as np
 
+from .._compat import patch_numpy_for_numba
+from ..frontend.stubs import is_stub, stub_path
+
 
 def _cuda():
-    from .._compat import patch_numpy_for_numba
     patch_numpy_for_numba()                 # numba 0.68.0 calls np.row_stack; numpy 2.5 removed it
     from numba import cuda
     return cuda
@@ -16,17 +19,15 @@ def _cuda():
 def as_numba_function(py_func):
     """The same kernel with simgpu's stand-in `cuda` names replaced by numba.cuda's, so a kernel
     written with `from simgpu import cuda` also compiles under numba.cuda.jit."""
-    import types
-    from .. import cuda as sim_cuda
     cuda = _cuda()
     g = py_func.__globals__
     swap = {}
     for name, v in g.items():
-        if v is sim_cuda:
+        if isinstance(v, types.ModuleType) and v.__name__ == "simgpu.cuda":
             swap[name] = cuda
-        elif sim_cuda.is_stub(v):
+        elif is_stub(v):
             obj = cuda
-            for part in sim_cuda.stub_path(v).split(".")[1:]:
+            for part in stub_path(v).split(".")[1:]:
                 obj = getattr(obj, part)
             swap[name] = obj
     if not swap:

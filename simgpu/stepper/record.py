@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SimGPUError
-from .exec.state import WARP, ArrayHandle, Observer
-from .ir.nodes import Call, If, Loop, walk
-from .ir.opinfo import sass_count
-from .ir.printer import _instr, _v
+from ..errors import SimGPUError
+from ..exec.state import WARP, ArrayHandle, Observer
+from ..ir.nodes import Call, If, Loop, walk
+from ..ir.opinfo import sass_count
+from ..ir.printer import _instr, _v
 
 _BITS = np.left_shift(np.uint64(1), np.arange(WARP, dtype=np.uint64))
 

@@ -1,10 +1,11 @@
 """Figures of the timing model: what each SM and warp did over time, and kernels on the roofline.
 
 Each function returns a ``matplotlib.figure.Figure`` built without pyplot (headless, Agg),
-and imports matplotlib only when called.  The lead re-exports them as simgpu.plot.timeline
-and simgpu.plot.roofline.
+and imports matplotlib only when called.  simgpu.plot re-exports them.
 """
 from __future__ import annotations
+
+from .model import roofline_plot
 
 STATE_COLORS = {"issue": "tab:green", "memory": "tab:red", "dependency": "tab:orange",
                 "barrier": "tab:purple", "pipe": "tab:brown", "not_selected": "0.8"}
@@ -87,7 +88,6 @@ def timeline(rep, sm_rows=16, warps=32):
 def roofline(reports, gpu=None, title=None):
     """Kernels (Reports with timing) on the roofline of `gpu`: achieved FLOP/s against
     arithmetic intensity (FLOPs per DRAM byte)."""
-    from .plot_model import roofline_plot
     pts = []
     for rep in reports:
         r = _timing(rep)

@@ -6,8 +6,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .exec.state import Observer
-from .ir.opinfo import op_class, sass_count
+from .state import Observer
+from ..ir.opinfo import op_class, sass_count
 
 
 class InstCounter(Observer):

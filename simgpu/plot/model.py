@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.hardware import get_gpu
+from ..hardware import get_gpu
+from ..hardware.tpu import get_tpu
+from ..model import tricks
+from ..model.attention import flash_attention, naive_attention
+from ..model.matmul import mystery_curve
+from ..model.roofline import compute_roof, memory_roof
+from ..model.tpu import gpu_matrix_units, square_sweep, tpu_matrix_units
 
 
 def _figure(width=8.0, height=5.0):
@@ -23,7 +29,6 @@ def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dr
     Draws each available compute roof (horizontal) and memory slope, the attainable
     min(roof, AI x bandwidth) curves, and labels every point with its name and bound.
     """
-    from simgpu.model.roofline import compute_roof, memory_roof
     gpu = get_gpu(gpu)
     fig = _figure(11.0, 5.5)
     ax = fig.add_subplot()
@@ -68,7 +73,6 @@ def mystery_plot(gpu=None, sizes=None, dtype="fp16", tile=(128, 128, 32), curve=
     Top: TFLOP/s per size, coloured by what the size breaks (tile divisibility, alignment,
     or nothing), with the dtype's peak.  Bottom: tile, wave and sector efficiencies.
     """
-    from simgpu.model.matmul import mystery_curve
     gpu = get_gpu(gpu)
     sizes = np.arange(256, 4097) if sizes is None else np.asarray(sizes)
     c = curve or mystery_curve(gpu, sizes, dtype, tile, **kernel)
@@ -97,8 +101,6 @@ def mystery_plot(gpu=None, sizes=None, dtype="fp16", tile=(128, 128, 32), curve=
 
 def tpu_vs_gpu_plot(gpu=None, tpu=None, sizes=None, dtype="bf16"):
     """Utilisation of N x N x N matmuls on many small units (GPU) vs few big ones (TPU)."""
-    from simgpu.hardware.tpu import get_tpu
-    from simgpu.model.tpu import gpu_matrix_units, square_sweep, tpu_matrix_units
     gpu, tpu = get_gpu(gpu), get_tpu(tpu)
     sizes = np.arange(8, 1025, 8) if sizes is None else np.asarray(sizes)
     g, t = gpu_matrix_units(gpu), tpu_matrix_units(tpu)
@@ -118,7 +120,6 @@ def tpu_vs_gpu_plot(gpu=None, tpu=None, sizes=None, dtype="bf16"):
 
 def attention_plot(gpu=None, sizes=None, d=64, heads=1, dtype="fp16"):
     """HBM traffic and predicted time of naive vs FlashAttention against sequence length."""
-    from simgpu.model.attention import flash_attention, naive_attention
     gpu = get_gpu(gpu)
     sizes = 2 ** np.arange(9, 16) if sizes is None else np.asarray(sizes)
     fig = _figure(10.0, 4.5)
@@ -141,7 +142,6 @@ def attention_plot(gpu=None, sizes=None, d=64, heads=1, dtype="fp16"):
 
 def six_tricks_plot(gpu=None):
     """One small panel per trick, each showing the trick's number."""
-    from simgpu.model import tricks
     gpu = get_gpu(gpu)
     fig = _figure(12.0, 6.5)
     axes = fig.subplots(2, 3).ravel()

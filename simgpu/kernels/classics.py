@@ -1,7 +1,7 @@
 """Classic kernels from the lecture, used by `simgpu demo` and the docs."""
 import numpy as np
 
-from . import cuda
+from .. import cuda
 from numba import float32
 
 TILE = 16

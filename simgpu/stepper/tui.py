@@ -20,8 +20,12 @@ import sys
 
 import numpy as np
 
-from .errors import SimGPUError
-from .step import StepError, mask_bools
+from ..errors import SimGPUError
+from ..runtime.loader import build_args, load_target, parse_dims
+from .api import step
+from .plot import warp_lanes
+from .record import StepError
+from .text import Style, format_state  # noqa: F401  (format_state: the text face, re-exported)
 
 HELP = __doc__[__doc__.index("    s "):].rstrip()
 ARG_CMDS = {"b": "b", "break": "b", "d": "d", "delete": "d", "p": "p", "print": "p",
@@ -30,140 +34,6 @@ CMDS = {"s": "s", "step": "s", "n": "n", "next": "n", "c": "c", "continue": "c",
         "back": "u", "l": "l", "list": "l", "h": "h", "help": "h", "?": "h", "q": "q", "quit": "q"}
 
 
-class Style:
-    def __init__(self, color):
-        self.color = color
-
-    def __call__(self, text, code):
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
-
-
-# -- formatting ---------------------------------------------------------------------------------
-def lane_strip(mask, valid, style=Style(False)):
-    on, off = ("█", "·") if style.color else ("#", ".")
-    out = []
-    for a, v in zip(mask_bools(mask), mask_bools(valid)):
-        out.append(style(on, "32") if a else (style(off, "90") if v else " "))
-    return "".join(out)
-
-
-def fmt_values(v, per_row=16, assigned=None):
-    """Rows of per-lane values; '-' for lanes that never assigned the variable."""
-    v = np.asarray(v)
-    if v.dtype == bool:
-        cells = ["T" if x else "F" for x in v]
-    elif v.dtype.kind == "f":
-        cells = [f"{x:.4g}" for x in v]
-    else:
-        cells = [str(int(x)) for x in v]
-    if assigned is not None:
-        cells = [c if (assigned >> k) & 1 else "-" for k, c in enumerate(cells)]
-    if len(set(cells)) == 1 and len(cells) > 1:
-        return [f"{cells[0]} in every lane"]
-    w = max(len(c) for c in cells)
-    rows = []
-    for k in range(0, len(cells), per_row):
-        rows.append(f"[{k:>2}-{min(k + per_row, len(cells)) - 1:>2}] " +
-                    " ".join(c.rjust(w) for c in cells[k:k + per_row]))
-    return rows
-
-
-def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25, memory=None):
-    """The state as text: header, source, lanes, stack, memory, variables.  `memory`: the
-    requests to list (default: those of the step just executed)."""
-    out = []
-    where = "start (nothing executed yet)" if s.step == 0 else f"step {s.step} of {s.n_steps}"
-    head = ""
-    if st is not None:
-        b = st.block_idx
-        head = f"{st.kernel_name}  block ({b[0]}, {b[1]}, {b[2]})  warp {st.warp}  "
-    out.append(style(f"{head}{where}", "1") +
-               f"   SIMT efficiency so far {100 * s.simt_efficiency:.1f} %  "
-               f"({s.inst_executed} warp instructions)")
-    if st is not None:
-        out.extend(_source(st, s, breakpoints, style, context))
-    else:
-        out.append(f"  line {s.line}: {s.source.strip()}")
-    mark = "next to run" if s.step == 0 else "executed"
-    if s.instruction:
-        out.append(f"  {mark:<9} {s.instruction}")
-    on = "█" if style.color else "#"
-    out.append(f"  lanes     {lane_strip(s.active_mask, s.valid_mask, style)}  "
-               f"{s.n_active}/32 active  ({on} active, {'·' if style.color else '.'} idle)")
-    out.append("            0       8       16      24    31")
-    if s.kind == "if" and s.taken is not None:
-        nt = bin(s.taken).count("1")
-        out.append(f"  branch    {nt} lane(s) take the if-side {s.taken:#010x}, "
-                   f"{s.n_active - nt} the else-side")
-    out.append("  stack     " + ("(empty: all lanes run the kernel's top level)" if not s.stack else
-                                 str(s.stack[-1])))
-    for e in reversed(s.stack[:-1]):
-        out.append("            " + str(e))
-    mems = memory if memory is not None else ([s.memory] if s.memory is not None else [])
-    if not mems:
-        out.append("  memory    -")
-    for k, m in enumerate(mems[:4]):
-        out.append(("  memory    " if k == 0 else "            ") + str(m))
-        if m.space == "shared":
-            out.append("    banks   " + " ".join("." if b < 0 else str(int(b)) for b in m.banks))
-    if len(mems) > 4:
-        out.append(f"            ... and {len(mems) - 4} more requests")
-    names = list(show) if show else list(s.values)
-    if st is not None and s.step > 0:
-        dst = st.steps[s.step - 1].dst
-        if dst and "%" in dst and dst not in names:
-            try:
-                out.extend(_var_rows(f"{dst} (result; - = idle lane)", st.value(dst), s.active_mask))
-            except StepError:
-                pass
-    for n in names:
-        if n in s.values:
-            out.extend(_var_rows(n, s.values[n], s.assigned.get(n)))
-        elif n in s.arrays:
-            out.append(f"  {n} = {np.array2string(s.arrays[n], threshold=64, precision=4)}")
-        else:
-            try:
-                v = st.value(n, s.step) if st is not None else None
-            except StepError:
-                v = None
-            if v is None:
-                out.append(f"  {n}: (no value yet)")
-            elif v.ndim == 1 and len(v) == 32:
-                out.extend(_var_rows(n, v, st.assigned(n, s.step)))
-            else:
-                out.append(f"  {n} = {np.array2string(v, threshold=64, precision=4)}")
-    if s.done:
-        out.append(style("  the warp has finished", "1"))
-    if s.error is not None:
-        out.append(style(f"  the launch stopped with an error: {s.error}", "31"))
-    return "\n".join(out)
-
-
-def _var_rows(name, v, assigned=None):
-    rows = fmt_values(v, assigned=assigned)
-    if len(name) > 8:
-        return [f"  {name}"] + [f"  {'':<8}{r}" for r in rows]
-    return [f"  {name:<8}{rows[0]}"] + [f"  {'':<8}{r}" for r in rows[1:]]
-
-
-def _source(st, s, breakpoints, style, context):
-    lines = sorted((ln, t) for (f, ln), t in st.fn.source_lines.items() if f == s.file)
-    if len(lines) > context:
-        lines = [(ln, t) for ln, t in lines if abs(ln - s.line) <= context // 2]
-    out, last = [], None
-    for ln, text in lines:
-        if last is not None and ln > last + 1:
-            out.append("        ...")
-        last = ln
-        cur = ln == s.line
-        gutter = ("->" if s.step == 0 else "=>") if cur else "  "
-        bp = "*" if ln in breakpoints else " "
-        row = f"  {gutter}{bp}{ln:>4} | {text}"
-        out.append(style(row, "1;33") if cur else row)
-    return out
-
-
-# -- the command loop --------------------------------------------------------------------------
 def parse_commands(text):
     """'s s n b 14 c' -> [('s', None), ('s', None), ('n', None), ('b', '14'), ('c', None)]."""
     toks, out, i = text.split(), [], 0
@@ -289,9 +159,8 @@ class Session:
                     return
 
 
-# -- loading FILE.py::kernel (the convention of `simgpu run`: simgpu.loader) -----------------
+# -- loading FILE.py::kernel (the convention of `simgpu run`: simgpu.runtime.loader) -----------------
 def dims(text, what):
-    from .loader import parse_dims
     try:
         return parse_dims(text)
     except SimGPUError as e:
@@ -300,7 +169,6 @@ def dims(text, what):
 
 def load(target, args_expr=None):
     """'path/file.py::kernel' -> (kernel function, args tuple)."""
-    from .loader import build_args, load_target
     mod, kernel = load_target(target)
     return kernel, build_args(mod, target.rsplit("::", 1)[1], args_expr)
 
@@ -326,7 +194,6 @@ def build_parser():
 
 def main(argv=None):
     a = build_parser().parse_args(argv)
-    from .step import step
     try:
         kernel, args = load(a.target, a.args)
         st = step(kernel, dims(a.grid, "grid"), dims(a.block, "block"), args,
@@ -344,7 +211,6 @@ def main(argv=None):
         st.to_html(a.html, show or None)
         print(f"wrote {a.html}")
     if a.plot:
-        from .plot_warp import warp_lanes
         warp_lanes(st, path=a.plot)
         print(f"wrote {a.plot}")
     if a.script is not None:

@@ -15,14 +15,22 @@ kernel's parameters and the line about to run.
 from __future__ import annotations
 
 import bisect
+import html
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import KernelError
-from .exec.state import WARP
-from .ir.nodes import walk
-from .step_record import (MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int,
+from ..errors import KernelError
+from ..exec.state import WARP
+from ..ir import types as T
+from ..ir.nodes import walk
+from ..runtime.binding import dim3
+from ..runtime.launch import launch
+from ..runtime.program import as_program
+from .html import render
+from .plot import warp_lanes
+from .text import format_state
+from .record import (MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int,
                           rejoin_lines)
 
 __all__ = ["step", "Stepper", "WarpState", "StepError", "StackEntry", "MemAccess", "Step",
@@ -62,7 +70,6 @@ class WarpState:
         return mask_bools(self.active_mask)
 
     def __str__(self):
-        from .step_tui import format_state
         return format_state(self)
 
 
@@ -281,7 +288,6 @@ class Stepper:
         return sorted((ln, t) for (ff, ln), t in self.fn.source_lines.items() if ff == f)
 
     def to_html(self, path=None, variables=None):
-        from .step_html import render
         page = render(self, variables)
         if path is not None:
             with open(path, "w", encoding="utf-8") as fh:
@@ -289,17 +295,14 @@ class Stepper:
         return page
 
     def _repr_html_(self):
-        import html
         return (f'<iframe srcdoc="{html.escape(self.to_html())}" '
                 'style="width:100%;height:680px;border:1px solid #ddd"></iframe>')
 
     def plot(self, **kw):
-        from .plot_warp import warp_lanes
         return warp_lanes(self, **kw)
 
 
 def _is_array(t):
-    from .ir import types as T
     return isinstance(t, T.ArrayType)
 
 
@@ -322,9 +325,8 @@ def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memor
     Arrays in `args` are updated as a launch updates them.  `st.report` is the launch's
     Report; `memory`, `timing` and `launch_kw` go to simgpu.launch (off by default: the
     stepper computes its warp's sectors and banks itself)."""
-    from .kernel import Kernel, _dim3, launch
-    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
-    g, b = _dim3(grid, "grid"), _dim3(block, "block")
+    k = as_program(kernel)
+    g, b = dim3(grid, "grid"), dim3(block, "block")
     bi = _block3(block_idx)
     if any(not 0 <= v < n for v, n in zip(bi, g)):
         raise StepError(f"block {bi} is not in the grid {g}: block indices run from (0, 0, 0) "

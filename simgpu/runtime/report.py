@@ -5,6 +5,8 @@ import html
 import json
 from dataclasses import dataclass, field
 
+from ..units import human_bytes
+
 
 def _fmt(v):
     if isinstance(v, float):
@@ -14,14 +16,6 @@ def _fmt(v):
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
-
-
-def human_bytes(n):
-    n = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.2f} {unit}"
-        n /= 1000.0
 
 
 @dataclass

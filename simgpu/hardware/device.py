@@ -1,25 +1,13 @@
-"""The modelled GPUs.
+"""A GPU description built from the CUDA card present (numba.cuda's device attributes).
 
-    simgpu.gpus.list()          names of the presets
-    simgpu.gpus.get("H100")     a preset (simgpu.hardware.GPU)
-    simgpu.gpus.from_device()   a GPU built from the attributes of the CUDA card present
+    simgpu.gpus.from_device()   the card's own numbers over the nearest preset's
 """
 from __future__ import annotations
 
-from .hardware import GPU, PRESETS, CacheSpec, DramSpec, get_gpu, KiB
-from .errors import SimGPUError
-
-
-def list():  # noqa: A001 - reads as simgpu.gpus.list()
-    return [*PRESETS]
-
-
-def get(name=None) -> GPU:
-    return get_gpu(name)
-
-
-def table() -> str:
-    return "\n".join(f"{k:6s} {g}" for k, g in PRESETS.items())
+from .._compat import patch_numpy_for_numba
+from ..errors import SimGPUError
+from .presets import PRESETS
+from .spec import GPU, CacheSpec, DramSpec
 
 
 def from_device(device_id=0, base=None) -> GPU:
@@ -29,8 +17,6 @@ def from_device(device_id=0, base=None) -> GPU:
     register limits, memory size and bus) replace the nearest preset's values; the rest (pipe
     widths, latencies) come from the preset of the same compute capability."""
     try:
-        import numpy as np
-        from ._compat import patch_numpy_for_numba
         patch_numpy_for_numba()                               # numba 0.68.0 with numpy >= 2.5
         from numba import cuda
         if not cuda.is_available():

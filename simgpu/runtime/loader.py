@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .errors import SimGPUError
+from ..errors import SimGPUError
 
 
 def load_target(target):

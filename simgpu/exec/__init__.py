@@ -1,0 +1,1 @@
+"""The vectorised SIMT executor of the IR: lanes as numpy arrays, masks, reconvergence, observers."""

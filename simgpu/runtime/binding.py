@@ -1,0 +1,113 @@
+"""Binding a launch: its configuration checked against the modelled GPU, the arguments typed
+as numba types them, and the arrays placed at device addresses aligned as cudaMalloc aligns
+them (so the memory model sees real addresses).  Results are copied back at the end."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError, LaunchError
+from ..exec.state import ArrayHandle
+from ..ir import types as T
+
+ALIGN = 512          # cudaMalloc returns addresses aligned to at least 256 B; we use 512
+
+
+def dim3(v, what):
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    try:
+        v = tuple(int(x) for x in v)
+    except TypeError:
+        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, not {v!r}") from None
+    if not 1 <= len(v) <= 3:
+        raise LaunchError(f"{what} must have 1 to 3 dimensions, not {len(v)}")
+    if any(x < 1 for x in v):
+        raise LaunchError(f"{what} {v} has a dimension below 1")
+    return v + (1,) * (3 - len(v))
+
+
+def bind_args(fn, kernel_name, args):
+    if len(args) != len(fn_params := fn.params):
+        raise ArgumentError(f"kernel {kernel_name!r} takes {len(fn_params)} argument(s) "
+                            f"({', '.join(p for p in fn_params)}), got {len(args)}")
+    types_, values = [], []
+    for name, a in zip(fn_params, args):
+        host = a
+        if hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
+            host = a.copy_to_host()
+        if isinstance(host, np.ndarray):
+            if host.dtype.kind not in "biuf":
+                raise ArgumentError(f"argument {name!r}: arrays of dtype {host.dtype} are not supported "
+                                    "(use a numeric dtype)")
+            if host.ndim == 0:
+                raise ArgumentError(f"argument {name!r}: pass a 0-d array as a scalar")
+            types_.append(T.ArrayType(T.from_numpy(host.dtype), host.ndim, "global"))
+            values.append((host, a))
+        elif isinstance(host, (bool, np.bool_, int, float, np.integer, np.floating)):
+            types_.append(T.typeof_value(host))
+            values.append(host)
+        else:
+            raise ArgumentError(f"argument {name!r} of kernel {kernel_name!r}: cannot pass a "
+                                f"{type(a).__name__}; pass numpy arrays and numbers")
+    return types_, values
+
+
+def check_launch(gpu, grid, block, smem_bytes, name):
+    tpb = block[0] * block[1] * block[2]
+    if tpb > gpu.max_threads_per_block:
+        raise LaunchError(f"block {block} has {tpb} threads; the {gpu.name} allows at most "
+                          f"{gpu.max_threads_per_block} threads per block (max_threads_per_block)")
+    for k, (b, lim) in enumerate(zip(block, gpu.max_block_dim)):
+        if b > lim:
+            raise LaunchError(f"block dimension {'xyz'[k]} = {b} exceeds the {gpu.name}'s limit "
+                              f"{lim} (max_block_dim)")
+    for k, (g, lim) in enumerate(zip(grid, gpu.max_grid_dim)):
+        if g > lim:
+            raise LaunchError(f"grid dimension {'xyz'[k]} = {g} exceeds the {gpu.name}'s limit "
+                              f"{lim} (max_grid_dim)")
+    if smem_bytes > gpu.static_shared_mem_per_block_bytes:
+        raise LaunchError(f"kernel {name!r} declares {smem_bytes:,} B of static shared memory per block; "
+                          f"the limit for static shared arrays is {gpu.static_shared_mem_per_block_bytes:,} B "
+                          "(static_shared_mem_per_block_bytes)")
+
+
+def shared_layout(fn):
+    layout, off = {}, 0
+    for key, (shape, dtype) in fn.shared.items():
+        dt = T.np_dtype(dtype)
+        off = -(-off // max(dt.itemsize, 16)) * max(dt.itemsize, 16) if off else 0
+        layout[key] = off
+        off += int(np.prod(shape)) * dt.itemsize
+    return layout, off
+
+
+def bind_memory(fn, values):
+    """Give each argument array a device address (aligned like cudaMalloc) and a handle."""
+    bindings, handles, next_addr = {}, [], 1 << 40
+    for name, v in zip(fn.params, values):
+        if isinstance(v, tuple):
+            host, orig = v
+            work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
+            h = ArrayHandle(name.split(".")[-1], "global", host.shape, host.dtype, work.reshape(-1),
+                            base_addr=next_addr, user_array=(host, orig, work))
+            next_addr += -(-work.nbytes // ALIGN) * ALIGN + ALIGN
+            bindings[name] = h
+            handles.append(h)
+        else:
+            bindings[name] = v
+    for key, arr in fn.consts.items():
+        bindings[key] = ArrayHandle("const", "const", arr.shape, arr.dtype, arr.reshape(-1),
+                                    base_addr=next_addr)
+        next_addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
+    return bindings, handles
+
+
+def copy_back(handles):
+    for h in handles:
+        host, orig, work = h.user_array
+        if work is not host:
+            host[...] = work.reshape(host.shape)
+        if orig is not host and hasattr(orig, "copy_from_host"):
+            orig.copy_from_host(host)
+
+

@@ -1,0 +1,49 @@
+"""The executor seam: what runs a kernel's program over the grid and tells observers.
+
+An executor takes the specialised program, the bound launch (arguments at device
+addresses, the chunks of blocks to run) and the observers, runs every chunk and returns
+how many blocks it executed.  Everything around it (binding, the memory and timing models,
+the Report) is shared: a second executor -- the PTX executor of the compiled code -- is a
+second implementation of `Executor.run`, not a fork of `launch`.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..exec.interp import Interpreter
+from ..exec.state import Chunk
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(self, program, launch, observers) -> int:
+        """Run launch.chunks() of `program`; call the observer contract (exec/state.py)."""
+
+
+class IRExecutor:
+    """The vectorised SIMT interpreter of simgpu's own IR (simgpu/exec)."""
+
+    name = "ir"
+
+    def run(self, program, launch, observers) -> int:
+        interp = Interpreter(program, launch.kernel_name, observers,
+                             max_loop_iterations=launch.max_loop_iterations)
+        executed = 0
+        for index, first, n in launch.chunks():
+            interp.run_chunk(Chunk(first, n, launch.block, launch.grid, index=index),
+                             launch.bindings, launch.smem_layout)
+            executed += n
+            launch.chunk_done(index)
+        return executed
+
+
+EXECUTORS = {"ir": IRExecutor}
+
+
+def get_executor(name_or_executor="ir") -> Executor:
+    if isinstance(name_or_executor, str):
+        if name_or_executor not in EXECUTORS:
+            raise ValueError(f"unknown executor {name_or_executor!r}; known: {', '.join(EXECUTORS)}")
+        return EXECUTORS[name_or_executor]()
+    return name_or_executor

@@ -1,0 +1,40 @@
+"""jit / Kernel: the user's entry points.  ``simgpu.jit(f)[grid, block](*args)`` launches on
+the modelled GPU (runtime/launch.py) and returns the Report."""
+from __future__ import annotations
+
+from ..errors import LaunchError
+from .launch import launch
+from .program import KernelProgram
+
+
+class Kernel(KernelProgram):
+    """A kernel (or device function) that simgpu can run.  Use ``k[grid, block](*args)``."""
+
+    def __getitem__(self, config):
+        if self.device:
+            raise LaunchError(f"{self.name} is a device function; call it from a kernel")
+        if not isinstance(config, tuple) or len(config) < 2:
+            raise LaunchError("launch as kernel[grid, block](*args)")
+        grid, block = config[0], config[1]
+        smem = config[3] if len(config) > 3 else 0
+        if smem:
+            raise LaunchError("dynamic shared memory is not supported yet; use cuda.shared.array "
+                              "with a constant shape")
+        return lambda *args, **kw: launch(self, grid, block, args, gpu=kw.pop("gpu", self.gpu),
+                                          **{**self.options, **kw})
+
+    def __call__(self, *args):
+        if self.device:
+            return self.py_func(*args)
+        raise LaunchError(f"launch kernel {self.name} with a configuration: {self.name}[grid, block](...)")
+
+
+def jit(fn=None, device=False, gpu=None, **options):
+    """Make a function runnable on the modelled GPU: ``simgpu.jit(f)`` or ``@simgpu.jit``."""
+    if fn is None:
+        return lambda f: Kernel(f, device=device, gpu=gpu, **options)
+    if isinstance(fn, Kernel):
+        return fn
+    if isinstance(fn, str) or isinstance(fn, (list, tuple)):     # numba-style signature string
+        return lambda f: Kernel(f, device=device, gpu=gpu, **options)
+    return Kernel(fn, device=device, gpu=gpu, **options)

@@ -1,0 +1,173 @@
+"""launch: one kernel launch on the modelled GPU, as a list of named steps
+
+    specialise -> bind -> plan -> run chunks -> collect -> report
+
+Each step is a function below; `launch` is their composition.  The executor is chosen
+behind one small interface (runtime/executor.py); the memory and timing models are
+observers of the executor (exec/state.py's contract) that fill the Report at the end.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..errors import LaunchError
+from ..exec.counters import InstCounter
+from ..hardware import get_gpu
+from ..memory import MemoryModel
+from ..timing import TimingModel
+from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
+from .executor import get_executor
+from .program import as_program
+from .report import Report
+
+DEFAULT_CHUNK_LANES = 1 << 19
+
+
+@dataclass(eq=False)
+class Launch:
+    """Everything about one launch that observers and executors may want."""
+    kernel_name: str
+    fn: object                      # the specialised program (IR Function)
+    gpu: object
+    grid: tuple
+    block: tuple
+    handles: list                   # the argument arrays at their device addresses
+    smem_bytes: int
+    bindings: dict = field(default_factory=dict)
+    smem_layout: dict = field(default_factory=dict)
+    registers_per_thread: int | None = None
+    max_loop_iterations: int = 1 << 22
+    blocks_per_chunk: int = 1
+    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
+    show_progress: bool = False
+
+    def __post_init__(self):
+        self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        self.threads_per_block = self.block[0] * self.block[1] * self.block[2]
+        self.warps_per_block = -(-self.threads_per_block // 32)
+
+    @property
+    def n_chunks(self):
+        return -(-self.n_blocks // self.blocks_per_chunk)
+
+    def chunks(self):
+        """(index, first block, number of blocks) of each chunk to run."""
+        for c in range(self.n_chunks):
+            first = c * self.blocks_per_chunk
+            n = min(self.blocks_per_chunk, self.n_blocks - first)
+            if self.wanted_blocks is not None and not any(first <= b < first + n for b in self.wanted_blocks):
+                continue
+            yield c, first, n
+
+    def chunk_done(self, index):
+        if self.show_progress:
+            progress_bar(index + 1, self.n_chunks, self.kernel_name, sys.stderr)
+
+
+def progress_bar(done, total, name, stream):
+    width = 30
+    k = int(width * done / total)
+    stream.write(f"\r  simgpu {name}: [{'#' * k}{'.' * (width - k)}] {done}/{total} chunks")
+    if done == total:
+        stream.write("\n")
+    stream.flush()
+
+
+# -- the steps ----------------------------------------------------------------------------
+def specialise(kernel, grid, block, args):
+    """Type the kernel for these arguments (numba's rules) -> (program, IR, arg values)."""
+    k = as_program(kernel)
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    types_, values = bind_args(k.lower(), k.name, args)
+    return k, k.specialize(types_), values
+
+
+def bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations):
+    """Check the launch against the GPU and place the arguments at device addresses."""
+    layout, smem = shared_layout(fn)
+    check_launch(gpu, grid, block, smem, k.name)
+    bindings, handles = bind_memory(fn, values)
+    return Launch(k.name, fn, gpu, grid, block, handles, smem, bindings=bindings, smem_layout=layout,
+                  registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations)
+
+
+def make_models(info, memory, timing, timing_detail, sample):
+    """The instruction counter and the memory and timing models, as observers."""
+    if sample and not timing:
+        raise LaunchError("sample=True needs the timing model (timing=True)")
+    mm = MemoryModel(info.gpu, info) if memory else None
+    tm = (TimingModel(info.gpu, info, memory_model=mm, registers_per_thread=info.registers_per_thread,
+                      detail=timing_detail) if timing else None)
+    return InstCounter(), mm, tm
+
+
+def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
+    """How many blocks each chunk holds (the memory model may ask for fewer), and which run."""
+    per_chunk = max(1, chunk_lanes // (info.warps_per_block * 32))
+    if mm is not None:
+        per_chunk = mm.chunk_blocks(per_chunk)
+    info.blocks_per_chunk = per_chunk
+    info.wanted_blocks = set(tm.sampled_blocks()) if sample else None
+    info.show_progress = progress if progress is not None else (info.n_chunks >= 8 and sys.stderr.isatty())
+
+
+def make_report(k, info, counter, models, executed, sample):
+    """The Report: instruction counts, launch facts, then each model's metrics."""
+    rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines))
+    rep.metrics.update(counter.metrics())
+    rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
+    rep.metrics["launch__grid_size"] = float(info.n_blocks)
+    rep.metrics["launch__block_size"] = float(info.threads_per_block)
+    rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes)
+    if sample:
+        tm = models[-1]
+        tm.set_count_scale(info.n_blocks / max(1, executed))
+        rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": tm.scale_counts}
+    for m in models:
+        m.fill_report(rep)
+    return rep
+
+
+def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=True,
+           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
+           registers_per_thread=None, sample=False, timing_detail="auto", executor="ir"):
+    """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
+
+    gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
+    memory / timing: switch the memory and timing models on or off.
+    registers_per_thread: override the estimate from the IR (occupancy and timing use it).
+    sample: run only the blocks the timing model samples (the first and the partial last
+        wave) and scale counts up: fast predictions for big launches, outputs only partly
+        computed.  The error this adds is measured in docs/timing.md.
+    timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
+    executor: "ir" (simgpu's IR interpreter) or an object with Executor's `run`.
+    """
+    gpu = get_gpu(gpu)
+    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    k, fn, values = specialise(kernel, grid, block, args)
+    info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
+    counter, mm, tm = make_models(info, memory, timing, timing_detail, sample)
+    models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
+    obs = [counter, *models, *observers]
+    for o in obs:
+        o.launch_begin(info)
+    plan_chunks(info, chunk_lanes, mm, tm, sample, progress)
+    executed = get_executor(executor).run(fn, info, obs)
+    copy_back(info.handles)
+    for o in obs:
+        o.launch_end(info)
+    return make_report(k, info, counter, models, executed, sample)
+
+
+def predict(kernel, grid, block, args, gpu=None, registers_per_thread=None, detail="auto", sample=False,
+            **launch_options):
+    """Run `kernel` like simgpu.launch and return its Report, timed with these options.
+
+    sample=True runs only the waves the timing model simulates (the first and the partial
+    last one): much faster for big grids, but the outputs are only partly computed and the
+    memory counters cover the executed waves; DRAM bytes for the roofline are scaled by
+    (all blocks / executed blocks).  The difference is measured in tests/test_timing_sampling.py."""
+    return launch(kernel, grid, block, args, gpu=gpu, registers_per_thread=registers_per_thread,
+                  timing=True, timing_detail=detail, sample=sample, **launch_options)
