@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import simgpu  # noqa: E402
 from simgpu import cuda  # noqa: E402
 from simgpu.hardware import H200  # noqa: E402
-from simgpu.timing import TimingModel, predict  # noqa: E402
+from simgpu import predict
+from simgpu.timing import TimingModel  # noqa: E402
 
 
 def saxpy(a, x, y):

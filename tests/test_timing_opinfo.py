@@ -7,7 +7,8 @@ import simgpu
 from simgpu import cuda
 from simgpu.hardware import H200
 from simgpu.ir.nodes import Instr, walk
-from simgpu.ir.opinfo import contract, flops, pipe_mix, sass_count
+from simgpu.ir.passes import contract
+from simgpu.sass.costs import flops, pipe_mix, sass_count
 from simgpu.runtime import Kernel
 from simgpu.timing.registers import estimate_registers, max_live_registers
 

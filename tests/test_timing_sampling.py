@@ -6,7 +6,8 @@ import pytest
 
 import simgpu
 from simgpu.hardware import H200
-from simgpu.timing import TimingModel, predict
+from simgpu import predict
+from simgpu.timing import TimingModel
 from simgpu.timing.sampling import combine_loops, combine_waves, plan_waves
 
 from test_timing_model import _f32, copy, divergent, fma_loop

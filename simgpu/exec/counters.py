@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 
 from .state import Observer
-from ..ir.opinfo import op_class, sass_count
+from ..sass.costs import op_class, sass_count
 
 
 class InstCounter(Observer):

@@ -172,32 +172,30 @@ def brev(a):
     return r.astype(a.dtype)
 
 
+def _fma(a, b, c):
+    """a*b+c with one rounding: exact in float64 for float32 inputs."""
+    if np.asarray(a).dtype == np.float32:
+        return (np.float64(1) * a * b + c).astype(np.float32)
+    return a * b + c
+
+
+# value op -> semantics(ins, operand values converted to ins.arg_tys)
+VALUE_OPS = {
+    **{op: (lambda f: lambda ins, v: f(v[0], v[1]))(f) for op, f in BINARY.items()},
+    **{op: (lambda f: lambda ins, v: f(v[0]))(f) for op, f in UNARY.items()},
+    "math": lambda ins, v: MATH[ins.attrs["fn"]](*v),
+    "cast": lambda ins, v: conv(v[0], ins.attrs["to"]),
+    "select": lambda ins, v: np.where(v[0], v[1], v[2]),
+    "fma": lambda ins, v: _fma(v[0], v[1], v[2]),
+    "cbrt": lambda ins, v: np.cbrt(v[0]),
+    "popc": lambda ins, v: popc(v[0]), "clz": lambda ins, v: clz(v[0]),
+    "ffs": lambda ins, v: ffs(v[0]), "brev": lambda ins, v: brev(v[0]),
+}
+
+
 def evaluate(ins, vals):
     """Compute a value op.  `vals` are already converted to ins.arg_tys."""
-    op = ins.op
-    if op in BINARY:
-        return BINARY[op](vals[0], vals[1])
-    if op in UNARY:
-        return UNARY[op](vals[0])
-    if op == "math":
-        return MATH[ins.attrs["fn"]](*vals)
-    if op == "cast":
-        return conv(vals[0], ins.attrs["to"])
-    if op == "select":
-        return np.where(vals[0], vals[1], vals[2])
-    if op == "fma":
-        # a*b+c with one rounding: exact in float64 for float32 inputs
-        if np.asarray(vals[0]).dtype == np.float32:
-            return (np.float64(1) * vals[0] * vals[1] + vals[2]).astype(np.float32)
-        return vals[0] * vals[1] + vals[2]
-    if op == "cbrt":
-        return np.cbrt(vals[0])
-    if op == "popc":
-        return popc(vals[0])
-    if op == "clz":
-        return clz(vals[0])
-    if op == "ffs":
-        return ffs(vals[0])
-    if op == "brev":
-        return brev(vals[0])
-    raise NotImplementedError(op)
+    sem = VALUE_OPS.get(ins.op)
+    if sem is None:
+        raise NotImplementedError(ins.op)
+    return sem(ins, vals)

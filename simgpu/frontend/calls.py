@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-import math
+
 
 import numpy as np
 

@@ -9,10 +9,10 @@ import textwrap
 import numpy as np
 
 from ..errors import DSLError
-from ..ir.nodes import Break, Call, Const, Continue, Function, If, Instr, Loc, Loop, Return
+from ..ir.nodes import Break, Const, Continue, Function, If, Instr, Loc, Loop, Return
 from ..ir import types as T
 from .calls import lower_call
-from .resolve import _ALIAS, DeviceFunction, Intrinsic, classify, lookup
+from .resolve import _ALIAS, Intrinsic, classify, lookup
 from .values import NP_TO_MATH, PURE_CALL_PREFIXES, SREGS, ArrayMod, ShapeOf, Static, TupleVal
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -60,9 +60,10 @@ class Lowerer(ast.NodeVisitor):
         self.first = first
         src = textwrap.dedent(src)
         self.tree = ast.parse(src)
-        self.fn_node = self.tree.body[0]
-        while isinstance(self.fn_node, (ast.Expr,)):
-            self.fn_node = self.tree.body[1]
+        defs = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if not defs:
+            raise DSLError(f"cannot find the definition of {py_func.__name__!r} in its source")
+        self.fn_node = defs[0]
         self.col_off = len(self.src_lines[0]) - len(self.src_lines[0].lstrip())
         self.tmp = 0
         self.out = []

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 
-from numba.core import types as nt
 
 from ..errors import TypingError
 from . import types as T
-from .nodes import Call, Const, If, Instr, Loop, Return, walk
+from .nodes import Call, Const, Instr, Loop, Return, walk
 
 INT_OPS_ONLY = {"popc", "clz", "ffs", "brev"}
 
@@ -29,119 +28,172 @@ def _need_scalar(t, ins, what="operand"):
                           "index it: a[i]")
 
 
-def type_instr(ins: Instr, env):
-    """Return the result type of `ins`, setting ins.arg_tys; None if operands are unknown yet."""
-    tys = [_ty(env, a) for a in ins.args]
+def _scalars(ins, tys):
+    for t in tys:
+        _need_scalar(t, ins)
+
+
+def _rule_array_alloc(ins, tys, env):
+    return T.ArrayType(ins.attrs["dtype"], len(ins.attrs["shape"]), ins.op.split("_")[0])
+
+
+def _rule_logic(ins, tys, env):
+    _scalars(ins, tys)
+    ins.arg_tys = tuple(tys)
+    return T.BOOL
+
+
+def _rule_binop(ins, tys, env):
+    _scalars(ins, tys)
+    ins.arg_tys, ret = T.binop_type(ins.op, tys[0], tys[1], ins.loc)
+    return ret
+
+
+def _rule_unop(ins, tys, env):
+    _need_scalar(tys[0], ins)
+    ins.arg_tys, ret = T.unop_type(ins.op, tys[0], ins.loc)
+    return ret
+
+
+def _rule_cast(ins, tys, env):
+    _need_scalar(tys[0], ins)
+    ins.arg_tys = (tys[0],)
+    return ins.attrs["to"]
+
+
+def _rule_select(ins, tys, env):
+    u = T.unify(tys[1], tys[2])
+    if u is None:
+        raise TypingError(f"the two sides of a conditional expression have types {tys[1]} and "
+                          f"{tys[2]}, which numba cannot unify", ins.loc)
+    ins.arg_tys = (T.BOOL, u, u)
+    return u
+
+
+def _rule_fma(ins, tys, env):
+    _scalars(ins, tys)
+    u = T.unify(T.unify(tys[0], tys[1]), tys[2])
+    u = u if T.is_float(u) else T.FLOAT64
+    ins.arg_tys = (u, u, u)
+    return u
+
+
+def _rule_cbrt(ins, tys, env):
+    _scalars(ins, tys)
+    u = tys[0] if tys[0] in (T.FLOAT32, T.FLOAT64) else T.FLOAT64
+    ins.arg_tys = (u,)
+    return u
+
+
+_PY_FUNCS = {"min": min, "max": max, "abs": abs, "round": round}
+
+
+def _rule_numeric_call(ins, tys, env):
+    """min/max/abs/round and the math functions, typed by numba's own registry."""
+    _scalars(ins, tys)
+    fn = getattr(math, ins.attrs["fn"], None) if ins.op == "math" else _PY_FUNCS[ins.op]
+    r = T.resolve(fn, tuple(tys)) if fn is not None else None
+    if r is None:
+        name = ins.attrs.get("fn", ins.op)
+        raise TypingError(f"numba.cuda has no {name}() for ({', '.join(map(str, tys))})", ins.loc)
+    args, ret = r
+    if ins.op in ("min", "max"):
+        args = (ret,) * len(tys)
+    ins.arg_tys = tuple(args)
+    return ret
+
+
+def _rule_ld(ins, tys, env):
+    arr = tys[0]
+    if not isinstance(arr, T.ArrayType):
+        raise TypingError(f"cannot index a value of type {arr}", ins.loc)
+    _check_index(ins, arr, tys[1:])
+    return arr.dtype
+
+
+def _rule_st(ins, tys, env):
+    arr = tys[0]
+    if not isinstance(arr, T.ArrayType):
+        raise TypingError(f"cannot store into a value of type {arr}", ins.loc)
+    if arr.space == "const":
+        raise TypingError("constant arrays are read-only", ins.loc)
+    _need_scalar(tys[1], ins)
+    _check_index(ins, arr, tys[2:])
+    return None
+
+
+def _rule_atomic(ins, tys, env):
+    arr = tys[0]
+    if not isinstance(arr, T.ArrayType) or arr.space not in ("global", "shared"):
+        raise TypingError("atomics need a global or shared array", ins.loc)
+    nidx = ins.attrs["nidx"]
+    _check_index(ins, arr, tys[len(tys) - nidx:])
+    if ins.attrs["fn"] in ("and", "or", "xor", "inc", "dec", "cas") and not T.is_int(arr.dtype):
+        raise TypingError(f"cuda.atomic.{ins.attrs['fn']} needs an integer array, not {arr.dtype}", ins.loc)
+    return arr.dtype
+
+
+def _rule_shfl(ins, tys, env):
+    v = tys[1]
+    if v not in (T.INT32, T.INT64, T.FLOAT32, T.FLOAT64, T.UINT32, T.UINT64):
+        raise TypingError(f"shuffles move int32/int64/float32/float64 values, not {v}", ins.loc)
+    ins.arg_tys = (T.UINT32, v, T.INT32)
+    return v
+
+
+def _rule_int_only(ins, tys, env):
     op = ins.op
-    if op in ("shared_array", "local_array"):
-        return T.ArrayType(ins.attrs["dtype"], len(ins.attrs["shape"]), op.split("_")[0])
-    if op == "const_array":
-        return env[ins.attrs["key"]]
-    if op in ("sreg",):
-        return T.INT32
-    if op in ("grid", "gridsize", "dim", "size", "ndim"):
-        return T.INT64
-    if op == "activemask" or op == "lanemask_lt":
+    if not T.is_int(tys[0]):
+        raise TypingError(f"cuda.{op}() needs an integer, not {tys[0]}", ins.loc)
+    if op == "ffs":
         return T.UINT32
-    if op in ("syncwarp", "fence"):
-        return None
-    if op == "syncthreads":
-        return T.INT32 if ins.args else None
+    if op == "brev":
+        u = T.UINT64 if tys[0].bitwidth == 64 else T.UINT32
+        ins.arg_tys = (u,)
+        return u
+    return tys[0]
+
+
+def _fixed(ty):
+    return lambda ins, tys, env: ty
+
+
+# op -> rule(ins, operand types, env) -> result type (None: no result).  Rules in
+# TYPE_RULES_ANY run even while an operand's type is unknown; the others wait for it.
+TYPE_RULES_ANY = {
+    "shared_array": _rule_array_alloc, "local_array": _rule_array_alloc,
+    "const_array": lambda ins, tys, env: env[ins.attrs["key"]],
+    "sreg": _fixed(T.INT32),
+    **{op: _fixed(T.INT64) for op in ("grid", "gridsize", "dim", "size", "ndim")},
+    "activemask": _fixed(T.UINT32), "lanemask_lt": _fixed(T.UINT32),
+    "syncwarp": _fixed(None), "fence": _fixed(None),
+    "syncthreads": lambda ins, tys, env: T.INT32 if ins.args else None,
+}
+TYPE_RULES = {
+    "copy": lambda ins, tys, env: tys[0],
+    **{op: _rule_logic for op in ("truth", "land", "lor", "not")},
+    **{op: _rule_binop for op in T.BINOPS},
+    **{op: _rule_unop for op in ("neg", "pos", "invert")},
+    "cast": _rule_cast, "select": _rule_select, "fma": _rule_fma, "cbrt": _rule_cbrt,
+    **{op: _rule_numeric_call for op in ("min", "max", "abs", "round", "math")},
+    "ld": _rule_ld, "st": _rule_st, "atomic": _rule_atomic, "shfl": _rule_shfl,
+    "vote": lambda ins, tys, env: T.INT32 if ins.attrs["mode"] == "ballot" else T.BOOL,
+    **{op: _rule_int_only for op in INT_OPS_ONLY},
+}
+
+
+def type_instr(ins: Instr, env):
+    """Return the result type of `ins`, setting ins.arg_tys; "unknown" if operands are not typed yet."""
+    tys = [_ty(env, a) for a in ins.args]
+    rule = TYPE_RULES_ANY.get(ins.op)
+    if rule is not None:
+        return rule(ins, tys, env)
     if any(t is None for t in tys):
         return "unknown"
-    if op == "copy":
-        return tys[0]
-    if op in ("truth", "land", "lor", "not"):
-        for t in tys:
-            _need_scalar(t, ins)
-        ins.arg_tys = tuple(tys)
-        return T.BOOL
-    if op in T.BINOPS:
-        for t in tys:
-            _need_scalar(t, ins)
-        ins.arg_tys, ret = T.binop_type(op, tys[0], tys[1], ins.loc)
-        return ret
-    if op in ("neg", "pos", "invert"):
-        _need_scalar(tys[0], ins)
-        ins.arg_tys, ret = T.unop_type(op, tys[0], ins.loc)
-        return ret
-    if op == "cast":
-        _need_scalar(tys[0], ins)
-        ins.arg_tys = (tys[0],)
-        return ins.attrs["to"]
-    if op == "select":
-        u = T.unify(tys[1], tys[2])
-        if u is None:
-            raise TypingError(f"the two sides of a conditional expression have types {tys[1]} and "
-                              f"{tys[2]}, which numba cannot unify", ins.loc)
-        ins.arg_tys = (T.BOOL, u, u)
-        return u
-    if op in ("min", "max", "abs", "round", "math", "cbrt", "fma"):
-        for t in tys:
-            _need_scalar(t, ins)
-        fn = {"min": min, "max": max, "abs": abs, "round": round, "cbrt": math.cbrt if hasattr(math, "cbrt") else None,
-              "fma": None}.get(op) if op != "math" else getattr(math, ins.attrs["fn"], None)
-        if op == "fma":
-            u = T.unify(T.unify(tys[0], tys[1]), tys[2])
-            u = u if T.is_float(u) else T.FLOAT64
-            ins.arg_tys = (u, u, u)
-            return u
-        if op == "cbrt":
-            u = tys[0] if tys[0] in (T.FLOAT32, T.FLOAT64) else T.FLOAT64
-            ins.arg_tys = (u,)
-            return u
-        r = T.resolve(fn, tuple(tys)) if fn is not None else None
-        if r is None:
-            name = ins.attrs.get("fn", op)
-            raise TypingError(f"numba.cuda has no {name}() for ({', '.join(map(str, tys))})", ins.loc)
-        args, ret = r
-        if op in ("min", "max"):
-            args = (ret,) * len(tys)
-        ins.arg_tys = tuple(args)
-        return ret
-    if op == "ld":
-        arr = tys[0]
-        if not isinstance(arr, T.ArrayType):
-            raise TypingError(f"cannot index a value of type {arr}", ins.loc)
-        _check_index(ins, arr, tys[1:])
-        return arr.dtype
-    if op == "st":
-        arr = tys[0]
-        if not isinstance(arr, T.ArrayType):
-            raise TypingError(f"cannot store into a value of type {arr}", ins.loc)
-        if arr.space == "const":
-            raise TypingError("constant arrays are read-only", ins.loc)
-        _need_scalar(tys[1], ins)
-        _check_index(ins, arr, tys[2:])
-        return None
-    if op == "atomic":
-        arr = tys[0]
-        if not isinstance(arr, T.ArrayType) or arr.space not in ("global", "shared"):
-            raise TypingError("atomics need a global or shared array", ins.loc)
-        nidx = ins.attrs["nidx"]
-        _check_index(ins, arr, tys[len(tys) - nidx:])
-        if ins.attrs["fn"] in ("and", "or", "xor", "inc", "dec", "cas") and not T.is_int(arr.dtype):
-            raise TypingError(f"cuda.atomic.{ins.attrs['fn']} needs an integer array, not {arr.dtype}", ins.loc)
-        return arr.dtype
-    if op == "shfl":
-        v = tys[1]
-        if v not in (T.INT32, T.INT64, T.FLOAT32, T.FLOAT64, T.UINT32, T.UINT64):
-            raise TypingError(f"shuffles move int32/int64/float32/float64 values, not {v}", ins.loc)
-        ins.arg_tys = (T.UINT32, v, T.INT32)
-        return v
-    if op == "vote":
-        return T.INT32 if ins.attrs["mode"] == "ballot" else T.BOOL
-    if op in INT_OPS_ONLY:
-        if not T.is_int(tys[0]):
-            raise TypingError(f"cuda.{op}() needs an integer, not {tys[0]}", ins.loc)
-        if op == "ffs":
-            return T.UINT32
-        if op == "brev":
-            u = T.UINT64 if tys[0].bitwidth == 64 else T.UINT32
-            ins.arg_tys = (u,)
-            return u
-        return tys[0]
-    raise TypingError(f"internal: no typing rule for {op}", ins.loc)
+    rule = TYPE_RULES.get(ins.op)
+    if rule is None:
+        raise TypingError(f"internal: no typing rule for {ins.op}", ins.loc)
+    return rule(ins, tys, env)
 
 
 def _check_index(ins, arr, idx_tys):

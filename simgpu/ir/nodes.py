@@ -65,7 +65,6 @@ class Loop:
     cond: Any                # value name (None: loop forever until break)
     body: list
     loc: Loc
-    step_body: list = field(default_factory=list)   # runs after body and after `continue`
     range_var: Optional[str] = None                # set for `for v in range(...)`
     range_args: tuple = ()                          # (start, stop, step) values
     id: int = field(default_factory=lambda: next(_ids))
@@ -120,6 +119,5 @@ def walk(stmts):
         elif isinstance(s, Loop):
             yield from walk(s.cond_body)
             yield from walk(s.body)
-            yield from walk(s.step_body)
         elif isinstance(s, Call):
             yield from walk(s.body)

@@ -130,10 +130,6 @@ def is_bool(t):
     return t == BOOL
 
 
-def is_scalar(t):
-    return isinstance(t, (nt.Integer, nt.Float, nt.Boolean))
-
-
 BINOPS = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
     "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,

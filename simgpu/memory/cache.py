@@ -253,12 +253,3 @@ def new_l2(sets, ways, line_bytes=128):
     l2 = np.zeros((sets, 2, ways), dtype=np.int64)
     l2[:, TAG, :] = -1
     return l2, np.zeros((sets, ways, BYTES + max(1, line_bytes // 64) + 2), dtype=np.int64)
-
-
-def l2_lines(l2, l2r):
-    """{line: (valid, dirty, partial)} of every line in the L2 (for tests and tools)."""
-    out = {}
-    for r, w in zip(*np.nonzero(l2[:, TAG, :] != -1)):
-        meta = int(l2r[r, w, META])
-        out[int(l2[r, TAG, w])] = (meta & _M16, (meta >> 16) & _M16, (meta >> 32) & _M16)
-    return out

@@ -7,7 +7,7 @@ import types as pytypes
 from ..errors import SimGPUError
 from ..frontend.lower import Lowerer
 from ..ir.infer import infer
-from ..ir.opinfo import contract
+from ..ir.passes import contract
 from ..ir.printer import format_function
 
 

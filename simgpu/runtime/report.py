@@ -5,7 +5,6 @@ import html
 import json
 from dataclasses import dataclass, field
 
-from ..units import human_bytes
 
 
 def _fmt(v):

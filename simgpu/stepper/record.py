@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import SimGPUError
 from ..exec.state import WARP, ArrayHandle, Observer
 from ..ir.nodes import Call, If, Loop, walk
-from ..ir.opinfo import sass_count
+from ..sass.costs import sass_count
 from ..ir.printer import _instr, _v
 
 _BITS = np.left_shift(np.uint64(1), np.arange(WARP, dtype=np.uint64))
@@ -257,7 +257,6 @@ def rejoin_lines(fn):
             elif isinstance(s, Loop):
                 visit(s.cond_body, s)
                 visit(s.body, s)
-                visit(s.step_body, s)
             elif isinstance(s, Call):
                 visit(s.body, s)
     visit(fn.body, None)

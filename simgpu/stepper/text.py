@@ -89,12 +89,12 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
         dst = st.steps[s.step - 1].dst
         if dst and "%" in dst and dst not in names:
             try:
-                out.extend(_var_rows(f"{dst} (result; - = idle lane)", st.value(dst), s.active_mask))
+                out.extend(var_rows(f"{dst} (result; - = idle lane)", st.value(dst), s.active_mask))
             except StepError:
                 pass
     for n in names:
         if n in s.values:
-            out.extend(_var_rows(n, s.values[n], s.assigned.get(n)))
+            out.extend(var_rows(n, s.values[n], s.assigned.get(n)))
         elif n in s.arrays:
             out.append(f"  {n} = {np.array2string(s.arrays[n], threshold=64, precision=4)}")
         else:
@@ -105,7 +105,7 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
             if v is None:
                 out.append(f"  {n}: (no value yet)")
             elif v.ndim == 1 and len(v) == 32:
-                out.extend(_var_rows(n, v, st.assigned(n, s.step)))
+                out.extend(var_rows(n, v, st.assigned(n, s.step)))
             else:
                 out.append(f"  {n} = {np.array2string(v, threshold=64, precision=4)}")
     if s.done:
@@ -115,7 +115,7 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
     return "\n".join(out)
 
 
-def _var_rows(name, v, assigned=None):
+def var_rows(name, v, assigned=None):
     rows = fmt_values(v, assigned=assigned)
     if len(name) > 8:
         return [f"  {name}"] + [f"  {'':<8}{r}" for r in rows]

@@ -25,7 +25,7 @@ from ..runtime.loader import build_args, load_target, parse_dims
 from .api import step
 from .plot import warp_lanes
 from .record import StepError
-from .text import Style, format_state  # noqa: F401  (format_state: the text face, re-exported)
+from .text import Style, format_state, var_rows  # noqa: F401  (format_state: the text face, re-exported)
 
 HELP = __doc__[__doc__.index("    s "):].rstrip()
 ARG_CMDS = {"b": "b", "break": "b", "d": "d", "delete": "d", "p": "p", "print": "p",
@@ -126,7 +126,7 @@ class Session:
                     return True
                 v = st.value(arg)
                 if v.ndim == 1 and len(v) == 32 and arg not in st._arrays:
-                    self.write("\n".join(_var_rows(arg, v, st.assigned(arg))))
+                    self.write("\n".join(var_rows(arg, v, st.assigned(arg))))
                 else:
                     self.write(f"{arg} = {np.array2string(v, threshold=256, precision=4)}")
             else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import LaunchError
 from ..exec.state import Observer
-from ..ir.opinfo import contract
+from ..ir.passes import contract
 from ..memory import MemoryModel
 from ..model.occupancy import OccupancyError, occupancy
 from . import memstats

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.opinfo import pipe_mix, sass_count
+from ..sass.costs import pipe_mix, sass_count
 from .memstats import default_stat
 from ..ir.nodes import Const
 

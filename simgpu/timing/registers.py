@@ -68,7 +68,7 @@ class _Liveness:
         extra = self.uses(tuple(s.range_args) + ((s.range_var,) if s.range_var else ()) + (s.cond,))
         live = live_out | extra
         for _ in range(4):
-            inner = self.block(s.cond_body + s.body + s.step_body, live)
+            inner = self.block(s.cond_body + s.body, live)
             new = live | inner
             if new == live:
                 break
@@ -90,7 +90,7 @@ class _Liveness:
                 self.find_consts(s.then)
                 self.find_consts(s.orelse)
             elif isinstance(s, Loop):
-                self.find_consts(s.cond_body + s.body + s.step_body)
+                self.find_consts(s.cond_body + s.body)
             elif isinstance(s, Call):
                 self.find_consts(s.body)
 

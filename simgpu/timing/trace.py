@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exec.state import Observer
-from ..ir.opinfo import flops
+from ..sass.costs import flops
 
 WARP = 32
 

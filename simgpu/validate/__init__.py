@@ -8,7 +8,6 @@ beside measurement.
 """
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 

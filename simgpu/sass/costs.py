@@ -1,4 +1,5 @@
-"""What each IR op costs on the machine: its class, an estimate of how many SASS instructions
+"""What each IR op costs on the machine (the IR executor's estimate; the compiled path reads
+ptxas's own SASS instead): its class, an estimate of how many SASS instructions
 it becomes, which pipes those instructions use and how many FLOPs it does.  One row per op;
 the timing model and the instruction counters read these tables.
 
@@ -21,8 +22,8 @@ SASS estimates are first-order (documented in docs/timing.md, "Instruction costs
 """
 from __future__ import annotations
 
-from . import types as T
-from .nodes import Call, Const, If, Instr, Loop, Return, walk
+from ..ir import types as T
+from ..ir.nodes import Const
 
 # op -> (class, sass instructions); class "float" resolves by the operand type
 OPS = {
@@ -43,6 +44,8 @@ OPS = {
     "shfl": ("shfl", 1), "vote": ("int", 1), "activemask": ("int", 1), "lanemask_lt": ("int", 1),
     "popc": ("int", 1), "clz": ("int", 2), "ffs": ("int", 2), "brev": ("int", 1),
 }
+# a math function without a row: a libdevice routine of about 20 SASS around one MUFU
+DEFAULT_MATH_COST = ("sfu", 20)
 # math functions: (class, sass instructions) for float32; float64 goes to the fp64 pipe
 MATH = {
     "sqrt": ("sfu", 8), "exp": ("sfu", 8), "exp2": ("sfu", 4), "log": ("sfu", 12), "log2": ("sfu", 8),
@@ -90,7 +93,7 @@ def _float_type(ins):
 def op_class(ins) -> str:
     """fp32 | fp64 | fp16 | int | sfu | ldst | atomic | barrier | shfl | conv | move | misc."""
     if ins.op == "math":
-        cls, _ = MATH.get(ins.attrs["fn"], ("sfu", 20))
+        cls, _ = MATH.get(ins.attrs["fn"], DEFAULT_MATH_COST)
     else:
         cls, _ = OPS.get(ins.op, ("misc", 1))
     if cls == "float":
@@ -137,7 +140,7 @@ def sass_count(ins) -> int:
     if d is not None:
         return d
     if ins.op == "math":
-        n = MATH.get(ins.attrs["fn"], ("sfu", 20))[1]
+        n = MATH.get(ins.attrs["fn"], DEFAULT_MATH_COST)[1]
     else:
         n = OPS.get(ins.op, ("misc", 1))[1]
     if ins.op in ("ld", "st", "atomic"):
@@ -224,177 +227,4 @@ def flops(ins) -> int:
     return FLOP_OPS.get(ins.op, 0)
 
 
-def _indices(ins):
-    if ins.op == "ld":
-        return ins.args[1:]
-    if ins.op == "st":
-        return ins.args[2:]
-    k = ins.attrs.get("nidx", 1)
-    return ins.args[len(ins.args) - k:]
-
-
-def _known_nonneg(a, nonneg, fn):
-    if isinstance(a, Const):
-        return isinstance(a.value, (int, float)) and a.value >= 0
-    t = fn.var_types.get(a)
-    return a in nonneg or (t is not None and getattr(t, "signed", True) is False)
-
-
-def _nonnegative(fn):
-    """Names whose every assignment is provably >= 0 (what LLVM sees in numba's code, roughly):
-    constants >= 0, unsigned values, and +, *, //, %, >>, & and min/max of such values;
-    `x & c` for a constant c >= 0; variables of range loops with constant bounds (unrolled).
-    Not special registers or cuda.grid: numba makes them signed and ptxas keeps the check.  Other range-loop variables are not (numba's range lowering
-    hides the bound).  Iterated to a fixed point."""
-    defs = {}
-    for s in walk(fn.body):
-        if isinstance(s, Instr) and s.dst is not None:
-            defs.setdefault(s.dst, []).append(s)
-        elif isinstance(s, Loop) and s.range_var:
-            ra = s.range_args
-            const = len(ra) == 3 and all(isinstance(a, Const) for a in ra) and ra[0].value >= 0 and ra[2].value > 0
-            defs.setdefault(s.range_var, []).append("const-range" if const else None)
-    good = set()
-
-    def ok(a):
-        return _known_nonneg(a, good, fn)
-
-    def proves(s):
-        if s is None:
-            return False
-        if s == "const-range":                 # unrolled: the variable is a constant in each copy
-            return True
-        op = s.op
-        if op in ("sreg", "grid", "gridsize", "dim", "size", "ndim", "popc", "clz", "ffs"):
-            # numba types these as signed integers and sign-extends them; ptxas keeps the
-            # wrap-around even for cuda.grid(1) and threadIdx.x ([MB] gran_read_stride*: SEL/
-            # ISETP/IADD3/IADD3.X around a[cuda.grid(1) * stride]; the suite's copy, hist_shared)
-            return False
-        if op in ("copy", "cast", "pos", "abs"):
-            return op == "abs" or all(ok(a) for a in s.args)
-        if op == "and":
-            return any(ok(a) for a in s.args)
-        if op in ("add", "mul", "floordiv", "mod", "rshift", "min", "max", "or", "lshift"):
-            return all(ok(a) for a in s.args)
-        return False
-
-    changed = True
-    while changed:
-        changed = False
-        for name, ds in defs.items():
-            if name not in good and all(proves(d) for d in ds):
-                good.add(name)
-                changed = True
-    return good
-
-
-def _uses(fn):
-    """How many times each value name is read anywhere in the function."""
-    n = {}
-
-    def use(v):
-        if isinstance(v, str):
-            n[v] = n.get(v, 0) + 1
-
-    for s in walk(fn.body):
-        if isinstance(s, Instr):
-            for a in s.args:
-                use(a)
-        elif isinstance(s, If):
-            use(s.cond)
-        elif isinstance(s, Loop):
-            use(s.cond)
-            for a in s.range_args:
-                use(a)
-        elif isinstance(s, Return):
-            use(s.value)
-    return n
-
-
-_IMPURE = ("ld", "atomic", "shfl", "vote", "activemask", "call")
-
-
-def _loop_variant(loop, all_defs):
-    """Names whose value changes from one iteration of `loop` to the next (what LLVM cannot
-    hoist): its range variable, values loaded or exchanged in it, values carried around it
-    (assigned in it and also elsewhere, or more than once) and anything computed from those."""
-    defs = {}
-    for part in (loop.cond_body, loop.body, loop.step_body):
-        for s in walk(part):
-            if isinstance(s, Instr) and s.dst is not None:
-                defs.setdefault(s.dst, []).append(s)
-    var = {loop.range_var} if loop.range_var else set()
-    for n, ds in defs.items():
-        if len(ds) > 1 or all_defs.get(n, 0) > len(ds) or any(d.op in _IMPURE for d in ds):
-            var.add(n)
-    changed = True
-    while changed:
-        changed = False
-        for n, ds in defs.items():
-            if n not in var and any(isinstance(a, str) and a in var for d in ds for a in d.args):
-                var.add(n)
-                changed = True
-    return var
-
-
-def _accesses(stmts, loop_var, all_defs):
-    """(memory access, the names its innermost enclosing loop changes, or None outside
-    loops) for every global, local or shared access, in program order."""
-    for s in stmts:
-        if isinstance(s, Instr):
-            if s.op in ("ld", "st", "atomic") and s.args and isinstance(s.args[0], str):
-                yield s, loop_var
-        elif isinstance(s, If):
-            yield from _accesses(s.then, loop_var, all_defs)
-            yield from _accesses(s.orelse, loop_var, all_defs)
-        elif isinstance(s, Loop):
-            inner = _loop_variant(s, all_defs)
-            for part in (s.cond_body, s.body, s.step_body):
-                yield from _accesses(part, inner, all_defs)
-        elif isinstance(s, Call):
-            yield from _accesses(s.body, loop_var, all_defs)
-
-
-def contract(fn):
-    """Mark each multiply whose single use is an add/sub of the same type (an FMA or IMAD
-    after NVVM's contraction) with attrs['contracted'] = True, and each memory access with
-    attrs['space'].  Idempotent; returns how many multiplies were contracted."""
-    if getattr(fn, "_contracted", None) is not None:
-        return fn._contracted
-    nonneg = _nonnegative(fn)
-    all_defs = {}
-    for s in walk(fn.body):
-        if isinstance(s, Instr) and s.dst is not None:
-            all_defs[s.dst] = all_defs.get(s.dst, 0) + 1
-    for s, loop_defs in _accesses(fn.body, None, all_defs):  # memory space and index facts of each access
-        t = fn.var_types.get(s.args[0])
-        if getattr(t, "space", None):
-            s.attrs.setdefault("space", t.space)
-        idx = _indices(s)
-        s.attrs["nidx_addr"] = max(1, len(idx))
-        # numba's wrap-around of a signed index; LLVM hoists it out of a loop when the index
-        # does not change in the loop (the naive matmul's row/col checks sit before its k loop)
-        s.attrs["wrap_dims"] = sum(1 for a in idx if not _known_nonneg(a, nonneg, fn)
-                                   and (loop_defs is None or a in loop_defs))
-        s.attrs["vary_rows"] = sum(1 for a in idx[:-1] if isinstance(a, str)
-                                   and (loop_defs is None or a in loop_defs))
-    uses = _uses(fn)
-    muls = {}
-    for s in walk(fn.body):
-        if isinstance(s, Instr) and s.op == "mul" and s.dst is not None and uses.get(s.dst) == 1:
-            muls[s.dst] = s
-    k = 0
-    for s in walk(fn.body):
-        if isinstance(s, Instr) and s.op in ("add", "sub"):
-            for a in s.args:
-                m = muls.get(a) if isinstance(a, str) else None
-                if m is not None and op_class(m) == op_class(s) and not m.attrs.get("contracted"):
-                    m.attrs["contracted"] = True
-                    s.attrs["fma"] = True
-                    k += 1
-                    break
-    fn._contracted = k
-    return k
-
-
-__all__ = ["OPS", "MATH", "MATH_MIX", "PIPES", "op_class", "sass_count", "pipe_mix", "flops", "contract"]
+__all__ = ["OPS", "MATH", "MATH_MIX", "PIPES", "op_class", "sass_count", "pipe_mix", "flops"]
