@@ -44,22 +44,18 @@ def fmt_values(v, per_row=16, assigned=None):
     return rows
 
 
-def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25, memory=None):
-    """The state as text: header, source, lanes, stack, memory, variables.  `memory`: the
-    requests to list (default: those of the step just executed)."""
-    out = []
+def _header(s, st, style):
     where = "start (nothing executed yet)" if s.step == 0 else f"step {s.step} of {s.n_steps}"
     head = ""
     if st is not None:
         b = st.block_idx
         head = f"{st.kernel_name}  block ({b[0]}, {b[1]}, {b[2]})  warp {st.warp}  "
-    out.append(style(f"{head}{where}", "1") +
-               f"   SIMT efficiency so far {100 * s.simt_efficiency:.1f} %  "
-               f"({s.inst_executed} warp instructions)")
-    if st is not None:
-        out.extend(_source(st, s, breakpoints, style, context))
-    else:
-        out.append(f"  line {s.line}: {s.source.strip()}")
+    return [style(f"{head}{where}", "1") + f"   SIMT efficiency so far {100 * s.simt_efficiency:.1f} %  "
+            f"({s.inst_executed} warp instructions)"]
+
+
+def _lanes_and_stack(s, style):
+    out = []
     mark = "next to run" if s.step == 0 else "executed"
     if s.instruction:
         out.append(f"  {mark:<9} {s.instruction}")
@@ -75,6 +71,11 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
                                  str(s.stack[-1])))
     for e in reversed(s.stack[:-1]):
         out.append("            " + str(e))
+    return out
+
+
+def _memory(s, memory):
+    out = []
     mems = memory if memory is not None else ([s.memory] if s.memory is not None else [])
     if not mems:
         out.append("  memory    -")
@@ -84,6 +85,27 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
             out.append("    banks   " + " ".join("." if b < 0 else str(int(b)) for b in m.banks))
     if len(mems) > 4:
         out.append(f"            ... and {len(mems) - 4} more requests")
+    return out
+
+
+def _variable(s, st, n):
+    if n in s.values:
+        return var_rows(n, s.values[n], s.assigned.get(n))
+    if n in s.arrays:
+        return [f"  {n} = {np.array2string(s.arrays[n], threshold=64, precision=4)}"]
+    try:
+        v = st.value(n, s.step) if st is not None else None
+    except StepError:
+        v = None
+    if v is None:
+        return [f"  {n}: (no value yet)"]
+    if v.ndim == 1 and len(v) == 32:
+        return var_rows(n, v, st.assigned(n, s.step))
+    return [f"  {n} = {np.array2string(v, threshold=64, precision=4)}"]
+
+
+def _variables(s, st, show):
+    out = []
     names = list(show) if show else list(s.values)
     if st is not None and s.step > 0:
         dst = st.steps[s.step - 1].dst
@@ -93,21 +115,19 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
             except StepError:
                 pass
     for n in names:
-        if n in s.values:
-            out.extend(var_rows(n, s.values[n], s.assigned.get(n)))
-        elif n in s.arrays:
-            out.append(f"  {n} = {np.array2string(s.arrays[n], threshold=64, precision=4)}")
-        else:
-            try:
-                v = st.value(n, s.step) if st is not None else None
-            except StepError:
-                v = None
-            if v is None:
-                out.append(f"  {n}: (no value yet)")
-            elif v.ndim == 1 and len(v) == 32:
-                out.extend(var_rows(n, v, st.assigned(n, s.step)))
-            else:
-                out.append(f"  {n} = {np.array2string(v, threshold=64, precision=4)}")
+        out.extend(_variable(s, st, n))
+    return out
+
+
+def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25, memory=None):
+    """The state as text: header, source, lanes, stack, memory, variables.  `memory`: the
+    requests to list (default: those of the step just executed)."""
+    out = _header(s, st, style)
+    if st is not None:
+        out.extend(_source(st, s, breakpoints, style, context))
+    else:
+        out.append(f"  line {s.line}: {s.source.strip()}")
+    out += _lanes_and_stack(s, style) + _memory(s, memory) + _variables(s, st, show)
     if s.done:
         out.append(style("  the warp has finished", "1"))
     if s.error is not None:

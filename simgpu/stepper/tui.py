@@ -49,6 +49,17 @@ def parse_commands(text):
     return out
 
 
+def _number(cmd, arg):
+    if arg is None or not arg.lstrip("-").isdigit():
+        raise StepError(f"'{cmd}' needs a number, e.g. '{cmd} 14'; got {arg!r}")
+    return int(arg)
+
+
+def _need_name(cmd, arg):
+    if not arg:
+        raise StepError(f"'{cmd}' needs a variable name, e.g. '{cmd} i'")
+
+
 class Session:
     def __init__(self, st, show=(), style=Style(False), write=print):
         self.st, self.show, self.style, self.write = st, list(show), style, write
@@ -71,66 +82,84 @@ class Session:
         names = (self.show or list(state.values)) + [n for n in self.extra if n not in state.values]
         return format_state(state, st, names, self.breakpoints, self.style, memory=mems)
 
+    # -- commands: one method each, dispatched by COMMANDS -----------------------------------
+    def cmd_quit(self, arg):
+        return False
+
+    def cmd_help(self, arg):
+        self.write(HELP)
+
+    def cmd_step(self, arg):
+        self.st.step()
+        self.write(self.render())
+
+    def cmd_next(self, arg):
+        self.st.next_line()
+        self.write(self.render())
+
+    def cmd_continue(self, arg):
+        st = self.st
+        if st.done:
+            raise StepError(st._end_message())
+        st.run(breakpoints=self.breakpoints)
+        if st.done and st.state.line not in self.breakpoints:
+            self.write("(no breakpoint reached; the warp ran to its end)")
+        self.write(self.render())
+
+    def cmd_back(self, arg):
+        self.st.back()
+        self.write(self.render())
+
+    def cmd_list(self, arg):
+        self.write(self.render())
+
+    def cmd_goto(self, arg):
+        self.st.goto(_number("g", arg))
+        self.write(self.render())
+
+    def cmd_break(self, arg):
+        st, n = self.st, _number("b", arg)
+        st.check_line(n)
+        self.breakpoints.add(n)
+        note = "" if st.reached(n) else " (this warp never executes it)"
+        self.write(f"breakpoint at line {n}: {st.fn.source_lines.get((st.fn.loc.file, n), '').strip()}{note}")
+
+    def cmd_delete(self, arg):
+        n = _number("d", arg)
+        if n not in self.breakpoints:
+            raise StepError(f"no breakpoint on line {n} (breakpoints: {sorted(self.breakpoints)})")
+        self.breakpoints.discard(n)
+        self.write(f"breakpoint on line {n} removed")
+
+    def cmd_watch(self, arg):
+        st = self.st
+        _need_name("w", arg)
+        if not st.has_variable(arg):
+            st.value(arg)           # raises: no such variable, with the list
+        if arg not in self.show + self.extra:
+            (self.show if self.show else self.extra).append(arg)
+        self.write(f"watching {arg}")
+
+    def cmd_print(self, arg):
+        st = self.st
+        _need_name("p", arg)
+        v = st.value(arg)
+        if v.ndim == 1 and len(v) == 32 and arg not in st._arrays:
+            self.write("\n".join(var_rows(arg, v, st.assigned(arg))))
+        else:
+            self.write(f"{arg} = {np.array2string(v, threshold=256, precision=4)}")
+
+    COMMANDS = {"q": cmd_quit, "h": cmd_help, "s": cmd_step, "n": cmd_next, "c": cmd_continue,
+                "u": cmd_back, "l": cmd_list, "g": cmd_goto, "b": cmd_break, "d": cmd_delete,
+                "w": cmd_watch, "p": cmd_print}
+
     def do(self, cmd, arg):
         """Run one command; returns False to quit.  Bad input prints a message."""
-        st = self.st
         try:
-            if cmd == "q":
-                return False
-            if cmd == "h":
-                self.write(HELP)
-            elif cmd == "s":
-                st.step()
-                self.write(self.render())
-            elif cmd == "n":
-                st.next_line()
-                self.write(self.render())
-            elif cmd == "c":
-                if st.done:
-                    raise StepError(st._end_message())
-                st.run(breakpoints=self.breakpoints)
-                if st.done and st.state.line not in self.breakpoints:
-                    self.write("(no breakpoint reached; the warp ran to its end)")
-                self.write(self.render())
-            elif cmd == "u":
-                st.back()
-                self.write(self.render())
-            elif cmd == "l":
-                self.write(self.render())
-            elif cmd in ("b", "d", "g"):
-                if arg is None or not arg.lstrip("-").isdigit():
-                    raise StepError(f"'{cmd}' needs a number, e.g. '{cmd} 14'; got {arg!r}")
-                n = int(arg)
-                if cmd == "g":
-                    st.goto(n)
-                    self.write(self.render())
-                elif cmd == "b":
-                    st.check_line(n)
-                    self.breakpoints.add(n)
-                    note = "" if st.reached(n) else " (this warp never executes it)"
-                    self.write(f"breakpoint at line {n}: {st.fn.source_lines.get((st.fn.loc.file, n), '').strip()}{note}")
-                else:
-                    if n not in self.breakpoints:
-                        raise StepError(f"no breakpoint on line {n} (breakpoints: {sorted(self.breakpoints)})")
-                    self.breakpoints.discard(n)
-                    self.write(f"breakpoint on line {n} removed")
-            elif cmd in ("p", "w"):
-                if not arg:
-                    raise StepError(f"'{cmd}' needs a variable name, e.g. '{cmd} i'")
-                if cmd == "w":
-                    if not st.has_variable(arg):
-                        st.value(arg)           # raises: no such variable, with the list
-                    if arg not in self.show + self.extra:
-                        (self.show if self.show else self.extra).append(arg)
-                    self.write(f"watching {arg}")
-                    return True
-                v = st.value(arg)
-                if v.ndim == 1 and len(v) == 32 and arg not in st._arrays:
-                    self.write("\n".join(var_rows(arg, v, st.assigned(arg))))
-                else:
-                    self.write(f"{arg} = {np.array2string(v, threshold=256, precision=4)}")
-            else:
+            run = self.COMMANDS.get(cmd)
+            if run is None:
                 raise StepError(f"unknown command {cmd!r}; commands:\n{HELP}")
+            return run(self, arg) is not False
         except (SimGPUError, ValueError) as e:
             self.write(f"error: {e}")
         return True
