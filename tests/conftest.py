@@ -1,4 +1,26 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
+
+from simgpu.ir.verify import verify  # noqa: E402
+from simgpu.runtime.program import KernelProgram  # noqa: E402
+
+_lower, _specialize = KernelProgram.lower, KernelProgram.specialize
+
+
+def _verified_lower(self):
+    return verify(_lower(self))
+
+
+def _verified_specialize(self, param_types):
+    return verify(_specialize(self, param_types))
+
+
+@pytest.fixture(autouse=True)
+def verify_every_ir(monkeypatch):
+    """Every kernel a test lowers or specialises passes the IR verifier (simgpu/ir/verify.py)."""
+    monkeypatch.setattr(KernelProgram, "lower", _verified_lower)
+    monkeypatch.setattr(KernelProgram, "specialize", _verified_specialize)
