@@ -84,7 +84,7 @@ class Interpreter:
         for o in self.observers:
             o.chunk_begin(chunk)
         with np.errstate(all="ignore"):
-            self.block(self.fn.body, Mask.all_valid(chunk))
+            self.run_stmts(self.fn.body, Mask.all_valid(chunk))
         for o in self.observers:
             o.chunk_end(chunk)
 
@@ -121,7 +121,7 @@ class Interpreter:
             self.env[name] = np.where(m.arr, val, self.env[name])
 
     # -- control flow ---------------------------------------------------------------
-    def block(self, stmts, m):
+    def run_stmts(self, stmts, m):
         for st in stmts:
             if not m.any():
                 return m
@@ -149,7 +149,7 @@ class Interpreter:
                 return self.empty
             elif k is Call:
                 self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
-                self.block(st.body, m)
+                self.run_stmts(st.body, m)
                 self.frames.pop()
         return m
 
@@ -161,13 +161,13 @@ class Interpreter:
         c = self.value(st.cond)
         if not isinstance(c, np.ndarray):            # uniform condition: one side only
             self._branch(st, m, m if c else self.empty, "if")
-            return self.block(st.then if c else st.orelse, m)
+            return self.run_stmts(st.then if c else st.orelse, m)
         mt = m.sub(c)
         me = m.minus(c)
         self._branch(st, m, mt, "if")
         self.stack.append(("if", st, m))
-        out_t = self.block(st.then, mt) if mt.any() else mt
-        out_e = self.block(st.orelse, me) if me.any() else me
+        out_t = self.run_stmts(st.then, mt) if mt.any() else mt
+        out_e = self.run_stmts(st.orelse, me) if me.any() else me
         self.stack.pop()
         if out_t is mt and out_e is me:
             return m
@@ -209,7 +209,7 @@ class Interpreter:
             for i in range(int(start), int(stop), int(step)):
                 self._branch(st, cur, None, "loop")
                 self.setvar(st.range_var, conv(i, lt), cur)
-                out = self.block(st.body, cur)
+                out = self.run_stmts(st.body, cur)
                 out = self._iterate(st, m, lc, out)
                 if out is not cur:
                     cur = out
@@ -238,7 +238,7 @@ class Interpreter:
             if not active.any():
                 break
             self.setvar(st.range_var, i, active)
-            out = self.block(st.body, active)
+            out = self.run_stmts(st.body, active)
             cur = self._iterate(st, m, lc, out)
             i = (i + step_a).astype(i.dtype)
             n += 1
@@ -250,7 +250,7 @@ class Interpreter:
         done = np.zeros(self.chunk.n_lanes, dtype=bool)
         n = 0
         while True:
-            self.block(st.cond_body, cur)
+            self.run_stmts(st.cond_body, cur)
             self._branch(st, cur, None, "loop")
             if st.cond is None:
                 active = cur
@@ -266,7 +266,7 @@ class Interpreter:
                     break
             if not active.any():
                 break
-            out = self.block(st.body, active)
+            out = self.run_stmts(st.body, active)
             cur = self._iterate(st, m, lc, out)
             if not cur.any():
                 break
