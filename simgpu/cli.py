@@ -7,7 +7,7 @@ import time
 
 from .errors import SimGPUError
 from .hardware import PRESETS
-from .kernels.classics import demo_launches
+from .kernels.demo import demo_launches
 from .runtime.launch import launch
 from .runtime.loader import build_args, load_target, parse_dims
 from .stepper.tui import main as step_main

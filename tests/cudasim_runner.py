@@ -1,17 +1,19 @@
-"""Run kernels from tests/kernels_core.py under numba's CUDA simulator (the oracle).
+"""Run a kernel under numba's CUDA simulator (the oracle): one from simgpu.kernels or
+tests/kernels_core.py, named "module:function".
 
 Usage (in a subprocess with NUMBA_ENABLE_CUDASIM=1): python cudasim_runner.py in.npz out.npz
-in.npz holds: kernel name, grid, block, and args arg0..argN; out.npz gets the args after the run.
+in.npz holds: kernel "module:name", grid, block, and args arg0..argN; out.npz gets the args after the run.
 """
+import importlib
 import sys
 
 import numpy as np
 
 if __name__ == "__main__":
     from numba import cuda
-    import kernels_core
+    from simgpu.validate.runner import as_numba_function   # simgpu's stand-in cuda -> numba's
     data = np.load(sys.argv[1], allow_pickle=False)
-    name = str(data["kernel"])
+    modname, name = str(data["kernel"]).split(":")
     grid = tuple(int(v) for v in np.atleast_1d(data["grid"]))
     block = tuple(int(v) for v in np.atleast_1d(data["block"]))
     n = int(data["nargs"])
@@ -19,7 +21,7 @@ if __name__ == "__main__":
     for k in range(n):
         a = data[f"arg{k}"]
         args.append(a.copy() if a.ndim else a[()])
-    fn = getattr(kernels_core, name)
+    fn = getattr(importlib.import_module(modname), name)
     fn = getattr(fn, "py_func", fn)
-    cuda.jit(fn)[grid, block](*args)
+    cuda.jit(as_numba_function(fn))[grid, block](*args)
     np.savez(sys.argv[2], **{f"arg{k}": np.asarray(a) for k, a in enumerate(args)})

@@ -1,83 +1,11 @@
-"""Kernels used by the core tests (plain numba.cuda dialect)."""
+"""Kernels that each exercise one feature of the frontend (device functions, loops with break and
+continue, float32 math, numba's typing, 2D grids, votes) or of the memory model, for the core
+tests and the CUDA-simulator oracle; plain numba.cuda dialect.  The classic kernels (vadd,
+tree_reduce, tiled matmul, warp_sum, histogram16, ...) live in simgpu.kernels."""
 import math
 
 import numpy as np
-from numba import cuda, float32, int32
-
-TILE = 16
-TPB = 128
-
-
-def vadd(a, b, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = a[i] + b[i]
-
-
-def tree_reduce(x, partial):
-    s = cuda.shared.array(TPB, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * cuda.blockDim.x + tid
-    s[tid] = x[i] if i < x.size else float32(0)
-    cuda.syncthreads()
-    stride = cuda.blockDim.x // 2
-    while stride > 0:
-        if tid < stride:
-            s[tid] += s[tid + stride]
-        cuda.syncthreads()
-        stride //= 2
-    if tid == 0:
-        partial[cuda.blockIdx.x] = s[0]
-
-
-def matmul_tiled(A, B, C):
-    sA = cuda.shared.array((TILE, TILE), float32)
-    sB = cuda.shared.array((TILE, TILE), float32)
-    x, y = cuda.grid(2)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    n = A.shape[1]
-    acc = float32(0.0)
-    for t in range((n + TILE - 1) // TILE):
-        if y < A.shape[0] and t * TILE + tx < n:
-            sA[ty, tx] = A[y, t * TILE + tx]
-        else:
-            sA[ty, tx] = 0
-        if x < B.shape[1] and t * TILE + ty < n:
-            sB[ty, tx] = B[t * TILE + ty, x]
-        else:
-            sB[ty, tx] = 0
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += sA[ty, k] * sB[k, tx]
-        cuda.syncthreads()
-    if y < C.shape[0] and x < C.shape[1]:
-        C[y, x] = acc
-
-
-def warp_sum(x, out):
-    i = cuda.grid(1)
-    v = x[i]
-    off = 16
-    while off > 0:
-        v += cuda.shfl_down_sync(0xFFFFFFFF, v, off)
-        off //= 2
-    if cuda.laneid == 0:
-        cuda.atomic.add(out, 0, v)
-
-
-def histogram(data, bins):
-    h = cuda.shared.array(16, int32)
-    tid = cuda.threadIdx.x
-    if tid < 16:
-        h[tid] = 0
-    cuda.syncthreads()
-    i = cuda.grid(1)
-    if i < data.size:
-        cuda.atomic.add(h, data[i] % 16, 1)
-    cuda.syncthreads()
-    if tid < 16:
-        cuda.atomic.add(bins, tid, h[tid])
+from numba import cuda, float32
 
 
 @cuda.jit(device=True)

@@ -6,8 +6,9 @@ import pytest
 
 import simgpu
 from numba import cuda, float32
-from kernels_core import (grid2d, histogram, loops_and_control, math_mix, matmul_tiled, tree_reduce,
-                          typing_f64, use_device_fn, vadd, votes, warp_sum)
+from simgpu.kernels import histogram16, tree_reduce, vadd, warp_sum
+from simgpu.kernels import matmul_tiled_shape as matmul_tiled
+from kernels_core import grid2d, loops_and_control, math_mix, typing_f64, use_device_fn, votes
 
 rng = np.random.default_rng(1234)
 
@@ -80,7 +81,7 @@ def test_warp_shuffle_reduction_and_atomic():
 def test_shared_atomics_histogram():
     d = rng.integers(0, 1000, 5000).astype(np.int32)
     bins = np.zeros(16, np.int32)
-    simgpu.launch(histogram, 40, 128, (d, bins))
+    simgpu.launch(histogram16, 40, 128, (d, bins))
     assert np.array_equal(bins, np.bincount(d % 16, minlength=16))
 
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from numba import cuda
 
+from simgpu.kernels import copy_strided
 from simgpu.testing import (assert_traffic, block_sizes, dtypes, launch_shapes, matrix_shapes, offsets,
                             run, strided_copy_sectors, strided_sectors, strides, tile_sizes,
                             tiled_matmul_global_elements, transpose_wavefronts_per_request, warp_sectors)
@@ -14,13 +15,6 @@ def fill(x, v):
     i = cuda.grid(1)
     if i < x.size:
         x[i] = v
-
-
-def copy_strided(a, b, stride):
-    i = cuda.grid(1)
-    j = i * stride
-    if j < a.size:
-        b[j] = a[j]
 
 
 @given(launch_shapes(dims=3))

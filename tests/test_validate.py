@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.kernels.classics import saxpy
+from simgpu.kernels import saxpy
 from simgpu.validate.runner import device_available
 
 NCU_CSV = '''==PROF== Connected to process 1234 (/usr/bin/python3)
