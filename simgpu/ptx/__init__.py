@@ -4,6 +4,8 @@ Kept import-light: names are re-exported lazily so that importing this package n
 fails while a sibling module (e.g. ``semantics``) is absent or being edited.
 """
 
+import importlib
+
 _LAZY = {
     "parse": ("simgpu.ptx.parser", "parse"),
     "run": ("simgpu.ptx.runner", "run"),
@@ -14,7 +16,6 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
         mod, attr = _LAZY[name]
         return getattr(importlib.import_module(mod), attr)
     raise AttributeError(f"module 'simgpu.ptx' has no attribute {name!r}")

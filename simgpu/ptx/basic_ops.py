@@ -16,6 +16,8 @@ bits to float32 (p=24) is the correctly rounded result (Boldo & Melquiond 2008).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 DTYPES = {
@@ -151,7 +153,6 @@ def fma_f32(a, b, c):
 
 
 def fma_f64(a, b, c):
-    import math
     if hasattr(math, "fma"):
         f = np.frompyfunc(math.fma, 3, 1)
         return f(a, b, c).astype(np.float64)

@@ -1,6 +1,6 @@
 """Compiling PTX instructions into executable closures; arithmetic, mov/cvta and control flow.
 
-:func:`compile_instr` turns each instruction of the linked program into a :class:`Compiled`
+:func:`simgpu.ptx.compile.compile_instr` turns each instruction of the linked program into a :class:`Compiled`
 whose ``exec(ex, lanes, pc)`` runs it for the lanes (``None`` = every lane of the chunk, else
 an index array).  Operands are pre-resolved into reader/writer closures.  Which handler
 builds an instruction is decided by the ``HANDLERS`` table (opcode -> builder); every other
@@ -16,6 +16,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx import basic_ops
 from simgpu.ptx.basic_ops import np_dtype, width
 from simgpu.ptx.executor import EXITED, RUN, convert_write
+from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW
 
 try:
     from simgpu.ptx import semantics as _semantics
@@ -269,7 +270,6 @@ def build_mov(ctx, ins):
 
 def build_cvta(ctx, ins):
     """cvta.space: space address -> generic; cvta.to.space: generic -> space address."""
-    from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW
     t = ins.types[0]
     space = next(m for m in ins.mods if m != "to")
     base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "const": CONST_WINDOW,
@@ -385,20 +385,4 @@ HANDLERS = {
 }
 
 
-def compile_instr(image, pc):
-    from simgpu.ptx import ops_mem, ops_warp
-    table = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS)
-    ins = image.linked.code[pc]
-    func = image.linked.func_of[pc]
-    ctx = Ctx(image, func, pc)
-    build = table.get(ins.opcode, build_arith)
-    try:
-        fn = build(ctx, ins) if build else unsupported(ctx, ins)
-    except SimGPUError as e:
-        fn = unsupported(ctx, ins, str(e))
-    except (KeyError, IndexError, ValueError, StopIteration) as e:
-        fn = unsupported(ctx, ins, f"cannot decode operands ({type(e).__name__}: {e})")
-    return Compiled(ins, fn, func)
-
-
-__all__ = ["compile_instr", "lookup", "reader", "writer", "guarded", "RUN"]
+__all__ = ["lookup", "reader", "writer", "guarded", "RUN"]

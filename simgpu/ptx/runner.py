@@ -11,9 +11,14 @@ lanes at most per chunk, so memory stays bounded), updating the numpy arrays in 
 """
 from __future__ import annotations
 
+import types as _types
+
 import numpy as np
 
+from simgpu._compat import patch_numpy_for_numba
 from simgpu.errors import SimGPUError
+from simgpu.ptx.compile import compile_instr
+from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.memory import DeviceMemory, RowMemory
@@ -73,7 +78,6 @@ class Image:
         self._spaces(names)
         self._kernel_params(param_values)
         self.call_rets = {}
-        from simgpu.ptx.instrs import compile_instr
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
 
     def _registers(self, names):
@@ -140,7 +144,6 @@ class Image:
 def _init(buf, var):
     if not var.init:
         return
-    from simgpu.ptx.instrs import imm_value
     T = np.dtype(f"u{max(1, int(var.type[1:]) // 8)}") if var.type[1:].isdigit() else None
     if T is None:
         raise SimGPUError(f"initializer of .{var.type} variable {var.name} is not supported")
@@ -193,7 +196,6 @@ def _find_entry(module, name):
 def _numba_device_cc():
     """numba-cuda compiles device functions for the current device's compute capability;
     without a GPU there is none, so pin it to sm_90 for compile_ptx."""
-    import types as _types
 
     import numba.cuda.dispatcher as disp
     if not getattr(disp, "_simgpu_cc_pinned", False):
@@ -210,7 +212,6 @@ def _numba_device_cc():
 
 def compile_numba(py_func, args, cc=(9, 0), **kw):
     """PTX text for ``py_func`` with the numba types of ``args`` (numba.typeof)."""
-    from simgpu._compat import patch_numpy_for_numba
     patch_numpy_for_numba()
     import numba
     from numba import cuda

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import linecache
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ import threading
 from pathlib import Path
 
 from simgpu._compat import patch_numpy_for_numba
+from simgpu.sass import cache
 from simgpu.errors import SimGPUError
 
 #: pip package that installs each tool (the CUDA 13 wheels; cu12 names in the message too).
@@ -117,7 +119,6 @@ def _version_line(name):
 def _tool_fact(name, what, compute):
     """``compute()`` for tool ``name``, kept in the disk cache under the executable's path,
     size and mtime (so a cached compile in a new process starts no subprocess)."""
-    from . import cache
     exe = find_tool(name)
     st = os.stat(exe)
     key = cache.make_key("tool", what, exe, st.st_size, st.st_mtime_ns)
@@ -267,7 +268,6 @@ def _note_source_location(exc):
         tb = tb.tb_next
     if loc is None or f'File "{loc.filename}", line {loc.line}' in str(exc):
         return
-    import linecache
     text = linecache.getline(loc.filename, loc.line).strip()
     exc.add_note(f'File "{loc.filename}", line {loc.line}: {text}\n'
                  f"    (location added by simgpu.sass: numba's message above lacks it)")

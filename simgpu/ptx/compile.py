@@ -1,0 +1,23 @@
+"""Compiling the linked program once per launch: every PTX instruction becomes a closure over
+lane arrays (simgpu/ptx/instrs.py builds them; ops_mem and ops_warp add memory and warp ops)."""
+from __future__ import annotations
+
+from simgpu.errors import SimGPUError
+from simgpu.ptx import ops_mem, ops_warp
+from simgpu.ptx.instrs import HANDLERS, Compiled, Ctx, build_arith, unsupported
+
+TABLE = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS)
+
+
+def compile_instr(image, pc):
+    ins = image.linked.code[pc]
+    func = image.linked.func_of[pc]
+    ctx = Ctx(image, func, pc)
+    build = TABLE.get(ins.opcode, build_arith)
+    try:
+        fn = build(ctx, ins) if build else unsupported(ctx, ins)
+    except SimGPUError as e:
+        fn = unsupported(ctx, ins, str(e))
+    except (KeyError, IndexError, ValueError, StopIteration) as e:
+        fn = unsupported(ctx, ins, f"cannot decode operands ({type(e).__name__}: {e})")
+    return Compiled(ins, fn, func)
