@@ -15,7 +15,6 @@ every wave of SM 0 simulated) on smaller launches.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -24,34 +23,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import simgpu  # noqa: E402
-from simgpu import cuda  # noqa: E402
 from simgpu.hardware import H200  # noqa: E402
+from simgpu.kernels import matmul_naive, saxpy_inplace, sin_loop  # noqa: E402
 from simgpu import predict
 from simgpu.timing import TimingModel  # noqa: E402
-
-
-def saxpy(a, x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] = a * x[i] + y[i]
-
-
-def matmul_naive(A, B, C, n):
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-    if row < n and col < n:
-        acc = np.float32(0.0)
-        for k in range(n):
-            acc += A[row, k] * B[k, col]
-        C[row, col] = acc
-
-
-def sin_loop(x, y, iters):
-    i = cuda.grid(1)
-    a = x[i]
-    for it in range(iters):
-        a = math.sin(a) + np.float32(0.5)
-    y[i] = a
 
 
 def _timed(f):
@@ -66,10 +41,10 @@ def speed(quick):
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     N = 1024
     A, B = rng.random((N, N), dtype=np.float32), rng.random((N, N), dtype=np.float32)
-    jobs = [("elementwise saxpy, 16M threads", saxpy, (n // 256,), (256,), (np.float32(2), x, y), 10),
+    jobs = [("elementwise saxpy, 16M threads", saxpy_inplace, (n // 256,), (256,), (np.float32(2), x, y), 10),
             ("naive matmul 1024^3", matmul_naive, (N // 32, N // 8), (32, 8),
              (A, B, np.zeros((N, N), np.float32), np.int32(N)), 60)]
-    simgpu.launch(saxpy, (4,), (256,), (np.float32(2), x[:1024], y[:1024]))      # compile caches
+    simgpu.launch(saxpy_inplace, (4,), (256,), (np.float32(2), x[:1024], y[:1024]))      # compile caches
     print(f"{'prediction':34s} {'mode':10s} {'wall s':>8s} {'target':>7s}  predicted")
     for name, k, g, b, args, target in jobs:
         for mode in (("sampled",) if quick else ("sampled", "launch")):
@@ -91,8 +66,9 @@ def speed(quick):
 def sampling_error():
     rng = np.random.default_rng(1)
     cases = [
-        ("saxpy 8 waves", saxpy, (132 * 8 * 8,), (256,), lambda: (np.float32(2), rng.random(132 * 8 * 8 * 256, dtype=np.float32),
-                                                                 rng.random(132 * 8 * 8 * 256, dtype=np.float32))),
+        ("saxpy 8 waves", saxpy_inplace, (132 * 8 * 8,), (256,),
+         lambda: (np.float32(2), rng.random(132 * 8 * 8 * 256, dtype=np.float32),
+                  rng.random(132 * 8 * 8 * 256, dtype=np.float32))),
         ("sin loop 256 it, 1 wave + 5", sin_loop, (132 * 8 + 5,), (256,),
          lambda: (rng.random((132 * 8 + 5) * 256, dtype=np.float32), np.zeros((132 * 8 + 5) * 256, np.float32), np.int32(256))),
         ("naive matmul 256^3", matmul_naive, (8, 32), (32, 8),

@@ -14,21 +14,13 @@ import numpy as np
 
 import simgpu
 from simgpu import cuda
+from simgpu.kernels import cos_k, matmul_coalesced, relu_branch, sin_k, vadd
 from numba import float32
 
 TPB = 256
 
 
-# trick 1: control divergence ---------------------------------------------------------
-def relu_if(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        if x[i] > 0:
-            out[i] = x[i]
-        else:
-            out[i] = 0
-
-
+# trick 1: control divergence (with simgpu.kernels.relu_branch) ------------------------
 def relu_mask(x, out):
     i = cuda.grid(1)
     if i < x.size:
@@ -36,29 +28,11 @@ def relu_mask(x, out):
         out[i] = v * (v > 0)
 
 
-# trick 3: fusion -------------------------------------------------------------------------
-def k_sin(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = math.sin(x[i])
-
-
-def k_cos(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = math.cos(x[i])
-
-
+# trick 3: fusion (with simgpu.kernels.sin_k, cos_k, vadd) --------------------------------
 def k_square(x, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = x[i] * x[i]
-
-
-def k_add(a, b, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = a[i] + b[i]
 
 
 def k_fused(x, out):
@@ -76,17 +50,8 @@ def copy_strided(src, dst, stride):
         dst[i * stride] = src[i * stride]
 
 
-# trick 6: tiling --------------------------------------------------------------------------------
+# trick 6: tiling (naive: simgpu.kernels.matmul_coalesced) -------------------------------------
 TILE = 16
-
-
-def mm_naive(A, B, C):
-    col, row = cuda.grid(2)
-    if row < C.shape[0] and col < C.shape[1]:
-        acc = float32(0)
-        for k in range(A.shape[1]):
-            acc += A[row, k] * B[k, col]
-        C[row, col] = acc
 
 
 def mm_tiled(A, B, C):
@@ -137,7 +102,7 @@ def main(argv=None):
     results = {}
 
     header("Trick 1 - avoid control divergence: ReLU with an if vs a multiply by a mask")
-    results["relu_if"] = row("relu with if", L(relu_if, (x32, np.zeros_like(x32))))
+    results["relu_if"] = row("relu with if", L(relu_branch, (x32, np.zeros_like(x32))))
     results["relu_mask"] = row("relu as v * (v > 0)", L(relu_mask, (x32, np.zeros_like(x32))))
 
     header("Trick 2 - low precision: the same ReLU in float32 and float16")
@@ -146,8 +111,8 @@ def main(argv=None):
 
     header("Trick 3 - fusion: sin^2 + cos^2 as 5 kernels vs 1")
     s, c, s2, c2, o = (np.zeros_like(x32) for _ in range(5))
-    unfused = [L(k_sin, (x32, s)), L(k_cos, (x32, c)), L(k_square, (s, s2)), L(k_square, (c, c2)),
-               L(k_add, (s2, c2, o))]
+    unfused = [L(sin_k, (x32, s)), L(cos_k, (x32, c)), L(k_square, (s, s2)), L(k_square, (c, c2)),
+               L(vadd, (s2, c2, o))]
     tot_b = sum(r.metrics["dram__bytes_read.sum"] + r.metrics["dram__bytes_write.sum"] +
                 r.metrics.get("simgpu__l2_dirty_bytes_at_end.sum", 0) for r in unfused)
     tot_t = sum(r.metrics["gpu__time_duration.sum"] for r in unfused)
@@ -170,7 +135,7 @@ def main(argv=None):
     header("Trick 6 - tiling: 256x256 matmul, naive vs 16x16 shared-memory tiles")
     m = 256
     A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
-    for name, k in (("naive", mm_naive), ("tiled", mm_tiled)):
+    for name, k in (("naive", matmul_coalesced), ("tiled", mm_tiled)):
         C = np.zeros((m, m), np.float32)
         rep = simgpu.launch(k, (m // TILE, m // TILE), (TILE, TILE), (A, B, C), gpu=g)
         reqb = rep.metrics.get("simgpu__global_ld_bytes_requested.sum", 0)

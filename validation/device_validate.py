@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 import simgpu  # noqa: E402  (patches np.row_stack before numba.cuda loads)
-from simgpu import classics as K  # noqa: E402
+from simgpu import kernels as K  # noqa: E402
 
 
 def main(out):
@@ -24,8 +24,8 @@ def main(out):
     t = rng.random((4096, 4096), dtype=np.float32)
     cases = [
         ("saxpy", K.saxpy, n // 256, 256, (np.float32(2), x, y, np.zeros(n, np.float32))),
-        ("matmul_tiled", K.matmul_tiled, (m // 16, m // 16), (16, 16), (A, B, np.zeros((m, m), np.float32))),
-        ("transpose_tiled", K.transpose_tiled, (128, 128), (32, 32), (t, np.zeros_like(t))),
+        ("matmul_tiled", K.matmul_tiled_shape, (m // 16, m // 16), (16, 16), (A, B, np.zeros((m, m), np.float32))),
+        ("transpose_tiled", K.transpose_padded_checked, (128, 128), (32, 32), (t, np.zeros_like(t))),
         ("reduce_sum", K.reduce_sum, n // 256, 256, (x, np.zeros(1, np.float32))),
     ]
     results = {"device": None, "from_device": None, "comparisons": []}
