@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from simgpu.memory import counters as C
-from simgpu.memory.cache import dirty_bytes, new_l1, new_l2
+from simgpu.memory.cache import EngineParams, dirty_bytes, new_l1, new_l2
 from simgpu.memory.engine import ATOM, LD, LOCAL_LD, LOCAL_ST, ST, global_event, new_scratch
 from simgpu.memory.reference import ReferenceMemory
 from simgpu.memory.schedule import Schedule
@@ -13,7 +13,9 @@ N_SMS, BLOCKS_PER_SM, WPB = 2, 2, 2          # 8 warps per event
 
 
 def _setup(sets1, ways1, sets2, ways2, gran):
-    prm = np.array([7, 5, 4, sets1, ways1, sets2, ways2, gran, 32], dtype=np.int64)
+    prm = EngineParams(line_bytes=128, sector_bytes=32, l1_sets=sets1, l1_ways=ways1, l2_sets=sets2,
+                       l2_ways=ways2, dram_access_sectors=gran).array()
+    assert prm.tolist() == [7, 5, 4, sets1, ways1, sets2, ways2, gran, 32]
     return prm, new_l1(sets1, ways1, N_SMS), new_l2(sets2, ways2, 128)
 
 

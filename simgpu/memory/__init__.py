@@ -3,13 +3,18 @@
     engine.gather / global_event   lane addresses -> requests, 128-byte lines, 32-byte
                                    sectors; each SM's L1, then the L2 and DRAM
     cache                          sectored set-associative LRU L1s and L2, byte-masked
-                                   write-back L2, DRAM at its read granularity
+                                   write-back L2, DRAM at its read granularity; EngineParams,
+                                   the cache geometry the compiled code runs with
     banks.shared_event             shared memory: wavefronts and bank conflicts
     schedule                       the order accesses reach the caches (waves, SMs, warps)
     reductions                     atomics the compiler turns into RED
     counters / tables              the counter table, Nsight Compute metrics, Report sections
+    stats                          per-instruction outcomes for the timing model (MemStat)
     reference                      the same rules in slow, plain Python (tests, benchmark)
-    MemoryModel                    the executor observer tying them together
+    MemoryModel                    the executor observer tying them together; what the
+                                   timing layer reads: instruction_stats(), dram_bytes()
+
+This package sits below the timing layer and never imports it (setup.cfg's contract).
 
 See docs/memory.md for the model, its metrics, its calibration on the H200 and what it
 leaves out.

@@ -64,6 +64,35 @@ def blocks_repeat(addr, mask8, lanes_per_block):
     return diff == 0 and mdiff == 0
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _bank_conflict_scan(addr, mask, base, group, size, bank_shift, bank_mask, first):
+    """The fast path for lanes base .. base+group-1: (active lanes, conflict), conflict being
+    whether some bank must deliver a second distinct word (then _group_wavefronts counts the
+    group exactly; else it takes one wavefront).  first[b]: the word bank b delivers."""
+    g_active = 0
+    used = np.int64(0)
+    conflict = False
+    for i in range(base, base + group):
+        if not mask[i]:
+            continue
+        g_active += 1
+        if conflict:
+            continue
+        a = addr[i]
+        word = a >> bank_shift
+        last = (a + size - 1) >> bank_shift
+        while word <= last:
+            b = word & bank_mask
+            bit = np.int64(1) << b
+            if used & bit == 0:
+                used |= bit
+                first[b] = word
+            elif first[b] != word:
+                conflict = True
+            word += 1
+    return g_active, conflict
+
+
 @njit(cache=True, _nrt=False)
 def shared_event(addr, mask, mask8, size, n_warps, bank_shift, bank_mask, warps_per_block, scratch):
     """(requests, wavefronts, ideal wavefronts, bytes) for one shared-memory instruction
@@ -90,27 +119,7 @@ def shared_event(addr, mask, mask8, size, n_warps, bank_shift, bank_mask, warps_
         active = 0
         for g0 in range(0, 32, group):
             base = w * 32 + g0
-            g_active = 0
-            used = np.int64(0)
-            conflict = False
-            for i in range(base, base + group):
-                if not mask[i]:
-                    continue
-                g_active += 1
-                if conflict:
-                    continue
-                a = addr[i]
-                word = a >> bank_shift
-                last = (a + size - 1) >> bank_shift
-                while word <= last:
-                    b = word & bank_mask
-                    bit = np.int64(1) << b
-                    if used & bit == 0:
-                        used |= bit
-                        first[b] = word
-                    elif first[b] != word:
-                        conflict = True
-                    word += 1
+            g_active, conflict = _bank_conflict_scan(addr, mask, base, group, size, bank_shift, bank_mask, first)
             if g_active == 0:
                 continue
             if conflict:

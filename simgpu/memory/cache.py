@@ -33,12 +33,15 @@ one set (real L1s and L2s hash their index bits for the same reason; the hash is
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
+from ..hardware.spec import HardwareError
 from .counters import DRAM_RD, DRAM_RD_BUSY, DRAM_WR, DRAM_WR_BUSY
 
-# parameter vector (int64) shared by the compiled functions
+# the parameter vector (int64) the compiled functions index: EngineParams.array()
 (P_LINE_SHIFT, P_SECTOR_SHIFT, P_SPL, P_SETS1, P_WAYS1, P_SETS2, P_WAYS2, P_GRAN,
  P_SECTOR_BYTES) = range(9)
 N_PARAMS = 9
@@ -51,6 +54,66 @@ EMPTY32 = np.uint32(0xFFFFFFFF)
 MAX_SECTORS_PER_LINE = 16
 _M16 = 0xFFFF
 _MIX = np.int64(-7046029254386353131)          # 0x9E3779B97F4A7C15 (golden ratio), as int64
+
+
+
+
+def log2_exact(n, what):
+    """log2(n) for a power of two n; HardwareError otherwise (`what` names n)."""
+    k = int(n).bit_length() - 1
+    if 1 << k != n:
+        raise HardwareError(f"the memory model needs a power-of-two {what}, not {n}")
+    return k
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """The cache geometry the compiled engine runs with; .array() is the int64 vector it
+    indexes with the P_* constants.  Lines and sectors are the same size in L1 and L2."""
+    line_bytes: int             # cache line (a power of two)
+    sector_bytes: int           # sector (a power of two, at most 16 per line)
+    l1_sets: int                # sets of each SM's L1
+    l1_ways: int                # ways of each SM's L1 (what the shared-memory carve-out leaves)
+    l2_sets: int
+    l2_ways: int
+    dram_access_sectors: int    # sectors one DRAM access reads (divides sectors_per_line)
+
+    def __post_init__(self):
+        log2_exact(self.line_bytes, "line size")
+        log2_exact(self.sector_bytes, "sector size")
+
+    @classmethod
+    def for_gpu(cls, gpu, l1_ways):
+        """The H200-style geometry of `gpu`, with `l1_ways` L1 ways; the DRAM access rounded
+        up to whole sectors, at most a line, and to a divisor of the sectors per line."""
+        l2 = gpu.l2
+        spl = l2.sectors_per_line
+        gran = max(1, -(-gpu.dram.access_bytes // l2.sector_bytes))
+        gran = min(gran, spl)
+        while spl % gran:
+            gran += 1
+        return cls(line_bytes=l2.line_bytes, sector_bytes=l2.sector_bytes, l1_sets=gpu.l1.sets,
+                   l1_ways=l1_ways, l2_sets=l2.sets, l2_ways=l2.ways, dram_access_sectors=gran)
+
+    @property
+    def sectors_per_line(self):
+        return self.line_bytes // self.sector_bytes
+
+    @property
+    def dram_access_bytes(self):
+        return self.dram_access_sectors * self.sector_bytes
+
+    def array(self):
+        """The int64 vector indexed by P_LINE_SHIFT .. P_SECTOR_BYTES."""
+        prm = np.zeros(N_PARAMS, dtype=np.int64)
+        prm[P_LINE_SHIFT] = log2_exact(self.line_bytes, "line size")
+        prm[P_SECTOR_SHIFT] = log2_exact(self.sector_bytes, "sector size")
+        prm[P_SPL] = self.sectors_per_line
+        prm[P_SETS1], prm[P_WAYS1] = self.l1_sets, self.l1_ways
+        prm[P_SETS2], prm[P_WAYS2] = self.l2_sets, self.l2_ways
+        prm[P_GRAN] = self.dram_access_sectors
+        prm[P_SECTOR_BYTES] = self.sector_bytes
+        return prm
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -135,6 +198,78 @@ def _sector_full(l2r, row, w, s, sb):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _l2_lru(l2, row, ways):
+    """The least recently used way of L2 set `row` (an empty way first: its stamp is 0)."""
+    lo = l2[row, STAMP2, 0]
+    for q in range(ways):
+        if l2[row, STAMP2, q] < lo:
+            lo = l2[row, STAMP2, q]
+    w = 0
+    while l2[row, STAMP2, w] != lo:
+        w += 1
+    return w
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _write_back(meta, cnt, gran, spl, sb):
+    """An evicted line (record `meta`) writes back its dirty sectors, 32 B each, after reading
+    the partial ones from DRAM; both are charged to the instruction that last wrote it."""
+    d = (meta >> 16) & _M16
+    if d:
+        wr = meta >> 48
+        po = (meta >> 32) & _M16
+        cnt[wr, DRAM_WR] += popcount(d) * sb
+        cnt[wr, DRAM_RD] += popcount(po) * sb
+        cnt[wr, DRAM_WR_BUSY] += chunks(d, gran, spl)[1] * gran * sb
+        if po:
+            cnt[wr, DRAM_RD_BUSY] += chunks(po, gran, spl)[1] * gran * sb
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb):
+    """The way of `line` in L2 set `row`; on a miss the LRU way, its line evicted (written
+    back) and its record cleared for `line`."""
+    w = -1
+    for q in range(ways):
+        if l2[row, TAG, q] == line:
+            w = q
+    if w < 0:
+        w = _l2_lru(l2, row, ways)
+        if l2[row, TAG, w] != -1:
+            _write_back(l2r[row, w, META], cnt, gran, spl, sb)
+        l2[row, TAG, w] = line
+        for f in range(l2r.shape[2]):
+            l2r[row, w, f] = 0
+    return w
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l2_merge_bytes(l2r, row, w, m, buf, k, v, spl, sb):
+    """A write of sectors m (bytes buf[k, 4:]) into the line's byte mask: returns the valid
+    sectors `v` plus the written sectors now complete."""
+    for f in range(BYTES, l2r.shape[2] - 2):
+        l2r[row, w, f] |= buf[k, 4 + f - BYTES]
+    for s in range(spl):
+        if (m >> s) & 1 and not (v >> s) & 1 and _sector_full(l2r, row, w, s, sb):
+            v |= np.int64(1) << s
+    return v
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l2_fill(l2r, row, w, need, v, ev, gran, spl, sb):
+    """Read the DRAM accesses covering sectors `need` (v: the valid ones) and note them as
+    filled by event `ev`: (sectors filled, DRAM bytes, DRAM bytes of the whole accesses)."""
+    ft, fm = l2r.shape[2] - 2, l2r.shape[2] - 1
+    fill, n = chunks(need, gran, spl)
+    fill &= ~v
+    if l2r[row, w, ft] != ev:
+        l2r[row, w, ft] = ev
+        l2r[row, w, fm] = 0
+    l2r[row, w, fm] |= fill
+    return fill, popcount(fill) * sb, n * gran * sb
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt, ev):
     """One request for sectors `m` of `line` arriving at the L2 at time `stamp`, part of the
     event (instruction instance) numbered `ev`; for a write, buf[k, 4:] holds the bytes it
@@ -152,71 +287,30 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
         that last wrote it (cnt[writer, DRAM_WR]; its fill reads to cnt[writer, DRAM_RD]);
       * hits: tag and sector data present (Nsight's definition), except that every store
         sector counts as a hit, as lts__t_sector_hit_rate does on the H200."""
-    nf = l2r.shape[2]
-    ft, fm = nf - 2, nf - 1
-    nb = nf - 2                                          # end of the byte-mask words
     row = set_index(line, sets, inv)
-    w = -1
-    for q in range(ways):
-        if l2[row, TAG, q] == line:
-            w = q
-    if w < 0:                                            # the least recently used way
-        lo = l2[row, STAMP2, 0]
-        for q in range(ways):
-            if l2[row, STAMP2, q] < lo:
-                lo = l2[row, STAMP2, q]
-        w = 0
-        while l2[row, STAMP2, w] != lo:
-            w += 1
-        if l2[row, TAG, w] != -1:                        # evict it
-            old = l2r[row, w, META]
-            d = (old >> 16) & _M16
-            if d:
-                wr = old >> 48
-                po = (old >> 32) & _M16
-                cnt[wr, DRAM_WR] += popcount(d) * sb
-                cnt[wr, DRAM_RD] += popcount(po) * sb
-                cnt[wr, DRAM_WR_BUSY] += chunks(d, gran, spl)[1] * gran * sb
-                if po:
-                    cnt[wr, DRAM_RD_BUSY] += chunks(po, gran, spl)[1] * gran * sb
-        l2[row, TAG, w] = line
-        for f in range(nf):
-            l2r[row, w, f] = 0
+    w = _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb)
     l2[row, STAMP2, w] = stamp
     meta = l2r[row, w, META]
     v = meta & _M16
     d = (meta >> 16) & _M16
     p = (meta >> 32) & _M16
     wr = meta >> 48
-    dram = 0
-    pend = 0
-    busy = 0
+    dram = pend = busy = 0
     if op == 1:                                          # write: byte-masked, no DRAM read
         hits = popcount(m)
-        for f in range(BYTES, nb):
-            l2r[row, w, f] |= buf[k, 4 + f - BYTES]
-        for s in range(spl):
-            if (m >> s) & 1 and not (v >> s) & 1 and _sector_full(l2r, row, w, s, sb):
-                v |= np.int64(1) << s
+        v = _l2_merge_bytes(l2r, row, w, m, buf, k, v, spl, sb)
         d |= m
         p = (p | m) & ~v
         wr = slot
     else:
         hits = popcount(m & v)
-        if op == 0 and l2r[row, w, ft] == ev:
-            pend = popcount(m & v & l2r[row, w, fm])
+        if op == 0 and l2r[row, w, l2r.shape[2] - 2] == ev:
+            pend = popcount(m & v & l2r[row, w, l2r.shape[2] - 1])
         need = m & ~v
         if need:
-            fill, n = chunks(need, gran, spl)
-            fill &= ~v
-            dram = popcount(fill) * sb
-            busy = n * gran * sb
+            fill, dram, busy = _l2_fill(l2r, row, w, need, v, ev, gran, spl, sb)
             v |= fill
             p &= ~fill
-            if l2r[row, w, ft] != ev:
-                l2r[row, w, ft] = ev
-                l2r[row, w, fm] = 0
-            l2r[row, w, fm] |= fill
         if op == 2:
             d |= m
             wr = slot

@@ -6,6 +6,8 @@ all rows.  Column names are short; `METRICS` maps them to Nsight Compute's names
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 # global memory, at L1 (per warp-level instruction): requests, sectors, bytes the lanes asked for
@@ -81,75 +83,117 @@ def _pct(num, den):
     return 100.0 * num / den if den else 0.0
 
 
+# rows a metric reads: the totals, the atomics compiled to RED, and the other atomics
+TOTAL, RED, ATOMIC = "total", "red", "atomic"
+
+
+@dataclass(frozen=True)
+class Sum:
+    """factor * (the sum of columns `add` - the sum of columns `sub`) of one row."""
+    add: tuple
+    sub: tuple = ()
+    row: str = TOTAL
+    factor: float = 1
+
+    def value(self, rows, sector_bytes):
+        r = rows[self.row]
+        return self.factor * (sum(r[c] for c in self.add) - sum(r[c] for c in self.sub))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Percent: the sum of columns `num` over the sum of columns `den` (0 if none)."""
+    num: tuple
+    den: tuple
+
+    def value(self, rows, sector_bytes):
+        t = rows[TOTAL]
+        return _pct(sum(t[c] for c in self.num), sum(t[c] for c in self.den))
+
+
+@dataclass(frozen=True)
+class TagSectors:
+    """L2 tag look-ups (l2_tag_sectors), in sectors or in bytes."""
+    in_bytes: bool
+
+    def value(self, rows, sector_bytes):
+        lts = l2_tag_sectors(rows[TOTAL], sector_bytes)
+        return lts * sector_bytes if self.in_bytes else lts
+
+
+_L1_SECT = (GLD_SECT, GST_SECT, LLD_SECT, LST_SECT)
+_L1_HIT = (GLD_HIT, GST_HIT, LLD_HIT, LST_HIT)
+_L2_SECT = (L2_RD, L2_WR, L2_AT)
+
+# Nsight Compute metric -> how the model computes it from the counters (Report.metrics order)
+METRICS = {
+    "dram__bytes_read.sum": Sum((DRAM_RD,)),
+    "dram__bytes_write.sum": Sum((DRAM_WR,)),
+    "dram__bytes.sum": Sum((DRAM_RD, DRAM_WR)),
+    "lts__t_bytes.sum": TagSectors(in_bytes=True),
+    "lts__t_sectors.sum": TagSectors(in_bytes=False),
+    "lts__t_requests_srcunit_tex.sum": Sum((L2_RD_REQ, L2_WR_REQ, L2_AT_REQ)),
+    "lts__t_sectors_srcunit_tex_op_read.sum": Sum((L2_RD,)),
+    "lts__t_sectors_srcunit_tex_op_write.sum": Sum((L2_WR,)),
+    "lts__t_sectors_srcunit_tex_op_atom.sum": Sum((L2_AT,), row=ATOMIC),
+    "lts__t_sectors_srcunit_tex_op_red.sum": Sum((L2_AT,), row=RED),
+    "lts__t_sectors_op_atom.sum": Sum((L2_AT,), row=ATOMIC, factor=FAR_SHARE_PLUS_ONE),
+    "lts__t_sectors_op_red.sum": Sum((L2_AT,), row=RED, factor=FAR_SHARE_PLUS_ONE),
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum": Sum((L2_RD_HIT,)),
+    "lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum": Sum((L2_WR_HIT,)),
+    "lts__t_sector_hit_rate.pct": Rate((L2_RD_HIT, L2_WR_HIT, L2_AT_HIT), _L2_SECT),
+    "lts__t_sector_op_read_hit_rate.pct": Rate((L2_RD_HIT,), (L2_RD,)),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": Sum((GLD_REQ,)),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": Sum((GLD_SECT,)),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": Sum((GLD_HIT,)),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": Sum((GST_REQ,)),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": Sum((GST_SECT,)),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": Sum((GAT_REQ,), row=ATOMIC),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": Sum((GAT_SECT,), row=ATOMIC),
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": Sum((GAT_REQ,), row=RED),
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": Sum((GAT_SECT,), row=RED),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": Sum((LLD_REQ,)),
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": Sum((LLD_SECT,)),
+    "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": Sum((LST_REQ,)),
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": Sum((LST_SECT,)),
+    "l1tex__t_sectors.sum": Sum(_L1_SECT + (GAT_SECT,)),
+    "l1tex__t_sector_hit_rate.pct": Rate(_L1_HIT, _L1_SECT + (GAT_SECT,)),
+    "l1tex__t_sector_op_read_hit_rate.pct": Rate((GLD_HIT, LLD_HIT), (GLD_SECT, LLD_SECT)),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": Sum((SLD_WF,)),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": Sum((SST_WF,)),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": Sum((SAT_WF,)),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": Sum((SLD_WF, SST_WF, SAT_WF)),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": Sum((SLD_WF,), (SLD_IDEAL,)),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": Sum((SST_WF,), (SST_IDEAL,)),
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": Sum((SAT_WF,), (SAT_IDEAL,)),
+    "smsp__inst_executed_op_shared_ld.sum": Sum((SLD_REQ,)),
+    "smsp__inst_executed_op_shared_st.sum": Sum((SST_REQ,)),
+    "smsp__inst_executed_op_shared_atom.sum": Sum((SAT_REQ,)),
+    "smsp__inst_executed_op_global_ld.sum": Sum((GLD_REQ,)),
+    "smsp__inst_executed_op_global_st.sum": Sum((GST_REQ,)),
+    "smsp__inst_executed_op_global_atom.sum": Sum((GAT_REQ,), row=ATOMIC),
+    "smsp__inst_executed_op_global_red.sum": Sum((GAT_REQ,), row=RED),
+    "simgpu__global_ld_bytes_requested.sum": Sum((GLD_BYTES,)),
+    "simgpu__global_st_bytes_requested.sum": Sum((GST_BYTES,)),
+    "simgpu__global_atom_bytes_requested.sum": Sum((GAT_BYTES,)),
+    "simgpu__shared_ld_bytes.sum": Sum((SLD_BYTES,)),
+    "simgpu__shared_st_bytes.sum": Sum((SST_BYTES,)),
+    "simgpu__const_requests.sum": Sum((CLD_REQ,)),
+    "simgpu__const_serialized_accesses.sum": Sum((CLD_WF,)),
+    "simgpu__l2_dirty_bytes_at_end.sum": Sum((DIRTY_END,)),
+    "simgpu__l1_sector_hits_in_flight.sum": Sum((L1_PEND,)),
+    "simgpu__l2_sector_hits_in_flight.sum": Sum((L2_PEND,)),
+}
+
+
 def metrics(t, sector_bytes=32, red=None):
-    """Nsight Compute metrics from a totals row `t` (a 1-d array of N_COUNTERS).  `red`: the
-    summed rows of the atomics compiled to RED (result unused), reported under op_red."""
+    """Nsight Compute metrics (METRICS) from a totals row `t` (a 1-d array of N_COUNTERS).
+    `red`: the summed rows of the atomics compiled to RED (result unused), reported under
+    op_red; the other atomics under op_atom."""
     t = [int(x) for x in t]
     r = [int(x) for x in red] if red is not None else [0] * N_COUNTERS
-    l1_sect = t[GLD_SECT] + t[GST_SECT] + t[LLD_SECT] + t[LST_SECT]
-    l1_hit = t[GLD_HIT] + t[GST_HIT] + t[LLD_HIT] + t[LST_HIT]
-    l2_sect = t[L2_RD] + t[L2_WR] + t[L2_AT]
-    l2_hit = t[L2_RD_HIT] + t[L2_WR_HIT] + t[L2_AT_HIT]
-    lts = l2_tag_sectors(t, sector_bytes)
-    m = {
-        "dram__bytes_read.sum": t[DRAM_RD],
-        "dram__bytes_write.sum": t[DRAM_WR],
-        "dram__bytes.sum": t[DRAM_RD] + t[DRAM_WR],
-        "lts__t_bytes.sum": lts * sector_bytes,
-        "lts__t_sectors.sum": lts,
-        "lts__t_requests_srcunit_tex.sum": t[L2_RD_REQ] + t[L2_WR_REQ] + t[L2_AT_REQ],
-        "lts__t_sectors_srcunit_tex_op_read.sum": t[L2_RD],
-        "lts__t_sectors_srcunit_tex_op_write.sum": t[L2_WR],
-        "lts__t_sectors_srcunit_tex_op_atom.sum": t[L2_AT] - r[L2_AT],
-        "lts__t_sectors_srcunit_tex_op_red.sum": r[L2_AT],
-        "lts__t_sectors_op_atom.sum": FAR_SHARE_PLUS_ONE * (t[L2_AT] - r[L2_AT]),
-        "lts__t_sectors_op_red.sum": FAR_SHARE_PLUS_ONE * r[L2_AT],
-        "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum": t[L2_RD_HIT],
-        "lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum": t[L2_WR_HIT],
-        "lts__t_sector_hit_rate.pct": _pct(l2_hit, l2_sect),
-        "lts__t_sector_op_read_hit_rate.pct": _pct(t[L2_RD_HIT], t[L2_RD]),
-        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": t[GLD_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": t[GLD_SECT],
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": t[GLD_HIT],
-        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": t[GST_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": t[GST_SECT],
-        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum": t[GAT_REQ] - r[GAT_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": t[GAT_SECT] - r[GAT_SECT],
-        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum": r[GAT_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": r[GAT_SECT],
-        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": t[LLD_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum": t[LLD_SECT],
-        "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": t[LST_REQ],
-        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum": t[LST_SECT],
-        "l1tex__t_sectors.sum": l1_sect + t[GAT_SECT],
-        "l1tex__t_sector_hit_rate.pct": _pct(l1_hit, l1_sect + t[GAT_SECT]),
-        "l1tex__t_sector_op_read_hit_rate.pct": _pct(t[GLD_HIT] + t[LLD_HIT], t[GLD_SECT] + t[LLD_SECT]),
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": t[SLD_WF],
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": t[SST_WF],
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": t[SAT_WF],
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": t[SLD_WF] + t[SST_WF] + t[SAT_WF],
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": t[SLD_WF] - t[SLD_IDEAL],
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": t[SST_WF] - t[SST_IDEAL],
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum": t[SAT_WF] - t[SAT_IDEAL],
-        "smsp__inst_executed_op_shared_ld.sum": t[SLD_REQ],
-        "smsp__inst_executed_op_shared_st.sum": t[SST_REQ],
-        "smsp__inst_executed_op_shared_atom.sum": t[SAT_REQ],
-        "smsp__inst_executed_op_global_ld.sum": t[GLD_REQ],
-        "smsp__inst_executed_op_global_st.sum": t[GST_REQ],
-        "smsp__inst_executed_op_global_atom.sum": t[GAT_REQ] - r[GAT_REQ],
-        "smsp__inst_executed_op_global_red.sum": r[GAT_REQ],
-        "simgpu__global_ld_bytes_requested.sum": t[GLD_BYTES],
-        "simgpu__global_st_bytes_requested.sum": t[GST_BYTES],
-        "simgpu__global_atom_bytes_requested.sum": t[GAT_BYTES],
-        "simgpu__shared_ld_bytes.sum": t[SLD_BYTES],
-        "simgpu__shared_st_bytes.sum": t[SST_BYTES],
-        "simgpu__const_requests.sum": t[CLD_REQ],
-        "simgpu__const_serialized_accesses.sum": t[CLD_WF],
-        "simgpu__l2_dirty_bytes_at_end.sum": t[DIRTY_END],
-        "simgpu__l1_sector_hits_in_flight.sum": t[L1_PEND],
-        "simgpu__l2_sector_hits_in_flight.sum": t[L2_PEND],
-    }
-    return {k: float(v) for k, v in m.items()}
+    rows = {TOTAL: t, RED: r, ATOMIC: [a - b for a, b in zip(t, r)]}
+    return {name: float(m.value(rows, sector_bytes)) for name, m in METRICS.items()}
 
 
 def line_row(t, sector_bytes=32):

@@ -2,14 +2,15 @@
 a chunk), from lane addresses to requests, sectors, L1, L2 and DRAM.
 
 Per warp (in the schedule's order, see schedule.py):
-  1. coalesce: the active lanes' byte ranges [addr, addr + size) -> the distinct 128-byte
-     lines touched, with the mask of 32-byte sectors touched in each (and, for stores, which
+  1. coalesce (gather): the active lanes' byte ranges [addr, addr + size) -> the distinct
+     128-byte lines touched, with the mask of 32-byte sectors touched in each (and, for stores, which
      sectors are written completely).  One request per warp instruction; sectors = distinct
      sectors (what l1tex__t_requests / l1tex__t_sectors count).
   2. L1 of the warp's SM: loads allocate on miss and fill the missing sectors; stores write
      through (and allocate: see global_event); atomics bypass the L1 and invalidate the
-     sectors they touch there, and are served in passes (_atomic_extra).
-  3. L2 (cache.l2_access): L1 load misses as reads, stores as writes, atomics.
+     sectors they touch there, and are served in passes (_atomic_extra).  Steps 1 and 2
+     are _l1_pass, SM by SM.
+  3. L2 (cache.l2_access, in _l2_pass): L1 load misses as reads, stores as writes, atomics.
 Nothing here loops over lanes in Python: lanes are visited inside numba only (and only when
 a warp is not a full affine access, see gather).
 """
@@ -83,7 +84,7 @@ def _atomic_extra(addr, mask, w, ls, ss, lines, n, extra, da, dc, mx):
                 extra[j] += mx[j, s] - 1
 
 
-_COLS = np.array([      # per kind: requests, sectors, bytes, L1 hits; L2 requests, sectors, hits
+_COUNTER_COLUMNS = np.array([      # per kind: requests, sectors, bytes, L1 hits; L2 requests, sectors, hits
     [GLD_REQ, GLD_SECT, GLD_BYTES, GLD_HIT, L2_RD_REQ, L2_RD, L2_RD_HIT],
     [GST_REQ, GST_SECT, GST_BYTES, GST_HIT, L2_WR_REQ, L2_WR, L2_WR_HIT],
     [GAT_REQ, GAT_SECT, GAT_BYTES, -1, L2_AT_REQ, L2_AT, L2_AT_HIT],
@@ -248,46 +249,90 @@ def _full_sectors(bm, j, m, spl, sb):
     return full
 
 
+# -- pass 1: coalescing and each SM's L1 -------------------------------------------------
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_way(l1tag, l1, row, ways, L, t):
+    """The way of line L in L1 set `row`, allocated on a miss (the LRU way, emptied);
+    stamped with the L1 clock t."""
+    way = l1_find(l1tag, row, ways, L)
+    if way < 0:
+        way = l1_victim(l1, row, ways)
+        l1tag[row, way] = np.uint32(L & 0xFFFFFFFF)
+        l1[row, VALID, way] = 0
+        l1[row, WRITTEN, way] = 0
+        l1[row, FILLT, way] = 0
+    l1[row, STAMP, way] = t
+    return way
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_load(l1, row, way, m, ev):
+    """Load sectors m of the line in (row, way): (hits, hits on sectors event `ev` is still
+    filling, the missed sectors).  The missed sectors are filled, by event ev."""
+    h = m & l1[row, VALID, way]
+    pend = 0
+    if l1[row, FILLT, way] == ev:
+        pend = popcount(h & l1[row, FILLM, way])
+    m &= ~h
+    if m != 0:
+        l1[row, VALID, way] |= m
+        if l1[row, FILLT, way] != ev:
+            l1[row, FILLT, way] = ev
+            l1[row, FILLM, way] = 0
+        l1[row, FILLM, way] |= m
+    return popcount(h), pend, m
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_store(l1, row, way, m, full):
+    """Write sectors m through the line in (row, way), `full` of them completely: returns the
+    hits (sectors valid or written before).  Completely written sectors become valid."""
+    hits = popcount(m & (l1[row, VALID, way] | l1[row, WRITTEN, way]))
+    l1[row, VALID, way] |= full
+    l1[row, WRITTEN, way] |= m
+    return hits
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_invalidate(l1tag, l1, row, ways, L, m):
+    """An atomic on sectors m of line L: they run in the L2, so the L1 drops its copies."""
+    way = l1_find(l1tag, row, ways, L)
+    if way >= 0:
+        l1[row, VALID, way] &= ~m
+        l1[row, WRITTEN, way] &= ~m
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _enqueue(buf, pos, L, m, full, ex, bm, j, store):
+    """Queue a request for the L2 in buf[pos]: line, sectors, fully written sectors, extra
+    atomic passes and, for a store, the bytes it writes (bm[j])."""
+    buf[pos, 0] = L
+    buf[pos, 1] = m
+    buf[pos, 2] = full
+    buf[pos, 3] = ex
+    if store:
+        for q in range(bm.shape[1]):
+            buf[pos, 4 + q] = bm[j, q]
+
+
 @njit(cache=True, _nrt=False)
-def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, cnt, l1tag, l1,
-                 l2, l2r, prm, clk, scratch):
-    """Run one warp-level global/local memory instruction for every warp of a chunk and add
-    its counts to row `slot` of `cnt`.  Returns the number of sectors looked up in L1.
-
-    mask8 is `mask` viewed as uint8 and `scratch` the work arrays of new_scratch(): numba
-    compiles this without reference counting (_nrt=False), which would cost more than the
-    work, so nothing here may allocate.
-
-    Pass 1 goes SM by SM (`sm_order`): coalescing and each SM's L1, which sees its own warps
-    in schedule order; what goes on to the L2 is queued per warp in `buf` (line, sectors,
-    fully written sectors, extra atomic passes, bytes written).  Pass 2 replays the queues in the
-    schedule's interleaved order (`order`) through the L2.  The L1s are private, so this
-    gives the same result as one pass in `order`, with one L1 at a time in the host's caches.
-
-    L1 policy: loads allocate on a miss and fill the missing sectors; stores write through
-    to the L2, allocate the line too (the H200 counts repeated partial stores to a sector
-    as L1 hits) and make fully written sectors valid; atomics bypass the L1 and invalidate
-    what they touch.
-
-    Hits on data in flight: a load sector that hits an L1 line whose sectors another warp's
-    miss in this same event brought in, or an L2 line this event is fetching from DRAM, is
-    counted as a hit (as Nsight does) and also in L1_PEND / L2_PEND, which the timing model
-    reads: such a hit waits for the miss it merged with."""
+def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, clk, scratch):
+    """Pass 1 of global_event, SM by SM (`sm_order`): coalesce each warp and run its lines
+    through its SM's L1, queueing what goes on to the L2 per warp (scratch's buf, from
+    wstart[w], wcount[w] entries).  Returns (requests, sectors, bytes asked for, L1 hits,
+    L1 hits in flight); advances the L1 clock clk[0]."""
     ls, ss, spl, sb = prm[P_LINE_SHIFT], prm[P_SECTOR_SHIFT], prm[P_SPL], prm[P_SECTOR_BYTES]
     sets1, ways1 = prm[P_SETS1], prm[P_WAYS1]
-    sets2, ways2, gran = prm[P_SETS2], prm[P_WAYS2], prm[P_GRAN]
     inv1 = 1.0 / sets1
-    inv2 = 1.0 / sets2
     lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra = scratch
     load = kind == LD or kind == LOCAL_LD
     store = kind == ST or kind == LOCAL_ST
     atom = kind == ATOM
-    op2 = 0 if load else (1 if store else 2)
     t = clk[0]
     ev1 = t + 1                                         # this event's number in L1 stamps
     req = sect = nbytes = l1hit = l1pend = 0
     pos = 0
-    for oi in range(sm_order.shape[0]):                 # pass 1: coalescing and L1
+    for oi in range(sm_order.shape[0]):
         w = sm_order[oi]
         wstart[w] = pos
         n, active = gather(addr, mask, mask8, w, size, ls, ss, sb, lines, smask, bm, store)
@@ -300,63 +345,52 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
         nbytes += active * size
         base = warp_sm[w] * sets1
         for j in range(n):
-            L = lines[j]
-            m = smask[j]
+            L, m = lines[j], smask[j]
             ex = extra[j] if atom else 0
             sect += popcount(m) + ex
             row = base + set_index(L, sets1, inv1)
             full = 0
-            way = l1_find(l1tag, row, ways1, L)
-            if load or store:
+            if atom:
+                _l1_invalidate(l1tag, l1, row, ways1, L, m)
+            else:
                 t += 1
-                if way < 0:
-                    way = l1_victim(l1, row, ways1)
-                    l1tag[row, way] = np.uint32(L & 0xFFFFFFFF)
-                    l1[row, VALID, way] = 0
-                    l1[row, WRITTEN, way] = 0
-                    l1[row, FILLT, way] = 0
-                l1[row, STAMP, way] = t
+                way = _l1_way(l1tag, l1, row, ways1, L, t)
                 if load:
-                    h = m & l1[row, VALID, way]
-                    l1hit += popcount(h)
-                    if l1[row, FILLT, way] == ev1:
-                        l1pend += popcount(h & l1[row, FILLM, way])
-                    m &= ~h
+                    h, pd, m = _l1_load(l1, row, way, m, ev1)
+                    l1hit += h
+                    l1pend += pd
                     if m == 0:
                         continue
-                    l1[row, VALID, way] |= m
-                    if l1[row, FILLT, way] != ev1:
-                        l1[row, FILLT, way] = ev1
-                        l1[row, FILLM, way] = 0
-                    l1[row, FILLM, way] |= m
-                else:                                    # write-through
+                else:
                     full = _full_sectors(bm, j, m, spl, sb)
-                    l1hit += popcount(m & (l1[row, VALID, way] | l1[row, WRITTEN, way]))
-                    l1[row, VALID, way] |= full
-                    l1[row, WRITTEN, way] |= m
-            elif way >= 0:                               # atomics run in the L2
-                l1[row, VALID, way] &= ~m
-                l1[row, WRITTEN, way] &= ~m
-            buf[pos, 0] = L
-            buf[pos, 1] = m
-            buf[pos, 2] = full
-            buf[pos, 3] = ex
-            if store:
-                for q in range(bm.shape[1]):
-                    buf[pos, 4 + q] = bm[j, q]
+                    l1hit += _l1_store(l1, row, way, m, full)
+            _enqueue(buf, pos, L, m, full, ex, bm, j, store)
             pos += 1
         wcount[w] = pos - wstart[w]
     clk[0] = t
+    return req, sect, nbytes, l1hit, l1pend
+
+
+# -- pass 2: the L2 -------------------------------------------------------------------------
+@njit(cache=True, _nrt=False)
+def _l2_pass(order, op, slot, cnt, l2, l2r, prm, clk, scratch):
+    """Pass 2 of global_event: the queued requests through the L2, warps in the schedule's
+    interleaved order.  op: 0 read, 1 write, 2 atomic.  Returns (requests, sectors, hits,
+    DRAM bytes read, hits in flight, DRAM busy bytes); advances the L2 clock clk[1]."""
+    sets2, ways2, gran = prm[P_SETS2], prm[P_WAYS2], prm[P_GRAN]
+    spl, sb = prm[P_SPL], prm[P_SECTOR_BYTES]
+    inv2 = 1.0 / sets2
+    buf, wstart, wcount = scratch[3], scratch[4], scratch[5]
     t2 = clk[1]
     ev2 = t2 + 1
     l2req = l2sect = l2hit = dram = l2pend = busy = 0
-    for oi in range(order.shape[0]):                     # pass 2: the L2, SMs interleaved
+    for oi in range(order.shape[0]):
         w = order[oi]
         for k in range(wstart[w], wstart[w] + wcount[w]):
             m = buf[k, 1]
             t2 += 1
-            h2, d, pd, bz = l2_access(l2, l2r, buf[k, 0], m, buf, k, op2, slot, t2, sets2, inv2, ways2,
-                                  gran, spl, sb, cnt, ev2)
+            h2, d, pd, bz = l2_access(l2, l2r, buf[k, 0], m, buf, k, op, slot, t2, sets2, inv2, ways2,
+                                      gran, spl, sb, cnt, ev2)
             l2pend += pd
             busy += bz
             l2req += 1
@@ -364,7 +398,40 @@ def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, 
             l2hit += h2 + buf[k, 3]
             dram += d
     clk[1] = t2
-    c = _COLS[kind]
+    return l2req, l2sect, l2hit, dram, l2pend, busy
+
+
+@njit(cache=True, _nrt=False)
+def global_event(addr, mask, mask8, size, kind, order, sm_order, warp_sm, slot, cnt, l1tag, l1,
+                 l2, l2r, prm, clk, scratch):
+    """Run one warp-level global/local memory instruction for every warp of a chunk and add
+    its counts to row `slot` of `cnt`.  Returns the number of sectors looked up in L1.
+
+    mask8 is `mask` viewed as uint8 and `scratch` the work arrays of new_scratch(): numba
+    compiles this without reference counting (_nrt=False), which would cost more than the
+    work, so nothing here may allocate.
+
+    Pass 1 (_l1_pass) goes SM by SM (`sm_order`): coalescing and each SM's L1, which sees its
+    own warps in schedule order; what goes on to the L2 is queued per warp (line, sectors,
+    fully written sectors, extra atomic passes, bytes written).  Pass 2 (_l2_pass) replays
+    the queues in the schedule's interleaved order (`order`) through the L2.  The L1s are
+    private, so this gives the same result as one pass in `order`, with one L1 at a time in
+    the host's caches.
+
+    L1 policy: loads allocate on a miss and fill the missing sectors; stores write through
+    to the L2, allocate the line too (the H200 counts repeated partial stores to a sector
+    as L1 hits) and make fully written sectors valid; atomics bypass the L1 and invalidate
+    what they touch.
+
+    Hits on data in flight: a load sector that hits an L1 line whose sectors another warp's
+    miss in this same event brought in, or an L2 line this event is fetching from DRAM, is
+    counted as a hit (as Nsight does) and also in L1_PEND / L2_PEND, which the timing model
+    reads: such a hit waits for the miss it merged with."""
+    req, sect, nbytes, l1hit, l1pend = _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm,
+                                                l1tag, l1, prm, clk, scratch)
+    op = 0 if (kind == LD or kind == LOCAL_LD) else (1 if (kind == ST or kind == LOCAL_ST) else 2)
+    l2req, l2sect, l2hit, dram, l2pend, busy = _l2_pass(order, op, slot, cnt, l2, l2r, prm, clk, scratch)
+    c = _COUNTER_COLUMNS[kind]
     cnt[slot, c[0]] += req
     cnt[slot, c[1]] += sect
     cnt[slot, c[2]] += nbytes

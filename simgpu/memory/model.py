@@ -11,24 +11,18 @@ from ..exec.state import Observer
 from ..hardware.spec import HardwareError
 from . import counters as C
 from .banks import const_event, new_scratch as bank_scratch, shared_event
-from .cache import MAX_SECTORS_PER_LINE, N_PARAMS, dirty_bytes, new_l1, new_l2
+from .cache import MAX_SECTORS_PER_LINE, EngineParams, dirty_bytes, log2_exact, new_l1, new_l2
 from .engine import KINDS, MAX_LINES, global_event, new_scratch
 from .reductions import reduction_ids
 from .schedule import Schedule, blocks_per_sm, carveout_bytes, l1_ways
+from . import stats
 from .tables import fill_report
 from ..ir import types as T
 
 LOCAL_BASE = (1 << 40) + (1 << 38)   # local memory: 256 GiB above where global arrays start (2**40)
-_SHARED_COLS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES),
-                "st": (C.SST_REQ, C.SST_WF, C.SST_IDEAL, C.SST_BYTES),
-                "atom": (C.SAT_REQ, C.SAT_WF, C.SAT_IDEAL, C.SAT_BYTES)}
-
-
-def _log2(n, what):
-    k = int(n).bit_length() - 1
-    if 1 << k != n:
-        raise HardwareError(f"the memory model needs a power-of-two {what}, not {n}")
-    return k
+_SHARED_COUNTER_COLUMNS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES),
+                           "st": (C.SST_REQ, C.SST_WF, C.SST_IDEAL, C.SST_BYTES),
+                           "atom": (C.SAT_REQ, C.SAT_WF, C.SAT_IDEAL, C.SAT_BYTES)}
 
 
 class MemoryModel(Observer):
@@ -51,17 +45,12 @@ class MemoryModel(Observer):
         self.l1_bytes = ways1 * l1.sets * l1.line_bytes
         self.l1tag, self.l1 = new_l1(l1.sets, ways1, gpu.sm_count)
         self.l2, self.l2r = new_l2(l2.sets, l2.ways, l2.line_bytes)
-        gran = max(1, -(-gpu.dram.access_bytes // l2.sector_bytes))
-        gran = min(gran, spl)
-        while spl % gran:
-            gran += 1
-        self.dram_access_bytes = gran * l2.sector_bytes
-        self.prm = np.zeros(N_PARAMS, dtype=np.int64)
-        self.prm[:] = (_log2(l2.line_bytes, "line size"), _log2(l2.sector_bytes, "sector size"), spl,
-                       l1.sets, ways1, l2.sets, l2.ways, gran, l2.sector_bytes)
+        self.params = EngineParams.for_gpu(gpu, ways1)
+        self.dram_access_bytes = self.params.dram_access_bytes
+        self.prm = self.params.array()                # what the compiled engine reads
         self.clk = np.zeros(2, dtype=np.int64)        # L1 and L2 clocks (LRU stamps)
-        self.bank_shift = _log2(gpu.shared_bank_bytes, "shared-memory bank width")
-        self.bank_mask = (1 << _log2(gpu.shared_banks, "number of shared-memory banks")) - 1
+        self.bank_shift = log2_exact(gpu.shared_bank_bytes, "shared-memory bank width")
+        self.bank_mask = (1 << log2_exact(gpu.shared_banks, "number of shared-memory banks")) - 1
         self.cnt = C.new_table()
         self.slots = {}               # instruction id -> row of self.cnt
         self.slot_ins = []
@@ -100,7 +89,7 @@ class MemoryModel(Observer):
         if space == "shared":
             r = shared_event(addr, mask, mask.view(np.uint8), ev.size, ev.chunk.n_warps, self.bank_shift,
                              self.bank_mask, ev.chunk.wpb, self._bank_scratch)
-            for col, v in zip(_SHARED_COLS[ev.kind], r):
+            for col, v in zip(_SHARED_COUNTER_COLUMNS[ev.kind], r):
                 self.cnt[slot, col] += v
         elif space == "const":
             req, passes, nbytes = const_event(addr, mask, ev.size, ev.chunk.n_warps, self._const_seen)
@@ -121,6 +110,21 @@ class MemoryModel(Observer):
 
     def fill_report(self, rep):
         fill_report(self, rep)
+
+    # -- what the timing model reads ---------------------------------------------------
+    def instruction_stats(self, scale=1.0, l2_bytes=0, write_cost=1.0):
+        """{instruction id: stats.MemStat} for every global/local memory instruction seen.
+        scale > 1: the counters cover 1/scale of the blocks (sampled execution) of a GPU
+        with an L2 of `l2_bytes`; write_cost: DRAM time of a written byte, in read bytes."""
+        return stats.instruction_stats(self.cnt, self.slots, scale, l2_bytes, write_cost)
+
+    def dram_bytes(self, scale=1.0, l2_bytes=0):
+        """Total DRAM bytes (read + write) of the kernel, scaled up for sampled execution."""
+        return stats.dram_bytes(self.cnt, scale, l2_bytes)
+
+    def evicted_fraction(self, scale, l2_bytes):
+        """Share of the bytes left dirty in the L2 a run `scale` times longer would write back."""
+        return stats.evicted_fraction(self.cnt.sum(axis=0), scale, l2_bytes)
 
     # -- helpers -------------------------------------------------------------------
     def _slot(self, ins):

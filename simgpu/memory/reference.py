@@ -11,7 +11,7 @@ from .cache import (P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS
                     P_WAYS1, P_WAYS2, set_index)
 from .engine import ATOM, LD, LOCAL_LD, LOCAL_ST, ST
 
-_COLS = {LD: (C.GLD_REQ, C.GLD_SECT, C.GLD_BYTES, C.GLD_HIT, C.L2_RD_REQ, C.L2_RD, C.L2_RD_HIT),
+_COUNTER_COLUMNS = {LD: (C.GLD_REQ, C.GLD_SECT, C.GLD_BYTES, C.GLD_HIT, C.L2_RD_REQ, C.L2_RD, C.L2_RD_HIT),
          ST: (C.GST_REQ, C.GST_SECT, C.GST_BYTES, C.GST_HIT, C.L2_WR_REQ, C.L2_WR, C.L2_WR_HIT),
          ATOM: (C.GAT_REQ, C.GAT_SECT, C.GAT_BYTES, None, C.L2_AT_REQ, C.L2_AT, C.L2_AT_HIT),
          LOCAL_LD: (C.LLD_REQ, C.LLD_SECT, C.LLD_BYTES, C.LLD_HIT, C.L2_RD_REQ, C.L2_RD, C.L2_RD_HIT),
@@ -99,58 +99,73 @@ class ReferenceMemory:
             extra[key] = max(extra.get(key, 0), c - 1)
         return extra
 
-    def global_event(self, addr, mask, size, kind, order, sm_order, warp_sm, slot):
+    def _l1_set(self, sm, line):
         p = self.p
-        sb, ls, ss = p[P_SECTOR_BYTES], p[P_LINE_SHIFT], p[P_SECTOR_SHIFT]
-        c = _COLS[kind]
-        row = self._row(slot)
+        return self.l1[sm][set_index(line, p[P_SETS1], 1.0 / p[P_SETS1])]
+
+    def _l1_access(self, sm, line, sectors, nbytes, kind, row, c, filled):
+        """A load or store of `sectors` of `line` at the L1 of SM `sm`: counts its hits (and
+        hits in flight: `filled` holds this event's L1 fills) in `row`; returns the request
+        that goes on to the L2 (line, sectors, bytes written, 0), or None."""
+        sb = self.p[P_SECTOR_BYTES]
+        s = self._l1_set(sm, line)
+        e = next((x for x in s if x[0] == line), None)
+        if e is None:                                # loads and stores allocate
+            if len(s) == self.p[P_WAYS1]:
+                s.pop()
+            e = [line, set(), set()]                 # line, valid, written
+        else:
+            s.remove(e)
+        s.insert(0, e)
+        if kind in (LD, LOCAL_LD):
+            row[c[3]] += len(sectors & e[1])
+            row[C.L1_PEND] += len({(sm, line, k) for k in sectors & e[1]} & filled)
+            miss = sectors - e[1]
+            filled |= {(sm, line, k) for k in miss}
+            e[1] |= miss
+            return (line, miss, set(), 0) if miss else None
+        full = {k for k in sectors if all(k * sb + b in nbytes for b in range(sb))}
+        row[c[3]] += len(sectors & (e[1] | e[2]))
+        e[1] |= full
+        e[2] |= sectors
+        return line, sectors, nbytes, 0
+
+    def _l1_invalidate(self, sm, line, sectors):
+        """An atomic: the L1 of SM `sm` drops the sectors (atomics run in the L2)."""
+        e = next((x for x in self._l1_set(sm, line) if x[0] == line), None)
+        if e is not None:
+            e[1] -= sectors
+            e[2] -= sectors
+
+    def _l1_pass(self, addr, mask, size, kind, sm_order, warp_sm, row, c):
+        """Coalescing and the L1s, warps in `sm_order`: {warp: its requests to the L2}."""
+        ls, ss = self.p[P_LINE_SHIFT], self.p[P_SECTOR_SHIFT]
         queue = {}
         filled = set()                                       # (sm, line, sector) L1 fills of this event
-        for w in sm_order:                                   # pass 1: coalescing and L1
+        for w in sm_order:
             lines, active = self._warp_lines(addr, mask, w, size)
             if not active:
                 continue
             row[c[0]] += 1
             row[c[2]] += active * size
             extra = self._atomic_extra(addr, mask, w, ls, ss) if kind == ATOM else {}
-            l1 = self.l1[warp_sm[w]]
             q = queue.setdefault(w, [])
             for line, (sectors, nbytes) in lines.items():
                 ex = sum(v for (L, _), v in extra.items() if L == line)
                 row[c[1]] += len(sectors) + ex
-                full = {k for k in sectors if all(k * sb + b in nbytes for b in range(sb))}
-                s = l1[set_index(line, p[P_SETS1], 1.0 / p[P_SETS1])]
-                e = next((x for x in s if x[0] == line), None)
                 if kind == ATOM:
-                    if e is not None:
-                        e[1] -= sectors
-                        e[2] -= sectors
+                    self._l1_invalidate(warp_sm[w], line, sectors)
                     q.append((line, sectors, set(), ex))
                     continue
-                if e is None:                                # loads and stores allocate
-                    if len(s) == p[P_WAYS1]:
-                        s.pop()
-                    e = [line, set(), set()]                 # line, valid, written
-                else:
-                    s.remove(e)
-                s.insert(0, e)
-                if kind in (LD, LOCAL_LD):
-                    row[c[3]] += len(sectors & e[1])
-                    sm = warp_sm[w]
-                    row[C.L1_PEND] += len({(sm, line, k) for k in sectors & e[1]} & filled)
-                    miss = sectors - e[1]
-                    filled |= {(sm, line, k) for k in miss}
-                    e[1] |= miss
-                    if miss:
-                        q.append((line, miss, set(), 0))
-                else:
-                    row[c[3]] += len(sectors & (e[1] | e[2]))
-                    e[1] |= full
-                    e[2] |= sectors
-                    q.append((line, sectors, nbytes, 0))
-        op = 0 if kind in (LD, LOCAL_LD) else (1 if kind in (ST, LOCAL_ST) else 2)
+                request = self._l1_access(warp_sm[w], line, sectors, nbytes, kind, row, c, filled)
+                if request is not None:
+                    q.append(request)
+        return queue
+
+    def _l2_pass(self, queue, order, op, slot, row, c):
+        """The queued requests through the L2, warps in `order`."""
         fetched = set()
-        for w in order:                                      # pass 2: the L2
+        for w in order:
             for line, sectors, nbytes, ex in queue.get(w, ()):
                 hits, dram, pend, busy = self._l2(line, sectors, nbytes, op, slot, fetched)
                 row[C.L2_PEND] += pend
@@ -159,6 +174,14 @@ class ReferenceMemory:
                 row[c[5]] += len(sectors) + ex
                 row[c[6]] += hits + ex
                 row[C.DRAM_RD] += dram
+
+    def global_event(self, addr, mask, size, kind, order, sm_order, warp_sm, slot):
+        """What engine.global_event adds to row `slot`: pass 1 (coalescing and L1) SM by SM,
+        pass 2 (L2) in the schedule's order."""
+        row, c = self._row(slot), _COUNTER_COLUMNS[kind]
+        queue = self._l1_pass(addr, mask, size, kind, sm_order, warp_sm, row, c)
+        op = 0 if kind in (LD, LOCAL_LD) else (1 if kind in (ST, LOCAL_ST) else 2)
+        self._l2_pass(queue, order, op, slot, row, c)
 
     def dirty_bytes(self):
         return sum(len(e[2]) * self.p[P_SECTOR_BYTES] for s in self.l2 for e in s)
