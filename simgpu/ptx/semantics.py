@@ -69,6 +69,8 @@ from typing import Callable
 
 import numpy as np
 
+from simgpu.errors import SimGPUError
+
 from . import sem_cvt, sem_fmisc, sem_int
 from . import sem_fp as fp
 from .sem_int import INT_T
@@ -85,7 +87,6 @@ def np_dtype(t: str) -> np.dtype:
     try:
         return np.dtype(_DTYPES[t])
     except KeyError:
-        from simgpu.errors import SimGPUError
         raise SimGPUError(f"PTX type .{t} has no numpy representation in simgpu") from None
 
 
