@@ -1,4 +1,10 @@
 """simgpu.validate: prediction beside measurement; clear notes when there is no GPU."""
+import json
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -62,3 +68,37 @@ def test_auto_scaled_count_units_are_converted(tmp_path):
     text = NCU_CSV.replace('"Mbyte","usecond","%","inst"', '"Mbyte","usecond","%","Kinst"')
     rows = simgpu.validate.parse_ncu_csv(text)
     assert rows[0]["smsp__inst_executed.sum"] == 1048576 * 1e3
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_suite_reads_ncu_csv_with_the_librarys_parser_without_simgpu(tmp_path):
+    """validation/ncu_csv.py loads simgpu/validate/ncu_csv.py by its path: it works where simgpu
+    cannot be imported, and reads what simgpu.validate.parse_ncu_csv reads."""
+    p = tmp_path / "prof.csv"
+    p.write_text(NCU_CSV)
+    code = ("import sys, json; sys.modules['simgpu'] = None; sys.path.insert(0, sys.argv[1]); import ncu_csv; "
+            "h, u, rows = ncu_csv.parse_csv(open(sys.argv[2]).read()); "
+            "print(json.dumps([r['metrics'] for r in ncu_csv.rows_to_dicts(h, u, rows)]))")
+    r = subprocess.run([sys.executable, "-c", code, os.path.join(ROOT, "validation"), str(p)],
+                       capture_output=True, text=True, cwd=str(tmp_path), env={"PATH": os.environ.get("PATH", "")})
+    assert r.returncode == 0, r.stderr
+    suite = json.loads(r.stdout)
+    lib = simgpu.validate.load_ncu_csv(str(p))
+    assert [{k: v for k, v in m.items() if "__" in k} for m in suite] == \
+        [{k: v for k, v in d.items() if k not in ("id", "kernel")} for d in lib]
+
+
+def test_the_numpy_patch_for_numba_lives_in_two_places_only():
+    """np.row_stack is patched by simgpu/_compat.py (simgpu's code) and validation/_common.py (the
+    suite, which runs without simgpu); nowhere else."""
+    found = set()
+    for top in ("simgpu", "validation", "tests", "examples", "benchmarks"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    if re.search(r"np\.row_stack\s*=", open(path, encoding="utf-8").read()):
+                        found.add(os.path.relpath(path, ROOT))
+    assert found == {os.path.join("simgpu", "_compat.py"), os.path.join("validation", "_common.py")}

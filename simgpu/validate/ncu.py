@@ -1,10 +1,8 @@
 """Nsight Compute: run a kernel under `ncu` and read its `--csv --page raw` output."""
 from __future__ import annotations
 
-import csv
 import glob
 import inspect
-import io
 import os
 import shutil
 import subprocess
@@ -12,6 +10,9 @@ import sys
 import tempfile
 
 import numpy as np
+
+from .. import _compat
+from .ncu_csv import parse_csv, rows_to_dicts
 
 # the metrics the Report names (memory, timing, launch)
 METRICS = [
@@ -29,53 +30,16 @@ METRICS = [
     "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps", "launch__registers_per_thread",
 ]
 
-# ncu's units use SI (1000-based) prefixes; values are returned in base units
-_SCALE = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-          "nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9,
-          "byte/second": 1, "kbyte/second": 1e3, "mbyte/second": 1e6, "gbyte/second": 1e9,
-          "tbyte/second": 1e12, "hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
-_PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}   # auto-scaled counts: Kinst, Msector, Gcycle
-_COUNTS = ("inst", "sector", "request", "cycle", "warp", "block", "thread", "wavefront")
-
-
-def _number(text, unit):
-    t = str(text).replace(",", "").strip()
-    if t in ("", "n/a", "N/A", "-", "nan"):
-        return None
-    try:
-        v = float(t)
-    except ValueError:
-        return None
-    u = unit.strip()
-    if u.lower() in _SCALE:
-        return v * _SCALE[u.lower()]
-    if len(u) > 1 and u[0] in _PREFIX and u[1:] in _COUNTS:
-        return v * _PREFIX[u[0]]
-    return v
-
-
 def parse_ncu_csv(text):
     """Parse `ncu --csv --page raw` text (warning and ==PROF== lines allowed) into a list of
     dicts, one per profiled launch: {'kernel': name, 'id': n, metric: value, ...}; values in
-    plain units (bytes, ns, %, counts)."""
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
-    if start is None:
-        return []
-    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    header = rows[0]
-    units = rows[1] if len(rows) > 1 and (not rows[1] or rows[1][0] == "") else [""] * len(header)
-    body = rows[2:] if units is not rows[0] and len(rows) > 1 and rows[1][:1] == [""] else rows[1:]
+    plain units (bytes, ns, %, counts).  The parsing is ncu_csv.py's, which the validation
+    suite shares."""
     out = []
-    for r in body:
-        if len(r) != len(header) or not r[0].strip().isdigit():
-            continue
-        d = {"id": int(r[0]), "kernel": r[header.index("Kernel Name")] if "Kernel Name" in header else ""}
-        for h, u, v in zip(header, units, r):
-            if "__" in h or h.startswith(("gpu__", "sm__", "dram__", "lts__", "l1tex__", "launch__", "smsp__")):
-                num = _number(v, u)
-                if num is not None:
-                    d[h] = num
+    for rec in rows_to_dicts(*parse_csv(text)):
+        meta = rec["_meta"]
+        d = {"id": int(meta["ID"]), "kernel": meta.get("Kernel Name", "")}
+        d.update((h, v) for h, v in rec["metrics"].items() if "__" in h and v is not None)
         out.append(d)
     return out
 
@@ -95,11 +59,14 @@ def ncu_path():
     return cands[-1] if cands else None
 
 
+# argv: kernel file, kernel name, args .npz, kernel module, simgpu/_compat.py (loaded by its path:
+# the child may not have simgpu on its path, and the numpy patch must run before numba.cuda loads)
 _DRIVER = r'''
 import sys, numpy as np
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack   # numba 0.68.0 calls it; numpy 2.5 removed it
 import importlib, importlib.util, os
+_spec = importlib.util.spec_from_file_location("simgpu_compat", sys.argv[5])
+_compat = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_compat)
+_compat.patch_numpy_for_numba()
 try:                                     # a module of an installed package (relative imports)
     mod = importlib.import_module(sys.argv[4]) if sys.argv[4] not in ("__main__", "") else None
 except Exception:
@@ -148,7 +115,7 @@ def profile(kernel_py_func, grid, block, args, metrics=None, timeout=600):
             f.write(_DRIVER)
         cmd = [exe, "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(metrics),
                sys.executable, drv, src, kernel_py_func.__name__, npz,
-               getattr(kernel_py_func, "__module__", "") or ""]
+               getattr(kernel_py_func, "__module__", "") or "", os.path.abspath(_compat.__file__)]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
