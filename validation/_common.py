@@ -1,7 +1,8 @@
 """Helpers shared by validation/run_suite.py and validation/microbench/run_micro.py.
 
 Import this module BEFORE numba.cuda: it patches np.row_stack (numba 0.68.0 calls it, numpy 2.5
-removed it).
+removed it).  Every validation script that needs the patch and runs without simgpu gets it here
+(`import _common`); scripts that import simgpu get simgpu/_compat.py's.
 """
 import datetime
 import glob
@@ -17,7 +18,17 @@ import traceback
 
 import numpy as np
 
-np.row_stack = getattr(np, "row_stack", np.vstack)
+
+
+def patch_numpy_for_numba():
+    """numba 0.68.0 calls np.row_stack, which numpy 2.5 removed; give it back (as vstack).
+    This is a copy of simgpu/_compat.py's patch on purpose: the suite runs on the GPU machine
+    without simgpu installed, so it cannot import simgpu._compat.  It is validation/'s one copy."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
+patch_numpy_for_numba()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

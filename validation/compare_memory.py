@@ -31,9 +31,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
-np.row_stack = getattr(np, "row_stack", np.vstack)     # numba.cuda on numpy >= 2.5 (see _common.py)
-
-import simgpu  # noqa: E402
+import simgpu  # noqa: E402  (patches np.row_stack before numba.cuda loads: simgpu/_compat.py)
 
 # (label, predicted metric(s), measured metric(s), tolerance, how to compare)
 ROWS = [

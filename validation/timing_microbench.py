@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-np.row_stack = getattr(np, "row_stack", np.vstack)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402,F401  (patches np.row_stack before numba.cuda is imported)
 
 ITERS = 4096
 BLOCKS = 132 * 8 * 4

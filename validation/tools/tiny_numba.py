@@ -1,6 +1,11 @@
 """Fallback tiny target (one numba kernel launch) for validation/ncu_metrics.py when nvcc is absent."""
+import os
+import sys
+
 import numpy as np
-np.row_stack = getattr(np, "row_stack", np.vstack)
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _common  # noqa: E402,F401  (patches np.row_stack before numba.cuda is imported)
 from numba import cuda  # noqa: E402
 
 
