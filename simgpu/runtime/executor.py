@@ -12,6 +12,7 @@ from typing import Protocol
 
 from ..exec.interp import Interpreter
 from ..exec.state import Chunk
+from .ptx_path import PTXExecutor
 
 
 class Executor(Protocol):
@@ -38,7 +39,7 @@ class IRExecutor:
         return executed
 
 
-EXECUTORS = {"ir": IRExecutor}
+EXECUTORS = {"ir": IRExecutor, "ptx": PTXExecutor}
 
 
 def get_executor(name_or_executor="ir") -> Executor:

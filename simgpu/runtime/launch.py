@@ -41,6 +41,7 @@ class Launch:
     blocks_per_chunk: int = 1
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
     show_progress: bool = False
+    program: object = None                # the kernel (KernelProgram): what an executor compiles
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -93,14 +94,17 @@ def bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterati
                   registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations)
 
 
-def make_models(info, memory, timing, timing_detail, sample):
-    """The instruction counter and the memory and timing models, as observers."""
+def make_models(info, memory, timing, timing_detail, sample, executor=None):
+    """The instruction counter (the executor's own, if it has one) and the memory and timing
+    models, as observers."""
     if sample and not timing:
         raise LaunchError("sample=True needs the timing model (timing=True)")
+    make_counter = getattr(executor, "make_counter", None)
+    counter = make_counter(info) if make_counter is not None else InstCounter()
     mm = MemoryModel(info.gpu, info) if memory else None
     tm = (TimingModel(info.gpu, info, memory_model=mm, registers_per_thread=info.registers_per_thread,
                       detail=timing_detail) if timing else None)
-    return InstCounter(), mm, tm
+    return counter, mm, tm
 
 
 def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
@@ -130,31 +134,58 @@ def make_report(k, info, counter, models, executed, sample):
     return rep
 
 
-def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=True,
+def check_timing(ex, timing):
+    """timing=None: on where the executor can feed the timing model.  The PTX executor
+    cannot yet (the timing model replays IR instructions)."""
+    supported = getattr(ex, "supports_timing", True)
+    if timing is None:
+        return supported
+    if timing and not supported:
+        raise LaunchError(f"executor={ex.name!r} supports memory=True, timing=False for now: the timing "
+                          "model replays simgpu's IR instructions, not the compiled code "
+                          "(use executor='ir' for timing)")
+    return bool(timing)
+
+
+def prepare(ex, k, info, values):
+    """The executor's own preparation (the PTX executor compiles the kernel here and sets the
+    launch's registers and shared memory from ptxas) before the models are built."""
+    info.program = k
+    hook = getattr(ex, "prepare", None)
+    if hook is not None:
+        hook(k, info, values)
+
+
+def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
            registers_per_thread=None, sample=False, timing_detail="auto", executor="ir"):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
-    memory / timing: switch the memory and timing models on or off.
+    memory / timing: switch the memory and timing models on or off (timing=None: on where
+        the executor supports it -- not yet with executor="ptx").
     registers_per_thread: override the estimate from the IR (occupancy and timing use it).
     sample: run only the blocks the timing model samples (the first and the partial last
         wave) and scale counts up: fast predictions for big launches, outputs only partly
         computed.  The error this adds is measured in docs/timing.md.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
-    executor: "ir" (simgpu's IR interpreter) or an object with Executor's `run`.
+    executor: "ir" (simgpu's IR interpreter), "ptx" (the code numba-cuda compiles, counted
+        with ptxas' SASS; runtime/ptx_path.py) or an object with Executor's `run`.
     """
+    ex = get_executor(executor)
+    timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
     grid, block = dim3(grid, "grid"), dim3(block, "block")
     k, fn, values = specialise(kernel, grid, block, args)
     info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
-    counter, mm, tm = make_models(info, memory, timing, timing_detail, sample)
+    prepare(ex, k, info, values)
+    counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
     models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
     obs = [counter, *models, *observers]
     for o in obs:
         o.launch_begin(info)
     plan_chunks(info, chunk_lanes, mm, tm, sample, progress)
-    executed = get_executor(executor).run(fn, info, obs)
+    executed = ex.run(fn, info, obs)
     copy_back(info.handles)
     for o in obs:
         o.launch_end(info)

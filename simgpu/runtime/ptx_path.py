@@ -1,0 +1,435 @@
+"""The PTX executor: run what the compiler emits.
+
+``launch(k, grid, block, args, executor="ptx")`` compiles the kernel with numba-cuda for the
+launch's GPU (simgpu.sass.compile_kernel: PTX, ptxas resources, SASS per PTX line), runs the
+PTX with simgpu.ptx over the launch's chunks, and adapts what the PTX executor reports to the
+observer contract of simgpu/exec/state.py, so the shared models count what the compiled code
+does:
+
+* memory: every executed ld/st/atom/red becomes an ``exec.state.MemEvent`` whose ``inst`` is
+  a :class:`PtxInst` (stable id = the PTX line, ``loc`` = the user's source line from the
+  PTX ``.loc``).  Addresses are those the compiled code computes: global = device addresses
+  (placed where the IR path's binding places the arrays, so both paths see the same
+  addresses), shared = offsets in the block's window, local = per-thread offsets in the PTX
+  ``.local`` frame; the access size is the PTX access's (``.v2``/``.v4`` vectors: all of it).
+* instructions: :class:`SassInstCounter` counts, per executed PTX instruction, the warps and
+  threads that executed it times the SASS instructions ptxas made from that PTX line
+  (out-of-line ``$__internal_*`` subroutines counted once per CALL on the line).
+
+Stand-ins for what MemoryModel takes from the IR (see :func:`adapt_memory_model`):
+``local_frame`` (the per-thread local frame that interleaves local memory) is the PTX
+``.local`` frame of the kernel; ``red_ids`` (atomics compiled to RED) are the atomics whose
+PTX line ptxas turned into a RED* SASS instruction.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LaunchError, SimGPUError
+from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
+from ..ir.nodes import Loc
+from ..memory import MemoryModel
+from ..ptx.args import flatten_args
+from ..ptx.executor import Chunk as PtxChunk
+from ..ptx.executor import Executor as _PtxChunkExecutor
+from ..ptx.memory import ALIGN as PTX_ALIGN
+from ..ptx.memory import DeviceMemory
+from ..ptx.parser import parse
+from ..ptx.runner import Image, _find_entry
+from ..sass import compile_kernel
+from ..sass.opclasses import base_opcode, pipe_of
+from ..sass.toolchain import cc_for_gpu
+
+_KIND = {"load": "ld", "store": "st", "atomic": "atom"}
+_IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
+_CALL_TARGET = re.compile(r"`\(([^)]+)\)")
+_LOCAL_SASS = ("LDL", "STL")
+MAX_STEPS = 10 ** 9
+
+
+def cc_for(gpu):
+    """Compute capability to compile for: the GPU's own (H100/H200 -> 9.0, A100 -> 8.0)."""
+    cc = getattr(gpu, "compute_capability", None)
+    if isinstance(cc, (tuple, list)) and len(cc) == 2:
+        return (int(cc[0]), int(cc[1]))
+    return cc_for_gpu(getattr(gpu, "name", gpu))
+
+
+# -- instructions as the observers see them --------------------------------------------------
+@dataclass(eq=False)
+class PtxInst:
+    """One PTX instruction of the compiled kernel, as an observer's ``ins``: ``id`` is its
+    line in the PTX (stable over chunks and launches of the same code), ``loc`` the user's
+    source line that the PTX ``.loc`` gave it (line 0 where the compiler gave none)."""
+    id: int
+    loc: Loc
+    op: str                                  # IR-style op: 'ld' 'st' 'atomic' or the PTX opcode
+    attrs: dict = field(default_factory=dict)   # opcode, ptx (text), space, sass (opcodes)
+
+    def __repr__(self):
+        return f"<PtxInst line {self.id}: {self.attrs.get('ptx', '')} @ {self.loc.file}:{self.loc.line}>"
+
+
+class SassFacts:
+    """What the compiled kernel's SASS says per PTX line: SASS instructions (own + called
+    subroutines, once per call), their pipes, the user's source line."""
+
+    def __init__(self, compiled, kernel_file=""):
+        self.compiled = compiled
+        self.kernel_file = kernel_file
+        self.sass = {}                      # PTX line -> [opcode] (subroutines included)
+        for ks in compiled.facts.kernels.values():
+            for ins in ks.instructions:
+                if ins.ptx_line is None:
+                    continue
+                ops = self.sass.setdefault(ins.ptx_line, [])
+                ops.append(ins.opcode)
+                if ins.base == "CALL" and (m := _CALL_TARGET.search(ins.operands)):
+                    ops.extend(s.opcode for s in ks.subroutines.get(m.group(1), ()))
+        self.count = {ln: len(v) for ln, v in self.sass.items()}
+        self.pipes = {ln: _histogram(pipe_of(op) for op in v) for ln, v in self.sass.items()}
+        self.source = compiled.ptx_source
+        self._insts = {}
+
+    def loc(self, ptx_line):
+        s = self.source.get(ptx_line)
+        return Loc(s.file, s.line, s.col) if s else Loc(self.kernel_file, 0)
+
+    def inst(self, ptx_line, opcode="", text="", space=None):
+        i = self._insts.get(ptx_line)
+        if i is None:
+            i = self._insts[ptx_line] = PtxInst(
+                ptx_line, self.loc(ptx_line), _IR_OP.get(opcode, opcode),
+                {"opcode": opcode, "ptx": text, "space": space,
+                 "sass": list(self.sass.get(ptx_line, ()))})
+        return i
+
+    def is_reduction(self, ptx_line):
+        """ptxas made RED (no value returned) from this atomic."""
+        return any(base_opcode(op).startswith("RED") for op in self.sass.get(ptx_line, ()))
+
+    def issues_local(self, ptx_line):
+        """Whether the SASS of this PTX line touches local memory (ptxas may keep a .local
+        array of the PTX in registers; then the ld/st.local issues nothing)."""
+        if ptx_line not in self.sass:
+            return not self.sass               # no facts at all: trust the PTX
+        return any(base_opcode(op) in _LOCAL_SASS for op in self.sass[ptx_line])
+
+
+def _histogram(items):
+    h = defaultdict(int)
+    for x in items:
+        h[x] += 1
+    return dict(h)
+
+
+class SassInstCounter(Observer):
+    """smsp__inst_executed & co. on the PTX path: per executed PTX instruction, (warps that
+    executed it) x (SASS instructions ptxas made from its line); threads likewise.  Exposes
+    ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
+
+    def __init__(self):
+        self.facts = None
+        self.per_line = {}          # PTX line -> [warp execs, thread execs]
+        self.opcode = {}            # PTX line -> PTX opcode
+        self.branches = defaultdict(lambda: [0, 0, 0])   # PTX line -> [warps, divergent, threads]
+        self.resources = None
+        self.cur_line = 0
+
+    def set_facts(self, facts, resources):
+        self.facts, self.resources = facts, resources
+
+    # -- fed by the PTX executor ---------------------------------------------------------
+    def count(self, line, opcode, lanes):
+        """`lanes`: the chunk lanes that executed PTX line `line` at one step (sorted)."""
+        self.cur_line = line
+        n = len(lanes)
+        if n == 0:
+            return
+        w = lanes >> 5
+        warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+        e = self.per_line.get(line)
+        if e is None:
+            e = self.per_line[line] = [0, 0]
+            self.opcode[line] = opcode
+        e[0] += warps
+        e[1] += n
+        if opcode == "bra":
+            b = self.branches[line]
+            b[0] += warps
+            b[2] += n
+
+    def divergent(self, lanes, taken):
+        """A branch at the current line split `taken` from the other `lanes` (chunk lanes)."""
+        t = np.zeros(int(lanes.max()) // 32 + 1, bool)
+        f = t.copy()
+        t[lanes[taken] >> 5] = True
+        f[lanes[~taken] >> 5] = True
+        self.branches[self.cur_line][1] += int(np.count_nonzero(t & f))
+
+    # -- results --------------------------------------------------------------------------
+    def _n(self, line):
+        return self.facts.count.get(line, 0) if self.facts else 1
+
+    def totals(self):
+        warp = thread = 0
+        by_pipe = defaultdict(int)
+        for line, (w, t) in self.per_line.items():
+            n = self._n(line)
+            warp += w * n
+            thread += t * n
+            if self.facts:
+                for p, k in self.facts.pipes.get(line, {}).items():
+                    by_pipe[p] += w * k
+        return warp, thread, dict(by_pipe)
+
+    def metrics(self):
+        warp, thread, by_pipe = self.totals()
+        div = sum(d for _, d, _ in self.branches.values())
+        nb = sum(w for w, _, _ in self.branches.values())
+        m = {
+            "smsp__inst_executed.sum": float(warp),
+            "smsp__thread_inst_executed.sum": float(thread),
+            "smsp__thread_inst_executed_per_inst_executed.ratio": (thread / warp) if warp else 0.0,
+            "simgpu__simt_efficiency.pct": 100.0 * thread / (32 * warp) if warp else 0.0,
+            "simgpu__branch_warp_executions.sum": float(nb),
+            "simgpu__divergent_branch_warp_executions.sum": float(div),
+            "simgpu__inst_by_class": by_pipe,
+            "simgpu__ptx_inst_executed.sum": float(sum(w for w, _ in self.per_line.values())),
+        }
+        for p, v in sorted(by_pipe.items()):
+            m[f"smsp__inst_executed_pipe_{p}.sum"] = float(v)
+        if self.facts:
+            nosrc = sum(w * self._n(ln) for ln, (w, _) in self.per_line.items()
+                        if self.facts.source.get(ln) is None)
+            m["simgpu__inst_executed_no_source_line.sum"] = float(nosrc)
+        r = self.resources
+        if r is not None:
+            if r.registers is not None:
+                m["launch__registers_per_thread"] = float(r.registers)
+            m["simgpu__ptxas_spill_stores_bytes"] = float(r.spill_stores)
+            m["simgpu__ptxas_spill_loads_bytes"] = float(r.spill_loads)
+            m["simgpu__ptxas_stack_frame_bytes"] = float(r.stack_frame)
+        return m
+
+    def by_line(self):
+        """(file, line) -> {inst_executed, thread_inst_executed[, divergent_branches]};
+        code with no user line (the final ret) is left out (see the no_source_line metric)."""
+        rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
+        src = self.facts.source if self.facts else {}
+        for line, (w, t) in self.per_line.items():
+            s = src.get(line)
+            if s is None:
+                continue
+            n = self._n(line)
+            r = rows[(s.file, s.line)]
+            r["inst_executed"] += w * n
+            r["thread_inst_executed"] += t * n
+        for line, (w, d, t) in self.branches.items():
+            s = src.get(line)
+            if s is not None and d:
+                r = rows[(s.file, s.line)]
+                r["divergent_branches"] = r.get("divergent_branches", 0) + d
+        return rows
+
+
+# -- device memory at the IR binding's addresses ------------------------------------------
+class PlacedMemory(DeviceMemory):
+    """simgpu.ptx's device memory, with the argument arrays at the addresses the IR path's
+    binding gave them (runtime/binding.bind_memory), named after their parameters."""
+
+    def __init__(self, places):
+        super().__init__()
+        self.places = list(places)          # [(address, name)] in argument order
+
+    def alloc(self, buf, name=""):
+        if self.places:
+            base, name = self.places.pop(0)
+        else:
+            base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN
+                                       for b, u in zip(self.bases, self.bufs)), default=self.next))
+        k = bisect.bisect(self.bases, base)
+        self.bases.insert(k, base)
+        self.bufs.insert(k, buf)
+        self.names.insert(k, name)
+        self.next = max(self.next, base + -(-max(buf.size, 1) // PTX_ALIGN) * PTX_ALIGN)
+        self._bases_arr = np.array(self.bases, np.uint64)
+        return base
+
+
+# -- the chunk executor, with branch divergence reported --------------------------------
+class _ChunkExecutor(_PtxChunkExecutor):
+    counter = None
+
+    def goto(self, lanes, taken, target, fall):
+        if taken is not None and self.counter is not None and target != fall:
+            t = np.asarray(taken)
+            if t.ndim and t.any() and not t.all():
+                ln = self.all_lanes(lanes)
+                if t.shape[0] == len(ln):
+                    self.counter.divergent(ln, t)
+        return super().goto(lanes, taken, target, fall)
+
+
+class _Adapter:
+    """simgpu.ptx's event contract -> exec.state's observer contract, for one chunk."""
+
+    def __init__(self, facts, counter, observers, chunk, handles, raw_observers):
+        self.facts, self.counter, self.observers, self.chunk = facts, counter, observers, chunk
+        self.handles = handles
+        self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
+        self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
+
+    def instruction(self, ev):
+        self.counter.count(ev.line, ev.opcode, ev.lanes)
+        for f in self.raw_instr:
+            f(ev)
+
+    def mem_access(self, ev):
+        for f in self.raw_mem:
+            f(ev)
+        if ev.space == "param" or not self.observers:
+            return
+        if ev.space == "local" and not self.facts.issues_local(ev.line):
+            return                  # ptxas kept this .local access in registers
+        c = self.chunk
+        lanes = np.asarray(ev.lanes, np.int64)
+        addr = np.zeros(c.n_lanes, np.int64)
+        addr[lanes] = np.asarray(ev.addresses, np.uint64).astype(np.int64)
+        arr = np.zeros(c.n_lanes, bool)
+        arr[lanes] = True
+        mask = Mask(arr, c)
+        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
+        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width),
+                      self._array(ev, addr[lanes[0]] if len(lanes) else 0), c)
+        for o in self.observers:
+            o.mem(me)
+
+    def _array(self, ev, a0):
+        if ev.space == "global":
+            for h in self.handles:
+                if h.base_addr <= a0 < h.base_addr + max(h.data.nbytes, 1):
+                    return h
+        return _SPACE_HANDLES.setdefault(ev.space, ArrayHandle(
+            f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8)))
+
+
+_SPACE_HANDLES = {}
+
+
+def adapt_memory_model(mm, facts, image):
+    """Give the MemoryModel (built from the IR) the compiled code's facts: the local frame is
+    the PTX .local frame (16-byte rounded, at least 16 B as the model's own rule) and the
+    reductions are the atomics ptxas compiled to RED."""
+    mm.local_frame = max(16, -(-int(image.local_size) // 16) * 16)
+    reds = set()
+    for ln, ops in facts.sass.items():
+        if any(base_opcode(op).startswith("RED") for op in ops):
+            reds.add(ln)
+    mm.red_ids = reds
+
+
+# -- the executor ------------------------------------------------------------------------
+@dataclass(eq=False)
+class PtxLaunchState:
+    compiled: object
+    facts: SassFacts
+    counter: SassInstCounter
+    args: list
+
+
+class PTXExecutor:
+    """Runs the kernel's compiled PTX (numba-cuda -> PTX, ptxas' SASS for the counts)."""
+
+    name = "ptx"
+    supports_timing = False
+
+    def __init__(self, use_cache=True):
+        self.use_cache = use_cache
+
+    # -- launch hooks (runtime/launch.py) ---------------------------------------------------
+    def prepare(self, program, launch, values=None):
+        """Compile for the launch's GPU; set the launch's registers and shared memory from
+        ptxas.  Called after binding, before the models are built."""
+        args = launch_args(launch)
+        try:
+            ck = compile_kernel(program.py_func, args, cc=cc_for(launch.gpu), use_cache=self.use_cache)
+        except SimGPUError:
+            raise
+        except Exception as e:     # numba's typing/lowering errors, tool failures
+            raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
+                              f"{type(e).__name__}: {e}") from e
+        res = ck.resources
+        facts = SassFacts(ck, program.py_func.__code__.co_filename)
+        counter = SassInstCounter()
+        counter.set_facts(facts, res)
+        launch.ptx = PtxLaunchState(ck, facts, counter, args)
+        if launch.registers_per_thread is None and res.registers is not None:
+            launch.registers_per_thread = int(res.registers)
+        if res.shared_bytes:
+            launch.smem_bytes = int(res.shared_bytes)
+        return launch.ptx
+
+    def make_counter(self, launch):
+        st = getattr(launch, "ptx", None)
+        return st.counter if st is not None else SassInstCounter()
+
+    # -- Executor.run ------------------------------------------------------------------------
+    def run(self, program, launch, observers) -> int:
+        st = getattr(launch, "ptx", None)
+        if st is None:
+            st = self.prepare(_program_of(launch, program), launch)
+        observers = list(observers)
+        counter = st.counter
+        exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
+        raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
+        places = [(h.base_addr, h.name) for h in launch.handles]
+        values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
+        module = parse(st.compiled.ptx)
+        entry = _find_entry(module, st.compiled.entry)
+        image = Image(module, entry, launch.grid, launch.block, values, memory, 0, MAX_STEPS)
+        for o in observers:
+            if isinstance(o, MemoryModel):
+                adapt_memory_model(o, st.facts, image)
+        launch.ptx.image = image
+        executed = 0
+        for index, first, n in launch.chunks():
+            chunk = Chunk(first, n, launch.block, launch.grid, index=index)
+            for o in observers:
+                o.chunk_begin(chunk)
+            ad = _Adapter(st.facts, counter, exec_obs, chunk, launch.handles, raw)
+            ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
+            ex.counter = counter
+            ex.run()
+            for o in observers:
+                o.chunk_end(chunk)
+            executed += n
+            launch.chunk_done(index)
+        for orig, buf in copies:
+            orig[...] = buf
+        return executed
+
+
+def _program_of(launch, program):
+    p = getattr(launch, "program", None)
+    if p is None:
+        raise LaunchError("PTXExecutor.run needs the kernel (launch.program) to compile it")
+    return p
+
+
+def launch_args(launch):
+    """The kernel's arguments in parameter order: the working arrays the binding made (the
+    IR path's buffers, copied back to the user's arrays by binding.copy_back) and scalars."""
+    out = []
+    for p in launch.fn.params:
+        v = launch.bindings[p]
+        if isinstance(v, ArrayHandle):
+            out.append(v.user_array[2])
+        else:
+            out.append(v)
+    return out
