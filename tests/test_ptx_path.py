@@ -229,15 +229,101 @@ def test_divergent_kernel_outputs_equal():
     assert metric(r["ptx"][0], "simgpu__divergent_branch_warp_executions.sum") > 0
 
 
-def test_jit_with_executor_option_and_device_arrays():
-    """simgpu.jit(f, executor="ptx")[g, b](...) works, and results reach numba device arrays
-    (binding.copy_back) as on the IR path."""
-    from numba.cuda.cudadrv import devicearray  # noqa: F401  (present with numba-cuda)
+class FakeDeviceArray:
+    """What binding.bind_args takes for a numba DeviceNDArray: copy_to_host / copy_from_host."""
+
+    def __init__(self, host):
+        self.data = host.copy()
+
+    def copy_to_host(self):
+        return self.data.copy()
+
+    def copy_from_host(self, host):
+        self.data[...] = host
+
+
+def test_jit_with_executor_option_device_and_strided_arrays():
+    """simgpu.jit(f, executor="ptx")[g, b](...) works; results reach device arrays and
+    non-contiguous arrays through binding.copy_back, as on the IR path."""
     k = simgpu.jit(saxpy, executor="ptx", timing=False)
     x, y = np.ones(300, np.float32), np.arange(300, dtype=np.float32)
-    out = np.zeros(300, np.float32)
+    out = FakeDeviceArray(np.zeros(300, np.float32))
     k[2, 256](np.float32(3), x, y, out)
-    assert np.array_equal(out, 3 * x + y)
+    assert np.array_equal(out.data, 3 * x + y)
+    big = np.zeros(600, np.float32)
+    k[2, 256](np.float32(2), FakeDeviceArray(x), y, big[::2])
+    assert np.array_equal(big[::2], 2 * x + y) and not big[1::2].any()
+
+
+# -- memory: the addresses the compiled code issues ------------------------------------------
+GLOBAL = ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+          "dram__bytes_read.sum"]
+LOCAL = ["l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+         "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"]
+
+
+def test_saxpy_global_requests_and_sectors_equal():
+    """Coalesced saxpy: the compiled loads/stores give the memory model the same requests,
+    sectors and DRAM bytes as the IR path (arrays at the same device addresses)."""
+    n = 1000
+    r = both(saxpy, 4, 256, lambda: (np.float32(2), np.ones(n, np.float32), np.ones(n, np.float32),
+                                     np.zeros(n, np.float32)))
+    for k in GLOBAL:
+        assert metric(r["ir"][0], k) == metric(r["ptx"][0], k), k
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") == 64
+    assert metric(r["ptx"][0], "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") == 250
+
+
+def test_transpose_global_and_shared_counts_equal():
+    """Tiled transpose through padded shared memory (ragged 200 x 300): global requests and
+    sectors, DRAM bytes and shared-memory instructions equal between the two paths; shared
+    addresses are block-relative offsets on both."""
+    A = np.random.default_rng(4).random((200, 300), np.float32)
+    r = both(transpose_tiled, (10, 7), (32, 32), lambda: (A.copy(), np.zeros((300, 200), np.float32)))
+    assert np.array_equal(r["ptx"][1][1], A.T) and np.array_equal(r["ir"][1][1], A.T)
+    for k in GLOBAL + ["smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"]:
+        assert metric(r["ir"][0], k) == metric(r["ptx"][0], k), k
+
+
+def test_promoted_local_array_has_no_local_traffic_on_the_ptx_path():
+    """A fully unrolled cuda.local.array accumulator: LLVM promotes it to registers, so the
+    compiled code issues no local-memory access (and loads x[i] once), while the IR path
+    interprets the array in local memory."""
+    args = lambda: (np.ones(1024, np.float32), np.zeros(1024, np.float32))  # noqa: E731
+    r = both(local_acc, 4, 256, args)
+    assert r["ir"][1][1][0] == r["ptx"][1][1][0] == 28.0
+    assert all(metric(r["ptx"][0], k) == 0 for k in LOCAL)
+    assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 0
+    ck = compile_kernel(local_acc, args(), gpu="H200")
+    assert ".local" not in ck.ptx and ck.resources.stack_frame == 0
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") == 32
+
+
+def test_histogram_atomics_are_reductions_from_the_sass():
+    """The histogram's atomic add (result unused) is RED in ptxas' SASS: the PTX path counts
+    it under op_red, as the IR path's dead-result rule does, with the same requests."""
+    data = np.arange(5000, dtype=np.int32)
+    r = both(histogram, 20, 256, lambda: (data.copy(), np.zeros(37, np.int32)))
+    ck = compile_kernel(histogram, (data, np.zeros(37, np.int32)), gpu="H200")
+    assert any(i.base.startswith("RED") for i in ck.sass.instructions)
+    for k in ("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum", "lts__t_sectors_op_red.sum"):
+        assert metric(r["ptx"][0], k) == metric(r["ir"][0], k) > 0, k
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum") == 0
+
+
+def test_matmul_memory_counts_follow_the_compiled_code():
+    """Ragged tiled matmul: global traffic and shared loads equal the IR path's; shared
+    stores are fewer on the PTX path, where the compiler turned the if/else zero-fill into a
+    select and one store (the IR path stores on both sides of the divergent branch)."""
+    n = 50
+    r = both(matmul_tiled, (4, 4), (TILE, TILE),
+             lambda: (np.ones((n, n), np.float32), np.ones((n, n), np.float32), np.zeros((n, n), np.float32), n))
+    for k in GLOBAL + ["smsp__inst_executed_op_shared_ld.sum"]:
+        assert metric(r["ir"][0], k) == metric(r["ptx"][0], k), k
+    # 16 blocks x 8 warps x 4 tiles x 2 arrays: one STS per tile and array per warp
+    assert metric(r["ptx"][0], "smsp__inst_executed_op_shared_st.sum") == 16 * 8 * 4 * 2
+    assert metric(r["ir"][0], "smsp__inst_executed_op_shared_st.sum") > 16 * 8 * 4 * 2
 
 
 # -- instruction counts from SASS ------------------------------------------------------------
