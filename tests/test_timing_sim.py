@@ -3,12 +3,15 @@ bandwidth and atomics behave as the timing model's docs say."""
 from dataclasses import replace
 
 import pytest
+import simpy
 
 from simgpu.hardware import H200
+from simgpu.timing.memfacts import MemFacts
 from simgpu.timing.memstats import MemStat
 from simgpu.timing.params import TimingParams
 from simgpu.timing.program import ALU, ATOM, BAR, LD, OpSpec
-from simgpu.timing.sim import Barrier, Server, simulate_sm
+from simgpu.timing.sim import (STALL_BARRIER, STALL_DEPENDENCY, STALL_NOT_SELECTED, STALL_PIPE, Barrier, Server,
+                               simulate_sm)
 
 P = replace(TimingParams.from_gpu(H200), block_launch_cycles=0.0)
 
@@ -27,7 +30,7 @@ def test_independent_fp32_issue_one_per_cycle():
     prog = [(alu(), None)] * 100
     cycles, sm = run([[prog]])
     assert cycles == 100
-    assert sm.c.issued == 100
+    assert sm.counters.issued == 100
 
 
 def test_dependent_chain_waits_for_latency():
@@ -36,7 +39,7 @@ def test_dependent_chain_waits_for_latency():
     prog = [(alu(dst=0, deps=(0,)), None) for _ in range(10)]
     cycles, sm = run([[prog]])
     assert cycles == 9 * H200.fp32_latency_cycles + 1
-    assert sm.c.stall[1] == 9 * (H200.fp32_latency_cycles - 1)
+    assert sm.counters.stall[STALL_DEPENDENCY] == 9 * (H200.fp32_latency_cycles - 1)
 
 
 def test_sfu_pipe_limits_issue():
@@ -45,7 +48,7 @@ def test_sfu_pipe_limits_issue():
     prog = [(alu("sfu"), None)] * 20
     cycles, sm = run([[prog]])
     assert cycles == 19 * 8 + 1
-    assert sm.c.stall[3] == 19 * 7
+    assert sm.counters.stall[STALL_PIPE] == 19 * 7
 
 
 def test_four_schedulers_issue_in_parallel():
@@ -56,7 +59,7 @@ def test_four_schedulers_issue_in_parallel():
     c8, sm8 = run([[prog] * 8], wpb=8)
     assert c4 == 50
     assert c8 == 100
-    assert sm8.c.stall[4] > 0          # not selected: the other warp had the port
+    assert sm8.counters.stall[STALL_NOT_SELECTED] > 0          # not selected: the other warp had the port
 
 
 def test_occupancy_limit_queues_blocks():
@@ -76,7 +79,7 @@ def test_barrier_holds_warps_until_block_arrives():
     slow = [(alu(), None)] * 40 + [(bar, None), (alu(), None)]
     cycles, sm = run([[fast, slow]], wpb=2)
     assert cycles == 42
-    assert sm.c.stall[2] == 40
+    assert sm.counters.stall[STALL_BARRIER] == 40
 
 
 def test_server_saturates():
@@ -91,7 +94,7 @@ def test_dram_bandwidth_share_bounds_streaming_loads():
     bandwidth (total / 132): the time is at least bytes / share."""
     st = MemStat(1.0, 0.0, 32.0)
     ld = OpSpec(LD, 1, (("lsu", 1),), 0.0, -1, (), None, 7, stat=st)
-    prog = [(ld, (4, 1, 0.0))] * 200
+    prog = [(ld, MemFacts(sectors=4, lines=1))] * 200
     cycles, sm = run([[prog] * 8], wpb=8)
     share = P.dram_bytes_per_cycle / 132
     assert cycles >= 8 * 200 * 128 / share
@@ -103,8 +106,8 @@ def test_atomics_on_one_address_serialise():
     take 64 * 32 * atomic_cycles at least; on 64 distinct addresses they overlap."""
     st = MemStat(1.0, 1.0, 0.0)
     at = OpSpec(ATOM, 1, (("lsu", 1),), 0.0, 0, (), None, 9, stat=st)
-    hot = [[[(at, (1, 1, 32.0, 5))] for _ in range(8)] for _ in range(8)]
-    spread = [[[(at, (1, 1, 1.0, 100 + 8 * b + w))] for w in range(8)] for b in range(8)]
+    hot = [[[(at, MemFacts(sectors=1, lines=1, serial=32.0, hot=5))] for _ in range(8)] for _ in range(8)]
+    spread = [[[(at, MemFacts(sectors=1, lines=1, serial=1.0, hot=100 + 8 * b + w))] for w in range(8)] for b in range(8)]
     c_hot, _ = run(hot, bps=8, wpb=8)
     c_spread, _ = run(spread, bps=8, wpb=8)
     assert c_hot >= 64 * 32 * P.atomic_cycles
@@ -113,7 +116,6 @@ def test_atomics_on_one_address_serialise():
 
 def test_barrier_releases_when_a_warp_exits():
     """A warp that exits no longer counts at later barriers (as CUDA's exited threads)."""
-    import simpy
     env = simpy.Environment()
     b = Barrier(env, 3)
     e1 = b.arrive()

@@ -160,7 +160,7 @@ def fill_report(rep, r: TimingResult):
 
 
 def _lines(rep, r):
-    c = r.rep_sm.c
+    c = r.rep_sm.counters
     total = c.issued + sum(c.stall)
     if total <= 0:
         return

@@ -17,9 +17,30 @@ the memory model (see `memstats.py`).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 WARP = 32
+
+
+class MemFacts(NamedTuple):
+    """One warp's request of a global or local memory instruction (sim.SM.memory reads it)."""
+    sectors: int                  # 32-byte sectors touched
+    lines: int                    # 128-byte lines touched (one L1 wavefront each)
+    serial: float = 0.0           # atomics: lane operations queued at the hottest address
+    hot: int = -1                 # atomics: the hottest address, or -1 (none known)
+    instance: object = None       # the executed instruction instance (trace entry) the
+                                  # group's warps share: hits on data in flight wait for its first
+    unit_passes: tuple = ()       # atomics: ((L2 atomic unit, passes there), ...)
+
+
+class OnChipFacts(NamedTuple):
+    """One warp's request of a shared-memory or constant-cache instruction."""
+    wavefronts: int               # passes through the L1 / shared data path
+
+
+NO_FACTS = MemFacts(sectors=4, lines=1)     # a global request nothing was recorded for
 
 
 def _distinct(v, mk):
@@ -154,4 +175,4 @@ def _contention(ev, a, mk, wave_fraction):
     return out, hot
 
 
-__all__ = ["memory_info", "bank_wavefronts", "distinct_count", "max_run"]
+__all__ = ["MemFacts", "OnChipFacts", "NO_FACTS", "memory_info", "bank_wavefronts", "distinct_count", "max_run"]

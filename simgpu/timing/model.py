@@ -20,7 +20,7 @@ from .params import TimingParams
 from .program import ProgramBuilder
 from .registers import estimate_registers
 from .sampling import combine_loops, combine_waves, plan_waves
-from .sim import TOTALS, simulate_sm, totals
+from .sim import CYCLES, TOTALS, simulate_sm, totals
 from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
 
@@ -68,13 +68,13 @@ class TimingModel(Observer):
         self.groups = [GroupTrace("main", self.plan.main_blocks, wpb)]
         if self.plan.tail_blocks:
             self.groups.append(GroupTrace("tail", self.plan.tail_blocks, wpb))
+        self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info)
+
+    def _memory_info(self, ev, lanes, act):
+        """memfacts.memory_info of a memory event, its atomics' contention over one wave."""
         wave = self.plan.wave_size
-
-        def facts(ev, lanes, act):
-            return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)),
-                               unit_bytes=self.gpu.atomic_unit_bytes)
-
-        self.recorder = TraceRecorder(self.groups, self.max_iterations, facts)
+        return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)),
+                           unit_bytes=self.gpu.atomic_unit_bytes)
 
     # -- the observer contract (exec/state.py): the trace recorder does the work -----------
     def attach(self, interp):
@@ -114,76 +114,39 @@ class TimingModel(Observer):
     def predict(self) -> TimingResult:
         if self.result is not None:
             return self.result
-        P, plan, info = self.params, self.plan, self.info
-        mm, l2 = self.memory_model, self.gpu.l2.size_bytes
-        stats = memstats.from_memory_model(mm, self.scale_counts, l2, P.dram_write_cost) if mm is not None else {}
-        builder = ProgramBuilder(P, stats, info.fn.var_types)
         configs, factors, K1 = self._loop_configs()
-        progs = {}
-
-        def programs(group, ci):
-            key = (group.name, ci)
-            if key not in progs:
-                progs[key] = builder.programs(group, configs[ci])
-            return progs[key]
-
-        main, tail = self.groups[0], (self.groups[1] if len(self.groups) > 1 else None)
-        sims = {}
-
-        def sim(q, with_tail, ci, timeline=None):
-            key = (q, with_tail, ci)
-            if key in sims and timeline is None:
-                return sims[key][0]
-            blocks = []
-            wpb = info.warps_per_block
-            if q:
-                mp = programs(main, ci)
-                for r in range(q):
-                    blocks += [(mp[i * wpb:(i + 1) * wpb], plan.main_active_sms, r) for i in range(len(main.blocks))]
-            if with_tail and tail is not None:
-                tp = programs(tail, ci)
-                blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms, q) for i in range(len(tail.blocks))]
-            cyc, sm = simulate_sm(P, blocks, plan.blocks_per_sm, wpb, timeline=timeline)
-            sims[key] = (totals(cyc, sm), sm)
-            return sims[key][0]
-
-        def loops_extrapolated(q, with_tail):
-            base = sim(q, with_tail, 0)
-            return combine_loops(base, [sim(q, with_tail, ci) for ci in range(1, len(configs))], factors)
-
-        F = plan.full_waves
-        has_tail = tail is not None
-        q_main = max(F, 1)               # F == 0: the main group is the (only, partial) wave
-        tail_cycles = 0.0
-        if self.detail == "full" or (not factors and F <= EXACT_WAVES):
-            vec = sim(q_main, has_tail, 0)
-            rep_key = (q_main, has_tail, 0)
-            waves_simulated = (q_main,)
-            exact = True
-        else:
-            exact = False
-            if F <= EXACT_WAVES:
-                vec = loops_extrapolated(q_main, False)
-                waves_simulated = (q_main,)
-                rep_q = q_main
-            else:
-                t1, t2 = loops_extrapolated(Q1, False), loops_extrapolated(Q2, False)
-                vec = combine_waves(F, t1, t2, Q1, Q2)
-                waves_simulated = (Q1, Q2)
-                rep_q = Q2
-            if has_tail:                 # the partial wave, after the full ones
-                tv = loops_extrapolated(0, True)
-                vec = vec + tv
-                tail_cycles = float(tv[0])
-            rep_key = (rep_q, has_tail, 0)
+        sims = Simulations(self, configs, factors)
+        vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
         tl = Timeline()
-        sim(*rep_key, timeline=tl)
-        if exact and has_tail:
-            nmain = q_main * len(main.blocks)
-            main_end = max((b[3] for b in tl.blocks if b[1] < nmain), default=0.0)
-            tail_cycles = max(0.0, float(vec[0]) - main_end)
-        self.tail_cycles = tail_cycles
-        return self._finish(vec, sims[rep_key][1], tl, len(sims), waves_simulated, factors, K1)
+        sims.run(*rep_key, timeline=tl)
+        if exact and len(self.groups) > 1:
+            nmain = rep_key[0] * len(self.groups[0].blocks)
+            main_end = max((b.t1 for b in tl.blocks if b.index < nmain), default=0.0)
+            self.tail_cycles = max(0.0, float(vec[CYCLES]) - main_end)
+        return self._finish(vec, sims.sm(rep_key), tl, sims.count, waves_simulated, factors, K1)
+
+    def _extrapolate(self, sims, factors):
+        """The launch's TOTALS vector from the simulations (exact, or extrapolated over loops
+        and waves: sampling.py), the simulation that represents it (its key), the numbers of
+        waves simulated, and whether it is exact.  Sets `tail_cycles` when extrapolated."""
+        F = self.plan.full_waves
+        has_tail = len(self.groups) > 1
+        q_main = max(F, 1)               # F == 0: the main group is the (only, partial) wave
+        self.tail_cycles = 0.0
+        if self.detail == "full" or (not factors and F <= EXACT_WAVES):
+            return sims.run(q_main, has_tail, 0), (q_main, has_tail, 0), (q_main,), True
+        if F <= EXACT_WAVES:
+            vec = sims.loops_extrapolated(q_main, False)
+            waves_simulated = (q_main,)
+        else:
+            t1, t2 = sims.loops_extrapolated(Q1, False), sims.loops_extrapolated(Q2, False)
+            vec = combine_waves(F, t1, t2, Q1, Q2)
+            waves_simulated = (Q1, Q2)
+        if has_tail:                     # the partial wave, after the full ones
+            tv = sims.loops_extrapolated(0, True)
+            vec = vec + tv
+            self.tail_cycles = float(tv[CYCLES])
+        return vec, (waves_simulated[-1], has_tail, 0), waves_simulated, False
 
     def _loop_configs(self):
         """Loop-truncation configurations: [base, one per long loop], and their factors."""
@@ -214,12 +177,12 @@ class TimingModel(Observer):
         P = self.params
         mm = self.memory_model
         dram = memstats.dram_bytes(mm, self.scale_counts, self.gpu.l2.size_bytes) if mm is not None else None
-        totals = dict(zip(TOTALS, (float(v) for v in vec)))
-        cycles = totals["cycles"]
+        named_totals = dict(zip(TOTALS, (float(v) for v in vec)))
+        cycles = named_totals["cycles"]
         res = TimingResult(
             gpu=self.gpu, params=P, plan=self.plan, occupancy=self.occupancy, registers=self.registers,
             registers_estimated=self.registers_estimated, cycles=cycles,
-            time_s=cycles / P.clock_hz + P.launch_overhead_s, totals=totals, rep_sm=rep_sm,
+            time_s=cycles / P.clock_hz + P.launch_overhead_s, totals=named_totals, rep_sm=rep_sm,
             timeline=tl, flops=self.recorder.flops * self.scale_counts, dram_bytes=dram, n_sims=n_sims,
             waves_simulated=waves_simulated, tail_cycles=self.tail_cycles, loop_factors=factors, loop_k1=K1, detail=self.detail,
             kernel=self.info.kernel_name)
@@ -230,4 +193,58 @@ class TimingModel(Observer):
         fill_report(rep, self.predict())
 
 
-__all__ = ["TimingModel"]
+class Simulations:
+    """The SM simulations of one prediction, each run once: a key (q, with_tail, ci) is q
+    waves of the main group's blocks, then the tail group's if with_tail, with loops cut as
+    loop configuration ci says."""
+
+    def __init__(self, model, configs, factors):
+        self.model, self.configs, self.factors = model, configs, factors
+        P, mm = model.params, model.memory_model
+        stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
+                                           P.dram_write_cost) if mm is not None else {}
+        self.builder = ProgramBuilder(P, stats, model.info.fn.var_types)
+        self.main = model.groups[0]
+        self.tail = model.groups[1] if len(model.groups) > 1 else None
+        self._programs = {}
+        self._runs = {}                  # key -> (TOTALS vector, SM)
+
+    @property
+    def count(self):
+        return len(self._runs)
+
+    def sm(self, key):
+        return self._runs[key][1]
+
+    def programs(self, group, ci):
+        key = (group.name, ci)
+        if key not in self._programs:
+            self._programs[key] = self.builder.programs(group, self.configs[ci])
+        return self._programs[key]
+
+    def run(self, q, with_tail, ci, timeline=None):
+        """The TOTALS vector of simulation (q, with_tail, ci); run again with a timeline."""
+        key = (q, with_tail, ci)
+        if key in self._runs and timeline is None:
+            return self._runs[key][0]
+        plan, wpb = self.model.plan, self.model.info.warps_per_block
+        blocks = []
+        if q:
+            mp = self.programs(self.main, ci)
+            for r in range(q):
+                blocks += [(mp[i * wpb:(i + 1) * wpb], plan.main_active_sms, r) for i in range(len(self.main.blocks))]
+        if with_tail and self.tail is not None:
+            tp = self.programs(self.tail, ci)
+            blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms, q) for i in range(len(self.tail.blocks))]
+        cyc, sm = simulate_sm(self.model.params, blocks, plan.blocks_per_sm, wpb, timeline=timeline)
+        self._runs[key] = (totals(cyc, sm), sm)
+        return self._runs[key][0]
+
+    def loops_extrapolated(self, q, with_tail):
+        """Simulation (q, with_tail) with every loop at its full trip count (sampling.combine_loops)."""
+        base = self.run(q, with_tail, 0)
+        return combine_loops(base, [self.run(q, with_tail, ci) for ci in range(1, len(self.configs))],
+                             self.factors)
+
+
+__all__ = ["TimingModel", "Simulations"]

@@ -2,19 +2,21 @@
 
 Each executed IR instruction becomes an `OpSpec` (built once per instruction): its kind,
 SASS count (issue cycles), pipes, latency, the register slot it writes and the slots it
-reads.  A warp's program is the list of (OpSpec, per-warp memory facts) of the entries in
-which that warp was active, in execution order -- divergent paths appear one after the
-other, as the hardware runs them.
+reads.  A warp's program is the list of (OpSpec, its memory facts: memfacts.MemFacts,
+OnChipFacts or None) of the entries in which that warp was active, in execution order --
+divergent paths appear one after the other, as the hardware runs them.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..sass.costs import pipe_mix, sass_count
-from .memstats import default_stat
 from ..ir.nodes import Const
+from ..sass.costs import pipe_mix, sass_count
+from .memfacts import MemFacts, OnChipFacts
+from .memstats import default_stat
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
+ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
 KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", "bar", "branch")
 
 
@@ -134,7 +136,7 @@ class ProgramBuilder:
                 if mem is None:
                     prog.append((sp, None))
                 else:
-                    prog.append((sp, _facts(sp.kind, mem, w, id(kept[i]))))
+                    prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
             progs.append(prog)
         return progs
 
@@ -153,20 +155,20 @@ def loop_kind(ins, var_types):
     return "range64" if getattr(t, "bitwidth", 64) > 32 else "range32"
 
 
-def _facts(kind, mem, w, instance):
-    """Shared memory: (wavefronts,).  Global/local: (sectors, lines, atomic serial count, hot
-    address or -1, instance), `instance` naming the executed instruction instance (the
-    trace entry) that the group's warps share: hits on data in flight wait for the first of
-    them (sim.SM.memory)."""
-    if kind in (SLD, SST, SATOM, CLD):
-        return (int(mem["wavefronts"][w]),)
+def warp_facts(kind, mem, w, instance):
+    """Warp w's facts of a recorded memory entry `mem` (memfacts.memory_info's per-warp arrays):
+    OnChipFacts for shared memory and the constant cache, else MemFacts, `instance` naming
+    the executed instruction instance (the trace entry) that the group's warps share: hits
+    on data in flight wait for the first of them (sim.SM.memory)."""
+    if kind in ON_CHIP:
+        return OnChipFacts(int(mem["wavefronts"][w]))
     serial = mem.get("serial")
     if serial is None:
-        return (int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
-    lines = mem.get("unit_load")
-    return (int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance,
-            lines[w] if lines is not None else ())
+        return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
+    unit_passes = mem.get("unit_load")
+    return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance,
+                    unit_passes[w] if unit_passes is not None else ())
 
 
-__all__ = ["ProgramBuilder", "OpSpec", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",
+__all__ = ["ProgramBuilder", "OpSpec", "warp_facts", "ON_CHIP", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",
            "CLD", "BAR", "BRANCH", "KIND_NAMES"]

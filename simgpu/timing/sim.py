@@ -25,11 +25,17 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
+from .memfacts import NO_FACTS
 from .params import LSU_QUEUE_CYCLES
-from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, SATOM, SLD, SST, ST
+from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, ON_CHIP, ST
 
 STALLS = ("memory", "dependency", "barrier", "pipe", "not_selected")
-MEM, DEP, BARR, PIPE, NSEL = range(5)
+STALL_MEMORY, STALL_DEPENDENCY, STALL_BARRIER, STALL_PIPE, STALL_NOT_SELECTED = range(len(STALLS))
+REPORTED_PIPES = ("fp32", "fp64", "int", "sfu", "conv", "shfl")
+
+# where a global request is served (and, for a hit on data in flight, whose latency it pays)
+LEVEL_L1, LEVEL_L2, LEVEL_DRAM = range(3)
+FULL = 1.0 - 1e-9               # an error-diffusion accumulator at this has drawn one outcome
 
 
 class Server:
@@ -92,7 +98,7 @@ class Counters:
     def __init__(self, interval=None):
         self.interval = interval or {}
         self.issued = 0.0
-        self.stall = [0.0] * len(STALLS)
+        self.stall = [0.0] * len(STALLS)        # cycles by reason, indexed by STALL_*
         self.stall_by_line = {}
         self.issue_by_line = {}
         self.pipe_busy = {}
@@ -115,28 +121,128 @@ class Counters:
             d[reason] += cycles
 
 
+class CacheDraw:
+    """Where one instruction's requests are served, drawn without randomness (error
+    diffusion): each probability of the instruction's MemStat accumulates per request, and
+    the request takes that outcome when its accumulator reaches one."""
+    __slots__ = ("to_l2", "l2_miss", "l2_pending", "l1_pending", "l1_pending_miss")
+
+    def __init__(self):
+        self.to_l2 = 0.0                # requests that reach the L2 (not L1 hits)
+        self.l2_miss = 0.0              # of those, misses that go to DRAM
+        self.l2_pending = 0.0           # of the L2 hits, hits on data still coming from DRAM
+        self.l1_pending = 0.0           # of the L1 hits, hits on data still in flight
+        self.l1_pending_miss = 0.0      # of those, data that was an L2 miss
+
+    def draw(self, st, to_l2):
+        """(level serving the request, None or the level whose latency a hit on data in
+        flight pays); `to_l2`: the request's share reaching the L2."""
+        level, in_flight = LEVEL_L1, None
+        self.to_l2 += to_l2
+        if self.to_l2 >= FULL:
+            self.to_l2 -= 1.0
+            level = LEVEL_L2
+            self.l2_miss += 1.0 - st.l2_hit
+            if self.l2_miss >= FULL:
+                self.l2_miss -= 1.0
+                level = LEVEL_DRAM
+            elif st.l2_pend > 0.0:
+                self.l2_pending += st.l2_pend
+                if self.l2_pending >= FULL:
+                    self.l2_pending -= 1.0
+                    in_flight = LEVEL_DRAM
+        elif st.l1_pend > 0.0:
+            self.l1_pending += st.l1_pend
+            if self.l1_pending >= FULL:
+                self.l1_pending -= 1.0
+                in_flight = LEVEL_L2
+                self.l1_pending_miss += (1.0 - st.l2_hit) + st.l2_hit * st.l2_pend
+                if self.l1_pending_miss >= FULL:
+                    self.l1_pending_miss -= 1.0
+                    in_flight = LEVEL_DRAM
+        return level, in_flight
+
+
+class Registers:
+    """A warp's register slots: the cycle each one's value is ready, and whether it comes
+    from memory (a wait on it is a memory stall, else a dependency stall)."""
+    __slots__ = ("ready", "from_memory")
+
+    def __init__(self):
+        self.ready, self.from_memory = {}, {}
+
+    def operands(self, deps, now):
+        """(the cycle all of `deps` are ready, `now` at the earliest; whether the last of
+        them to be ready comes from memory)."""
+        t, mem = now, False
+        ready = self.ready
+        for s in deps:
+            r = ready.get(s, 0.0)
+            if r > t:
+                t, mem = r, self.from_memory[s]
+        return t, mem
+
+    def write(self, dst, t, from_memory):
+        if dst >= 0:
+            self.ready[dst], self.from_memory[dst] = t, from_memory
+
+
+def pipes_free_at(pipes, interval, sp):
+    """The cycle the pipes of `sp` that are slower than issue take a new instruction (an
+    integer add: whichever integer pipe frees first)."""
+    tp = 0.0
+    for p, n in sp.pipes:
+        if p == "iadd":
+            f = min(pipes["int"], pipes["imad"])
+            if f > tp:
+                tp = f
+        elif pipes[p] > tp and interval[p] > 1.0:
+            tp = pipes[p]
+    return tp
+
+
+def reserve_pipes(pipes, interval, sp, start):
+    """Occupy the pipes of `sp` from `start`; integer adds are split between the two integer
+    pipes so that both finish together."""
+    flex = 0.0
+    for p, n in sp.pipes:
+        if p == "iadd":
+            flex = n
+        else:
+            pipes[p] = start + n * interval[p]
+    if flex:
+        ia, ib = interval["int"], interval["imad"]
+        fa = pipes["int"] if pipes["int"] > start else start
+        fb = pipes["imad"] if pipes["imad"] > start else start
+        x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
+        pipes["int"] = fa + x * ia
+        pipes["imad"] = fb + (flex - x) * ib
+
+
 class SM:
+    """One simulated SM: its blocks, warps, SMSPs and its share of the memory system."""
+
     def __init__(self, env, params, blocks_per_sm, warps_per_block, listener=None, timeline=None):
         P = self.P = params
         self.env = env
-        self.bps, self.wpb = blocks_per_sm, warps_per_block
-        self.nsp = P.schedulers
-        self.port = [0.0] * self.nsp            # end of the reserved issue cycles
-        self.holes = [[] for _ in range(self.nsp)]   # free cycles left before it: [(a, b)]
-        self.pipe = [dict.fromkeys(P.interval, 0.0) for _ in range(self.nsp)]
-        self.l1 = 0.0
+        self.blocks_per_sm, self.warps_per_block = blocks_per_sm, warps_per_block
+        self.schedulers = P.schedulers
+        self.port_free = [0.0] * self.schedulers            # end of the reserved issue cycles
+        self.port_holes = [[] for _ in range(self.schedulers)]   # free cycles left before it: [(a, b)]
+        self.pipe_free = [dict.fromkeys(P.interval, 0.0) for _ in range(self.schedulers)]
+        self.l1_free = 0.0
         self.l1_busy = 0.0
         self.l2 = Server(P.l2_bytes_per_cycle / P.sm_count)
         self.dram = Server(P.dram_bytes_per_cycle / P.sm_count)
-        self.atom = {}
+        self.atom_address = {}          # hot address (or instruction id) -> its atomics server
         self.atom_unit = {}             # address // unit_bytes -> that L2 atomic unit (this SM's share)
         self.atom_busy = 0.0
-        self.diffuse = {}
-        self.inflight = {}              # instruction instance -> cycle its data in flight arrives
-        self.drain = 0.0
-        self.c = listener or Counters(P.interval)
+        self.cache_draws = {}           # instruction id -> CacheDraw
+        self.in_flight = {}             # (instruction instance, wave) -> cycle its data in flight arrives
+        self.drain = 0.0                # the last cycle the memory system is busy with this SM's requests
+        self.counters = listener or Counters(P.interval)
         self.timeline = timeline
-        self.phase = None
+        self.active_sms = None
         self.launch_free = 0.0
         self.launch_busy = 0.0
         self.resident = 0
@@ -144,16 +250,16 @@ class SM:
 
     # -- bandwidth share ------------------------------------------------------------------
     def set_phase(self, active_sms):
-        if active_sms == self.phase:
+        if active_sms == self.active_sms:
             return
-        self.phase = active_sms
+        self.active_sms = active_sms
         P = self.P
         self.l2.set_rate(P.l2_bytes_per_cycle / active_sms, round(P.l2_slices / active_sms))
         self.dram.set_rate(P.dram_bytes_per_cycle / active_sms, round(P.dram_channels / active_sms))
 
     def _occupancy(self, delta):
         now = self.env.now
-        self.c.warp_cycles += self.resident * (now - self._occ_t)
+        self.counters.warp_cycles += self.resident * (now - self._occ_t)
         self._occ_t = now
         self.resident += delta
 
@@ -162,10 +268,10 @@ class SM:
         """blocks: list of (programs, active_sms[, wave]).  Returns the cycle the SM is done.
         Blocks of different waves running the same programs do not share data in flight."""
         env = self.env
-        self.slots = simpy.Store(env, capacity=self.bps)
-        for s in range(self.bps):
+        self.slots = simpy.Store(env, capacity=self.blocks_per_sm)
+        for s in range(self.blocks_per_sm):
             self.slots.put(s)
-        procs = [env.process(self.block(i, b[0], b[1], b[2] if len(b) > 2 else 0)) for i, b in enumerate(blocks)]
+        procs = [env.process(self.block(i, *b)) for i, b in enumerate(blocks)]   # b: (programs, active_sms[, wave])
         env.run(simpy.AllOf(env, procs))
         self._occupancy(0)
         return max(env.now, self.drain)
@@ -183,104 +289,103 @@ class SM:
         t0 = env.now
         live = [p for p in progs if p]
         bar = Barrier(env, len(live))
-        ws = [env.process(self.warp(prog, (slot * self.wpb + j) % self.nsp, bar, (slot, j), wave))
+        wpb = self.warps_per_block
+        ws = [env.process(self.warp(prog, (slot * wpb + j) % self.schedulers, bar, (slot, j), wave))
               for j, prog in enumerate(live)]
         self._occupancy(len(ws))
-        self.c.warps += len(ws)
+        self.counters.warps += len(ws)
         yield simpy.AllOf(env, ws)
         if self.timeline is not None:
             self.timeline.block(slot, index, t0, env.now)
         self.slots.put(slot)
 
     # -- warps ------------------------------------------------------------------------------
-    def warp(self, prog, sp_i, bar, wid, wave=0):
-        env, P, c = self.env, self.P, self.c
-        ready, from_mem = {}, {}
-        pipes, interval = self.pipe[sp_i], P.interval
-        tl = self.timeline
+    def warp(self, prog, smsp, bar, wid, wave=0):
+        """A warp's process on sub-partition `smsp`: per instruction, wait for its operands,
+        issue it, and wait for its pipe, barrier or memory request as its kind says."""
+        env = self.env
+        regs = Registers()
         for sp, facts in prog:
             now = env.now
-            t, mem = now, False
-            for s in sp.deps:
-                r = ready.get(s, 0.0)
-                if r > t:
-                    t, mem = r, from_mem[s]
+            t, from_memory = regs.operands(sp.deps, now)
             k = sp.kind
-            if k == ALIAS:
-                if sp.dst >= 0:
-                    ready[sp.dst], from_mem[sp.dst] = t, mem
+            if k == ALIAS:                       # no instruction: the value is renamed
+                regs.write(sp.dst, t, from_memory)
                 continue
             if t > now:
-                c.on_stall(MEM if mem else DEP, t - now, sp)
-                if tl is not None:
-                    tl.warp(wid, "memory" if mem else "dependency", now, t)
-                yield env.timeout(t - now)
+                yield from self._wait_operands(sp, wid, now, t, from_memory)
                 now = t
-            tp = 0.0
-            flex = 0.0
-            for p, n in sp.pipes:
-                if p == "iadd":                             # an add: either integer pipe
-                    flex = n
-                    f = min(pipes["int"], pipes["imad"])
-                    if f > tp:
-                        tp = f
-                elif pipes[p] > tp and interval[p] > 1.0:   # a pipe slower than issue
-                    tp = pipes[p]
-            start = self.issue_slot(sp_i, tp if tp > now else now, sp.n)
-            if start > now:
-                wp = min(tp, start) - now if tp > now else 0.0
-                if wp > 0:
-                    c.on_stall(PIPE, wp, sp)
-                if start - now - wp > 0:
-                    c.on_stall(NSEL, start - now - wp, sp)
-                if tl is not None:
-                    tl.warp(wid, "pipe" if wp > 0 else "not_selected", now, start)
-            for p, n in sp.pipes:
-                if p != "iadd":
-                    pipes[p] = start + n * interval[p]
-            if flex:                                        # split to finish both pipes together
-                ia, ib = interval["int"], interval["imad"]
-                fa = pipes["int"] if pipes["int"] > start else start
-                fb = pipes["imad"] if pipes["imad"] > start else start
-                x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
-                pipes["int"] = fa + x * ia
-                pipes["imad"] = fb + (flex - x) * ib
-            c.on_issue(sp, sp.n)
+            start = self._issue(sp, smsp, wid, now)
             end = start + sp.n
-            if tl is not None:
-                tl.warp(wid, "issue", start, end)
             if k == ALU or k == BRANCH:
-                if sp.dst >= 0:
-                    ready[sp.dst], from_mem[sp.dst] = start + sp.latency, False
+                regs.write(sp.dst, start + sp.latency, False)
             elif k == BAR:
-                yield env.timeout(end - now)
-                t0 = env.now
-                ev = bar.arrive()
-                yield ev
-                if env.now > t0:
-                    c.on_stall(BARR, env.now - t0, sp)
-                    if tl is not None:
-                        tl.warp(wid, "barrier", t0, env.now)
+                yield from self._barrier(sp, bar, wid, end - now)
                 continue
             else:
-                t1, done = self.memory(sp, facts, start + 1, wave)
-                if done > self.drain:
-                    self.drain = done
-                if sp.dst >= 0 and sp.mem_result:
-                    ready[sp.dst], from_mem[sp.dst] = done, True
-                if t1 - LSU_QUEUE_CYCLES > end:
-                    c.on_stall(PIPE, t1 - LSU_QUEUE_CYCLES - end, sp)
-                    end = t1 - LSU_QUEUE_CYCLES
+                end = self._memory_instruction(sp, facts, start, end, wave, regs)
             yield env.timeout(end - now)
         bar.leave()
         self._occupancy(-1)
 
-    def issue_slot(self, sp_i, earliest, n):
-        """Reserve n consecutive issue cycles on SMSP sp_i at or after `earliest`: the first
+    def _wait_operands(self, sp, wid, now, t, from_memory):
+        self.counters.on_stall(STALL_MEMORY if from_memory else STALL_DEPENDENCY, t - now, sp)
+        if self.timeline is not None:
+            self.timeline.warp(wid, "memory" if from_memory else "dependency", now, t)
+        yield self.env.timeout(t - now)
+
+    def _issue(self, sp, smsp, wid, now):
+        """Reserve the issue port and pipes for `sp`; returns its issue cycle."""
+        pipes, interval = self.pipe_free[smsp], self.P.interval
+        tp = pipes_free_at(pipes, interval, sp)
+        start = self.issue_slot(smsp, tp if tp > now else now, sp.n)
+        if start > now:
+            self._count_issue_wait(sp, wid, now, tp, start)
+        reserve_pipes(pipes, interval, sp, start)
+        self.counters.on_issue(sp, sp.n)
+        if self.timeline is not None:
+            self.timeline.warp(wid, "issue", start, start + sp.n)
+        return start
+
+    def _count_issue_wait(self, sp, wid, now, pipe_free, start):
+        """Cycles from `now` to `start`: waiting for the pipe, then for the issue port."""
+        c = self.counters
+        wp = min(pipe_free, start) - now if pipe_free > now else 0.0
+        if wp > 0:
+            c.on_stall(STALL_PIPE, wp, sp)
+        if start - now - wp > 0:
+            c.on_stall(STALL_NOT_SELECTED, start - now - wp, sp)
+        if self.timeline is not None:
+            self.timeline.warp(wid, "pipe" if wp > 0 else "not_selected", now, start)
+
+    def _barrier(self, sp, bar, wid, issue_cycles):
+        env = self.env
+        yield env.timeout(issue_cycles)
+        t0 = env.now
+        yield bar.arrive()
+        if env.now > t0:
+            self.counters.on_stall(STALL_BARRIER, env.now - t0, sp)
+            if self.timeline is not None:
+                self.timeline.warp(wid, "barrier", t0, env.now)
+
+    def _memory_instruction(self, sp, facts, start, end, wave, regs):
+        """Send the request; returns the cycle the warp may go on (its request in the LSU queue)."""
+        t_l1, done = self.memory(sp, facts, start + 1, wave)
+        if done > self.drain:
+            self.drain = done
+        if sp.mem_result:
+            regs.write(sp.dst, done, True)
+        if t_l1 - LSU_QUEUE_CYCLES > end:
+            self.counters.on_stall(STALL_PIPE, t_l1 - LSU_QUEUE_CYCLES - end, sp)
+            end = t_l1 - LSU_QUEUE_CYCLES
+        return end
+
+    def issue_slot(self, smsp, earliest, n):
+        """Reserve n consecutive issue cycles on SMSP `smsp` at or after `earliest`: the first
         gap left by an earlier reservation that fits, else after the last reservation.  (A
         warp that waited for its pipe leaves the cycles before it to other warps, as the
         scheduler picks any eligible warp each cycle.)"""
-        holes = self.holes[sp_i]
+        holes = self.port_holes[smsp]
         now = self.env.now
         while holes and holes[0][1] <= now:
             holes.pop(0)
@@ -294,119 +399,128 @@ class SM:
                     rest.append((s0 + n, b))
                 holes[i:i + 1] = rest
                 return s0
-        pf = self.port[sp_i]
+        pf = self.port_free[smsp]
         start = pf if pf > earliest else earliest
         if start > pf:
             holes.append((pf, start))
             if len(holes) > 32:
                 holes.pop(0)
-        self.port[sp_i] = start + n
+        self.port_free[smsp] = start + n
         return start
 
     # -- memory -----------------------------------------------------------------------------
     def memory(self, sp, facts, t, wave=0):
-        """(cycle the request enters the L1 data path, cycle its data is back)."""
-        P, k = self.P, sp.kind
-        if k in (SLD, SST, SATOM, CLD):
-            wf = max(1, facts[0]) if facts else 1
-            t1 = self.l1 if self.l1 > t else t
-            self.l1 = t1 + wf
-            self.l1_busy += wf
-            lat = P.l1_hit_cycles if k == CLD else P.shared_cycles
-            return t1, t1 + wf + lat
-        sectors, lines, serial = facts[:3] if facts else (4, 1, 0.0)
-        instance = (facts[4], wave) if facts and len(facts) > 4 else None
-        wf = max(1, lines)
-        t1 = self.l1 if self.l1 > t else t
-        self.l1 = t1 + wf
-        self.l1_busy += wf
-        st = sp.stat
-        l2b = sectors * 32.0 * st.l2_fraction
-        if k == ST:     # L2 time of stores: per sector, and at least a minimum per request (line)
-            t2 = self.l2.serve(t1 + wf, 32.0 * st.l2_fraction *
-                               max(sectors * P.l2_store_sector_cost, lines * P.l2_store_request_sectors))
-        else:
-            t2 = self.l2.serve(t1 + wf, l2b)
-        t3 = self.dram.serve(t1 + wf, l2b / 32.0 * st.dram_busy_per_l2)   # whole accesses, writes at their cost
+        """(cycle the request enters the L1 data path, cycle its data is back).  Below, t_l1 is
+        that first cycle, t_l2 and t_dram the cycles its L2 and DRAM bytes are through."""
+        k = sp.kind
+        if k in ON_CHIP:
+            return self._on_chip(k, facts, t)
+        f = facts if facts else NO_FACTS
+        wf = max(1, f.lines)
+        t_l1 = self._l1_path(t, wf)
+        t_l2, t_dram = self._l2_and_dram(sp, f, t_l1 + wf)
         if k == ST:
-            self.drain = max(self.drain, t2, t3)
-            return t1, t2
-        acc = self.diffuse.get(sp.iid)
-        if acc is None:
-            acc = self.diffuse[sp.iid] = [0.0, 0.0, 0.0, 0.0, 0.0]
-        level = 0
-        wait = 0                        # a hit on data in flight: as slow as the miss (1: L2, 2: DRAM)
-        acc[0] += st.l2_fraction if k == LD else 1.0
-        if acc[0] >= 1.0 - 1e-9:
-            acc[0] -= 1.0
-            level = 1
-            acc[1] += 1.0 - st.l2_hit
-            if acc[1] >= 1.0 - 1e-9:
-                acc[1] -= 1.0
-                level = 2
-            elif st.l2_pend > 0.0:
-                acc[2] += st.l2_pend
-                if acc[2] >= 1.0 - 1e-9:
-                    acc[2] -= 1.0
-                    wait = 2
-        elif st.l1_pend > 0.0:
-            acc[3] += st.l1_pend
-            if acc[3] >= 1.0 - 1e-9:
-                acc[3] -= 1.0
-                wait = 1
-                acc[4] += (1.0 - st.l2_hit) + st.l2_hit * st.l2_pend
-                if acc[4] >= 1.0 - 1e-9:
-                    acc[4] -= 1.0
-                    wait = 2
+            self.drain = max(self.drain, t_l2, t_dram)
+            return t_l1, t_l2
+        draw = self.cache_draws.get(sp.iid)
+        if draw is None:
+            draw = self.cache_draws[sp.iid] = CacheDraw()
+        level, in_flight = draw.draw(sp.stat, sp.stat.l2_fraction if k == LD else 1.0)
         if k == ATOM:
-            hot = facts[3] if facts and len(facts) > 3 and facts[3] >= 0 else sp.iid
-            s = self.atom.get(hot)
-            if s is None:
-                s = self.atom[hot] = Server(1.0)
-            ta = s.serve(t2, serial * P.atomic_cycles)
-            self.atom_busy += serial * P.atomic_cycles
-            for unit, passes in (facts[5] if len(facts) > 5 else ()):     # the L2 slices' atomic units
-                u = self.atom_unit.get(unit)
-                if u is None:
-                    u = self.atom_unit[unit] = Server(1.0)
-                ta = max(ta, u.serve(t2, passes * P.atomic_pass_cycles))
-            done = max(ta, t3 if level == 2 else t2) + P.l2_hit_cycles
-            self.drain = max(self.drain, done)
-            return t1, done
-        if wait:
-            # a hit on data in flight: the first warp of this SM to run this instruction
-            # instance waits as long as the miss did; the others until that data arrives
-            # (or their own hit latency, if they come later), so SMs' blocks in lockstep pay
-            # the miss latency every time and blocks out of phase do not
-            miss = max(t2, t1 + wf) + (P.dram_cycles if wait == 2 else P.l2_hit_cycles)
-            if instance is None:
-                return t1, miss
-            first = self.inflight.get(instance)
-            if first is None:
-                self.inflight[instance] = miss
-                return t1, miss
-            own = t1 + wf + P.l1_hit_cycles if level == 0 else max(t2, t1 + wf) + P.l2_hit_cycles
-            return t1, max(own, first)
-        if level == 0:
-            return t1, t1 + wf + P.l1_hit_cycles
-        if level == 1:
-            return t1, max(t2, t1 + wf) + P.l2_hit_cycles
-        return t1, max(t2, t3) + P.dram_cycles
+            return t_l1, self._atomic(sp, f, t_l2, t_dram, level)
+        if in_flight is not None:
+            return t_l1, self._in_flight_arrival(f, wave, level, in_flight, t_l1, wf, t_l2)
+        return t_l1, self._arrival(level, t_l1, wf, t_l2, t_dram)
+
+    def _l1_path(self, t, wavefronts):
+        """The cycle a request of `wavefronts` enters the SM's L1 / shared data path."""
+        t_l1 = self.l1_free if self.l1_free > t else t
+        self.l1_free = t_l1 + wavefronts
+        self.l1_busy += wavefronts
+        return t_l1
+
+    def _on_chip(self, k, facts, t):
+        """Shared memory and the constant cache: the data path, then their latency."""
+        wf = max(1, facts.wavefronts) if facts else 1
+        t_l1 = self._l1_path(t, wf)
+        lat = self.P.l1_hit_cycles if k == CLD else self.P.shared_cycles
+        return t_l1, t_l1 + wf + lat
+
+    def _l2_and_dram(self, sp, f, t):
+        """The cycles this request's expected L2 and DRAM bytes are through (stores: L2 time
+        per sector, and at least a minimum per request (line)); DRAM counts whole accesses,
+        writes at their cost."""
+        P, st = self.P, sp.stat
+        l2_bytes = f.sectors * 32.0 * st.l2_fraction
+        if sp.kind == ST:
+            t_l2 = self.l2.serve(t, 32.0 * st.l2_fraction *
+                                 max(f.sectors * P.l2_store_sector_cost, f.lines * P.l2_store_request_sectors))
+        else:
+            t_l2 = self.l2.serve(t, l2_bytes)
+        t_dram = self.dram.serve(t, l2_bytes / 32.0 * st.dram_busy_per_l2)
+        return t_l2, t_dram
+
+    def _atomic(self, sp, f, t_l2, t_dram, level):
+        """Atomics queue at their hot address and at the L2 atomic units they use."""
+        P = self.P
+        hot = f.hot if f.hot >= 0 else sp.iid
+        s = self.atom_address.get(hot)
+        if s is None:
+            s = self.atom_address[hot] = Server(1.0)
+        ta = s.serve(t_l2, f.serial * P.atomic_cycles)
+        self.atom_busy += f.serial * P.atomic_cycles
+        for unit, passes in f.unit_passes:
+            u = self.atom_unit.get(unit)
+            if u is None:
+                u = self.atom_unit[unit] = Server(1.0)
+            ta = max(ta, u.serve(t_l2, passes * P.atomic_pass_cycles))
+        done = max(ta, t_dram if level == LEVEL_DRAM else t_l2) + P.l2_hit_cycles
+        self.drain = max(self.drain, done)
+        return done
+
+    def _in_flight_arrival(self, f, wave, level, in_flight, t_l1, wf, t_l2):
+        """A hit on data in flight: the first warp of this SM to run this instruction
+        instance waits as long as the miss did; the others until that data arrives (or
+        their own hit latency, if they come later), so SMs' blocks in lockstep pay the miss
+        latency every time and blocks out of phase do not."""
+        P = self.P
+        miss = max(t_l2, t_l1 + wf) + (P.dram_cycles if in_flight == LEVEL_DRAM else P.l2_hit_cycles)
+        if f.instance is None:
+            return miss
+        instance = (f.instance, wave)
+        first = self.in_flight.get(instance)
+        if first is None:
+            self.in_flight[instance] = miss
+            return miss
+        own = t_l1 + wf + P.l1_hit_cycles if level == LEVEL_L1 else max(t_l2, t_l1 + wf) + P.l2_hit_cycles
+        return max(own, first)
+
+    def _arrival(self, level, t_l1, wf, t_l2, t_dram):
+        P = self.P
+        if level == LEVEL_L1:
+            return t_l1 + wf + P.l1_hit_cycles
+        if level == LEVEL_L2:
+            return max(t_l2, t_l1 + wf) + P.l2_hit_cycles
+        return max(t_l2, t_dram) + P.dram_cycles
 
 
 TOTALS = ("cycles", "issued", "l1", "l2", "dram", "atomic", "launch", "warp_cycles") + \
-    tuple("stall_" + s for s in STALLS) + ("pipe_fp32", "pipe_fp64", "pipe_int", "pipe_sfu", "pipe_conv", "pipe_shfl")
+    tuple("stall_" + s for s in STALLS) + tuple("pipe_" + p for p in REPORTED_PIPES)
+TOTAL_INDEX = {name: i for i, name in enumerate(TOTALS)}
+CYCLES = TOTAL_INDEX["cycles"]
 
 
 def totals(cycles, sm):
-    """The SM's extensive quantities as a vector (extrapolated linearly like the time)."""
-    c = sm.c
-    v = [cycles, c.issued, sm.l1_busy, sm.l2.busy, sm.dram.busy,
-         max((s.busy for s in list(sm.atom.values()) + list(sm.atom_unit.values())), default=0.0),
-         sm.launch_busy, c.warp_cycles]
-    v += list(c.stall)
-    v += [c.pipe_busy.get(p, 0.0) for p in ("fp32", "fp64", "int", "sfu", "conv", "shfl")]
-    return np.array(v, dtype=np.float64)
+    """The SM's extensive quantities as a vector in TOTALS' order (extrapolated linearly
+    like the time)."""
+    c = sm.counters
+    named = {"cycles": cycles, "issued": c.issued, "l1": sm.l1_busy, "l2": sm.l2.busy, "dram": sm.dram.busy,
+             "atomic": max((s.busy for s in list(sm.atom_address.values()) + list(sm.atom_unit.values())),
+                           default=0.0),
+             "launch": sm.launch_busy, "warp_cycles": c.warp_cycles}
+    named.update(("stall_" + s, c.stall[i]) for i, s in enumerate(STALLS))
+    named.update(("pipe_" + p, c.pipe_busy.get(p, 0.0)) for p in REPORTED_PIPES)
+    return np.array([named[name] for name in TOTALS], dtype=np.float64)
 
 
 def simulate_sm(params, blocks, blocks_per_sm, warps_per_block, timeline=None):
@@ -417,4 +531,5 @@ def simulate_sm(params, blocks, blocks_per_sm, warps_per_block, timeline=None):
     return cycles, sm
 
 
-__all__ = ["SM", "Server", "Barrier", "Counters", "simulate_sm", "totals", "STALLS", "TOTALS"]
+__all__ = ["SM", "Server", "Barrier", "Counters", "CacheDraw", "Registers", "simulate_sm", "totals",
+           "STALLS", "TOTALS", "TOTAL_INDEX", "CYCLES"]
