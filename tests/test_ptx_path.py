@@ -142,6 +142,27 @@ def local_acc(x, out):
     out[i] = s
 
 
+def local_select(x, idx, out):
+    i = cuda.grid(1)
+    acc = cuda.local.array(64, float32)
+    for j in range(64):
+        acc[j] = x[i] * j
+    out[i] = acc[idx[i] % 64]
+
+
+def local_scatter(idx, out):
+    i = cuda.grid(1)
+    acc = cuda.local.array(32, int32)
+    for j in range(32):
+        acc[j] = 0
+    for j in range(8):
+        acc[idx[i * 8 + j] % 32] += j + 1
+    s = 0
+    for j in range(32):
+        s += acc[j] * j
+    out[i] = s
+
+
 def unguarded(x, out):
     i = cuda.grid(1)
     out[i] = x[i] * 2
@@ -298,6 +319,38 @@ def test_promoted_local_array_has_no_local_traffic_on_the_ptx_path():
     ck = compile_kernel(local_acc, args(), gpu="H200")
     assert ".local" not in ck.ptx and ck.resources.stack_frame == 0
     assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum") == 32
+
+
+def test_local_array_ptxas_turned_into_selects_has_no_local_traffic():
+    """A dynamically indexed local array stays .local in the PTX (st.local.v4, ld.local), but
+    ptxas replaces it with a chain of compares and predicated moves (stack frame 0, no
+    LDL/STL): the PTX path counts no local traffic, since the hardware issues none."""
+    args = lambda: (np.ones(1024, np.float32), np.arange(1024, dtype=np.int32), np.zeros(1024, np.float32))  # noqa: E731
+    ck = compile_kernel(local_select, args(), gpu="H200")
+    assert "st.local" in ck.ptx and "ld.local" in ck.ptx
+    assert ck.resources.stack_frame == 0
+    assert not any(i.base in ("LDL", "STL") for i in ck.sass.instructions)
+    r = both(local_select, 4, 256, args)
+    assert np.array_equal(r["ir"][1][2], r["ptx"][1][2])
+    assert all(metric(r["ptx"][0], k) == 0 for k in LOCAL)
+    assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 0
+
+
+def test_local_array_in_memory_counts_the_compiled_vector_accesses():
+    """A local array scattered into with data-dependent indices stays in local memory: the
+    PTX path issues one request per warp per compiled access (the zero-fill as 16-byte
+    vectors), i.e. 32 warps x the LDL/STL instructions of ptxas' SASS, not the IR path's one
+    per element."""
+    args = lambda: (np.arange(1024 * 8, dtype=np.int32) * 7, np.zeros(1024, np.int32))  # noqa: E731
+    ck = compile_kernel(local_scatter, args(), gpu="H200")
+    stl = sum(i.base == "STL" for i in ck.sass.instructions)
+    ldl = sum(i.base == "LDL" for i in ck.sass.instructions)
+    assert ck.resources.stack_frame == 128 and stl and ldl
+    r = both(local_scatter, 4, 256, args)
+    assert np.array_equal(r["ir"][1][1], r["ptx"][1][1])
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") == 32 * stl
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum") == 32 * ldl
+    assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 32 * stl
 
 
 def test_histogram_atomics_are_reductions_from_the_sass():

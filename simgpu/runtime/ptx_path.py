@@ -95,6 +95,7 @@ class SassFacts:
         self.pipes = {ln: _histogram(pipe_of(op) for op in v) for ln, v in self.sass.items()}
         self.source = compiled.ptx_source
         self._insts = {}
+        self._local = None
 
     def loc(self, ptx_line):
         s = self.source.get(ptx_line)
@@ -113,12 +114,16 @@ class SassFacts:
         """ptxas made RED (no value returned) from this atomic."""
         return any(base_opcode(op).startswith("RED") for op in self.sass.get(ptx_line, ()))
 
-    def issues_local(self, ptx_line):
-        """Whether the SASS of this PTX line touches local memory (ptxas may keep a .local
-        array of the PTX in registers; then the ld/st.local issues nothing)."""
-        if ptx_line not in self.sass:
-            return not self.sass               # no facts at all: trust the PTX
-        return any(base_opcode(op) in _LOCAL_SASS for op in self.sass[ptx_line])
+    def issues_local(self, ptx_line=None):
+        """Whether the compiled kernel touches local memory at all.  ptxas may keep a PTX
+        .local array in registers (even a dynamically indexed one, as a chain of predicated
+        moves); then it emits no LDL/STL and the PTX's ld/st.local issue nothing.  Decided per
+        kernel, not per PTX line: the line table sometimes credits an LDL to the PTX line
+        before the ld.local it came from."""
+        if self._local is None:
+            ops = [base_opcode(op) for v in self.sass.values() for op in v]
+            self._local = not self.sass or any(op in _LOCAL_SASS for op in ops)
+        return self._local
 
 
 def _histogram(items):
