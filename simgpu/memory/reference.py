@@ -100,6 +100,7 @@ class ReferenceMemory:
         return extra
 
     def _l1_set(self, sm, line):
+        """The set of SM `sm`'s L1 that holds `line` (a list, most recently used first)."""
         p = self.p
         return self.l1[sm][set_index(line, p[P_SETS1], 1.0 / p[P_SETS1])]
 
