@@ -342,14 +342,19 @@ def test_local_array_in_memory_counts_the_compiled_vector_accesses():
     vectors), i.e. 32 warps x the LDL/STL instructions of ptxas' SASS, not the IR path's one
     per element."""
     args = lambda: (np.arange(1024 * 8, dtype=np.int32) * 7, np.zeros(1024, np.int32))  # noqa: E731
-    ck = compile_kernel(local_scatter, args(), gpu="H200")
+    r = both(local_scatter, 4, 256, args)
+    assert np.array_equal(r["ir"][1][1], r["ptx"][1][1])
+    ck = r["ptx"][0].extras["ptx"]["compiled"]        # the code that ran
     stl = sum(i.base == "STL" for i in ck.sass.instructions)
     ldl = sum(i.base == "LDL" for i in ck.sass.instructions)
     assert ck.resources.stack_frame == 128 and stl and ldl
-    r = both(local_scatter, 4, 256, args)
-    assert np.array_equal(r["ir"][1][1], r["ptx"][1][1])
-    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") == 32 * stl
-    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum") == 32 * ldl
+    st_ptx = sum(1 for ln in ck.ptx.splitlines() if ln.strip().startswith("st.local"))
+    ld_ptx = sum(1 for ln in ck.ptx.splitlines() if ln.strip().startswith("ld.local"))
+    # straight-line code (the loops are unrolled): every warp runs each access once
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") == 32 * st_ptx == 32 * stl
+    assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum") == 32 * ld_ptx
+    # ptxas may re-split the PTX's vector loads (e.g. a .v2 next to a scalar -> LDL + LDL.64)
+    assert abs(ld_ptx - ldl) <= 2
     assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 32 * stl
 
 
@@ -421,6 +426,7 @@ def test_instruction_section_reads_the_same():
     args = (np.float32(2), np.ones(100, np.float32), np.ones(100, np.float32), np.zeros(100, np.float32))
     text = str(simgpu.launch(saxpy, 1, 128, args, executor="ptx", timing=False))
     assert "smsp__inst_executed.sum" in text and "smsp__thread_inst_executed.sum" in text
+    assert "launch__registers_per_thread" in text and "ptxas sm_90" in text
 
 
 # -- errors ----------------------------------------------------------------------------------

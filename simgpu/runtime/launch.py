@@ -122,6 +122,9 @@ def make_report(k, info, counter, models, executed, sample):
     rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines))
     rep.metrics.update(counter.metrics())
     rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
+    fill = getattr(counter, "fill_report", None)          # the PTX path's counter: what ran
+    if fill is not None:
+        fill(rep)
     rep.metrics["launch__grid_size"] = float(info.n_blocks)
     rep.metrics["launch__block_size"] = float(info.threads_per_block)
     rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes)

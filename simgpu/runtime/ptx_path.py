@@ -222,6 +222,17 @@ class SassInstCounter(Observer):
             m["simgpu__ptxas_stack_frame_bytes"] = float(r.stack_frame)
         return m
 
+    def fill_report(self, rep):
+        """What ran: the compiled kernel (rep.extras["ptx"]) and a line in print(report)."""
+        if self.facts is None:
+            return
+        ck, r = self.facts.compiled, self.resources
+        rep.extras["ptx"] = {"compiled": ck, "entry": ck.entry, "arch": ck.arch,
+                             "registers": r.registers, "spill_stores": r.spill_stores,
+                             "spill_loads": r.spill_loads, "stack_frame": r.stack_frame,
+                             "shared_bytes": r.shared_bytes}
+        rep.extras["executor"] = "ptx"
+
     def by_line(self):
         """(file, line) -> {inst_executed, thread_inst_executed[, divergent_branches]};
         code with no user line (the final ret) is left out (see the no_source_line metric)."""

@@ -77,7 +77,20 @@ class Report:
             f"  thread instructions (smsp__thread_inst_executed.sum) {_fmt(m.get('smsp__thread_inst_executed.sum', 0))}",
             f"  SIMT efficiency (active lanes / 32)                  {m.get('simgpu__simt_efficiency.pct', 0):.1f} %",
             f"  divergent branch executions (warps)                  {_fmt(m.get('simgpu__divergent_branch_warp_executions.sum', 0))}",
-        ])
+        ] + self._compiled_lines())
+
+    def _compiled_lines(self):
+        """The PTX path's extra lines: what the counts are made of (runtime/ptx_path.py)."""
+        p = self.extras.get("ptx")
+        if not p:
+            return []
+        m = self.metrics
+        return [
+            f"  registers per thread (launch__registers_per_thread)  {_fmt(m.get('launch__registers_per_thread', 0))}"
+            f"   (ptxas {p['arch']}; spills {p['spill_stores']} B st / {p['spill_loads']} B ld,"
+            f" stack {p['stack_frame']} B)",
+            "  executed: the compiled PTX; warp instructions = executed warps x SASS per PTX line",
+        ]
 
     def __str__(self):
         parts = [self.header()]
