@@ -15,7 +15,9 @@ from ..errors import LaunchError
 from ..exec.counters import InstCounter
 from ..hardware import get_gpu
 from ..memory import MemoryModel
+from ..model.occupancy import occupancy
 from ..timing import TimingModel
+from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .executor import get_executor
 from .program import as_program
@@ -97,7 +99,7 @@ def bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterati
 def make_models(info, memory, timing, timing_detail, sample, executor=None):
     """The instruction counter (the executor's own, if it has one) and the memory and timing
     models, as observers."""
-    if sample and not timing:
+    if sample and not timing and getattr(executor, "supports_timing", True):
         raise LaunchError("sample=True needs the timing model (timing=True)")
     make_counter = getattr(executor, "make_counter", None)
     counter = make_counter(info) if make_counter is not None else InstCounter()
@@ -107,13 +109,23 @@ def make_models(info, memory, timing, timing_detail, sample, executor=None):
     return counter, mm, tm
 
 
+def sampled_blocks(info, tm):
+    """The blocks a sampled launch runs: the timing model's sample (the first wave and the
+    partial last one) or, without it, the same waves planned from the occupancy."""
+    if tm is not None:
+        return set(tm.sampled_blocks())
+    occ = occupancy(info.gpu, info.threads_per_block, info.registers_per_thread or 32, info.smem_bytes)
+    plan = plan_waves(info.n_blocks, occ.blocks_per_sm, info.gpu.sm_count)
+    return set(plan.main_blocks) | set(plan.tail_blocks)
+
+
 def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
     """How many blocks each chunk holds (the memory model may ask for fewer), and which run."""
     per_chunk = max(1, chunk_lanes // (info.warps_per_block * 32))
     if mm is not None:
         per_chunk = mm.chunk_blocks(per_chunk)
     info.blocks_per_chunk = per_chunk
-    info.wanted_blocks = set(tm.sampled_blocks()) if sample else None
+    info.wanted_blocks = sampled_blocks(info, tm) if sample else None
     info.show_progress = progress if progress is not None else (info.n_chunks >= 8 and sys.stderr.isatty())
 
 
@@ -129,9 +141,14 @@ def make_report(k, info, counter, models, executed, sample):
     rep.metrics["launch__block_size"] = float(info.threads_per_block)
     rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes)
     if sample:
-        tm = models[-1]
-        tm.set_count_scale(info.n_blocks / max(1, executed))
-        rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": tm.scale_counts}
+        scale = info.n_blocks / max(1, executed)
+        tm = models[-1] if models and isinstance(models[-1], TimingModel) else None
+        if tm is not None:
+            tm.set_count_scale(scale)
+        else:                       # no timing model to extrapolate: scale the instruction counts
+            for key in [key for key in rep.metrics if key.startswith("smsp__")]:
+                rep.metrics[key] *= scale
+        rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": scale}
     for m in models:
         m.fill_report(rep)
     return rep
@@ -170,7 +187,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     registers_per_thread: override the estimate from the IR (occupancy and timing use it).
     sample: run only the blocks the timing model samples (the first and the partial last
         wave) and scale counts up: fast predictions for big launches, outputs only partly
-        computed.  The error this adds is measured in docs/timing.md.
+        computed.  The error this adds is measured in docs/timing.md.  On the PTX path
+        (no timing yet) the instruction counts are scaled; memory counters cover the run blocks.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
     executor: "ir" (simgpu's IR interpreter), "ptx" (the code numba-cuda compiles, counted
         with ptxas' SASS; runtime/ptx_path.py) or an object with Executor's `run`.

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Executed instructions, smsp__inst_executed.sum: the PTX path (the compiled code, counted
+with ptxas's SASS per PTX line) and the IR path (simgpu's estimate), beside Nsight Compute on
+the H200 (validation/data/h200_ncu.json).
+
+    python validation/compare_inst.py [--only REGEX] [--json out.json]
+
+Both paths run sampled (the first wave and the partial last one; counts scaled by all blocks
+/ run blocks), so a kernel whose blocks do different work is approximated the same way on both.
+Neither path was fitted to these kernels.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import compare_timing as ct  # noqa: E402
+
+import simgpu  # noqa: E402
+
+METRIC = "smsp__inst_executed.sum"
+
+
+def measured(names):
+    d = json.load(open(os.path.join(HERE, "data", "h200_ncu.json")))["cases"]
+    return {n: float(d[n]["metrics"][METRIC]) for n in names if n in d and METRIC in d[n].get("metrics", {})}
+
+
+def ir_count(c, args):
+    rep = simgpu.predict(c["kernel"], c["grid"], c["block"], args, sample=True)
+    return rep.metrics[METRIC] * rep.extras["sampled_execution"]["scale"]
+
+
+def ptx_count(c, args):
+    rep = simgpu.launch(c["kernel"], c["grid"], c["block"], args, executor="ptx", memory=False, sample=True)
+    return rep.metrics[METRIC]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    cases = ct.load_cases(a.only)
+    ncu = measured({c["name"] for c in cases})
+    rows, failed = [], []
+    for c in cases:
+        if c["name"] not in ncu:
+            continue
+        t0 = time.time()
+        try:
+            p = ptx_count(c, c["args"](np.random.default_rng(0)))
+        except Exception as e:  # noqa: BLE001 - reported per kernel
+            failed.append((c["name"], f"{type(e).__name__}: {str(e)[:200]}"))
+            print(f"{c['name']:36s} PTX path FAILED: {failed[-1][1]}", flush=True)
+            continue
+        i = ir_count(c, c["args"](np.random.default_rng(0)))
+        m = ncu[c["name"]]
+        rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0})
+        print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x", flush=True)
+    n = len(rows)
+    within = lambda key: sum(abs(r[key] / r["ncu"] - 1) <= 0.10 for r in rows)
+    med = lambda key: float(np.median([abs(r[key] / r["ncu"] - 1) for r in rows])) if rows else None
+    summary = {"kernels": n, "ptx_within_10pct": within("ptx"), "ir_within_10pct": within("ir"),
+               "ptx_median_abs_error": med("ptx"), "ir_median_abs_error": med("ir"),
+               "failed": [name for name, _ in failed]}
+    print(json.dumps(summary))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"summary": summary, "rows": rows, "failed": failed}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
