@@ -11,6 +11,7 @@
     counters / tables              the counter table, Nsight Compute metrics, Report sections
     stats                          per-instruction outcomes for the timing model (MemStat)
     reference                      the same rules in slow, plain Python (tests, benchmark)
+    PerfectMemory                  the what-if model: every access an L1 hit (memory=PerfectMemory)
     MemoryModel                    the executor observer tying them together; what the
                                    timing layer reads: instruction_stats(), dram_bytes()
 
@@ -20,6 +21,7 @@ See docs/memory.md for the model, its metrics, its calibration on the H200 and w
 leaves out.
 """
 from .model import MemoryModel
+from .perfect import PerfectMemory
 from .schedule import Schedule
 
-__all__ = ["MemoryModel", "Schedule"]
+__all__ = ["MemoryModel", "PerfectMemory", "Schedule"]

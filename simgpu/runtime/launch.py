@@ -103,7 +103,8 @@ def make_models(info, memory, timing, timing_detail, sample, executor=None):
         raise LaunchError("sample=True needs the timing model (timing=True)")
     make_counter = getattr(executor, "make_counter", None)
     counter = make_counter(info) if make_counter is not None else InstCounter()
-    mm = MemoryModel(info.gpu, info) if memory else None
+    memory_model = memory if isinstance(memory, type) and issubclass(memory, MemoryModel) else MemoryModel
+    mm = memory_model(info.gpu, info) if memory else None
     tm = (TimingModel(info.gpu, info, memory_model=mm, registers_per_thread=info.registers_per_thread,
                       detail=timing_detail) if timing else None)
     return counter, mm, tm
@@ -183,7 +184,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
     memory / timing: switch the memory and timing models on or off (timing=None: on where
-        the executor supports it -- not yet with executor="ptx").
+        the executor supports it -- not yet with executor="ptx").  memory may also be a
+        MemoryModel class, e.g. simgpu.memory.PerfectMemory for a what-if experiment.
     registers_per_thread: override the estimate from the IR (occupancy and timing use it).
     sample: run only the blocks the timing model samples (the first and the partial last
         wave) and scale counts up: fast predictions for big launches, outputs only partly
