@@ -353,8 +353,10 @@ def test_local_array_in_memory_counts_the_compiled_vector_accesses():
     # straight-line code (the loops are unrolled): every warp runs each access once
     assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") == 32 * st_ptx == 32 * stl
     assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum") == 32 * ld_ptx
-    # ptxas may re-split the PTX's vector loads (e.g. a .v2 next to a scalar -> LDL + LDL.64)
-    assert abs(ld_ptx - ldl) <= 2
+    # ptxas may merge or re-split the PTX's local loads (a known gap of the PTX path's memory
+    # events, docs/compiled.md); it never adds any, and the PTX numba emits for this kernel
+    # varies a little between compiles in one process (17-20 ld.local seen against 17 LDL)
+    assert 0 < ldl <= ld_ptx <= 2 * ldl
     assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 32 * stl
 
 
