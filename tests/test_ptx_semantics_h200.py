@@ -45,12 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _r in ("rn", "rz", "rm", "rp"):
-    for _op in ("add", "sub", "mul", "fma", "div", "rcp", "sqrt"):
-        XFAIL_EXACT[f"{_op}.{_r}.f64"] = _F64_NAN
-for _n in ("mad.rn.f64", "min.f64", "max.f64", "cvt.rni.f64.f64", "cvt.rzi.f64.f64", "cvt.rmi.f64.f64",
-           "cvt.rpi.f64.f64"):
-    XFAIL_EXACT[_n] = _F64_NAN
 for _t in ("f32", "ftz.f32", "f16", "bf16", "f16x2", "bf16x2"):
     XFAIL_EXACT[f"abs.{_t}"] = XFAIL_EXACT[f"neg.{_t}"] = _ABSNEG
 XFAIL_EXACT["abs.f64"] = XFAIL_EXACT["neg.f64"] = _ABSNEG64
@@ -80,7 +74,6 @@ XFAIL_APPROX_SPECIAL = {
                           "table 0xfff8000000000000",
     "rsqrt.approx.ftz.f64": "H200 works on the high word only: NaN (incl. negative inputs) -> 0x7fffffff00000000; "
                             "table 0xfff8000000000000",
-    "rsqrt.approx.f64": _F64_NAN,
     "ex2.approx.ftz.bf16": "H200 .ftz flushes subnormal bf16 results to +0; table does not flush bf16",
 }
 

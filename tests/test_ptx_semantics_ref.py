@@ -14,6 +14,21 @@ from fractions import Fraction
 FORMATS = {"f64": (64, 53, 11), "f32": (32, 24, 8), "f16": (16, 11, 5), "bf16": (16, 8, 8)}
 CANON = {"f32": 0x7FFFFFFF, "f16": 0x7FFF, "bf16": 0x7FFF, "f64": 0xFFF8000000000000}
 
+# f64 NaN operands, measured on an NVIDIA H200 (validation/data/h200_ptx_semantics.json, 2026-11-30):
+# the result is the first NaN operand in this order with the quiet bit set (sign and payload kept);
+# a NaN made from non-NaN operands is CANON["f64"].  f32/f16/bf16 always give CANON.
+F64_NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "min": (1, 0), "max": (1, 0),
+                 "div": (0, 1), "fma": (1, 2, 0), "sqrt": (0,), "rcp": (0,)}
+F64_QUIET = 1 << 51
+
+
+def f64_nan_operand(op, bits):
+    """The H200's f64 result when some operand bits are NaN (else None)."""
+    for k in F64_NAN_ORDER[op]:
+        if decode("f64", bits[k]).kind == "nan":
+            return bits[k] | F64_QUIET
+    return None
+
 
 class Val:
     """A decoded float: kind in {'nan','inf','zero','fin'}, sign, exact Fraction value."""
@@ -113,6 +128,8 @@ def as_float(v: Val) -> float:
 def ref_arith(fmt, op, bits, mode="rn", ftz=False, sat=False):
     """Reference result bits of add/sub/mul/div/fma/sqrt/rcp on bit patterns ``bits``."""
     vals = [decode(fmt, b) for b in bits]
+    if fmt == "f64" and any(v.kind == "nan" for v in vals):
+        return f64_nan_operand(op, bits)
     if ftz:
         vals = [Val("zero", v.neg) if (v.kind == "fin" and is_subnormal_bits(fmt, b)) else v
                 for v, b in zip(vals, bits)]

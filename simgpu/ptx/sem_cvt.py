@@ -160,6 +160,9 @@ def build_cvt(mods, types):
             y = fp.to_f64(sfmt, x)
             if imode is not None:
                 y = round_integral(y, imode)
-            return _post_float(dfmt, y, fmode, ftz, sat, relu, satfinite)
+            r = _post_float(dfmt, y, fmode, ftz, sat, relu, satfinite)
+            if st == dt == "f64" and not sat:    # H200: the NaN operand quieted (payload, sign kept)
+                r = fp.f64_nan_operand(r, (y,), (0,))
+            return r
         return f2f
     return None

@@ -36,7 +36,9 @@ def lift_x2(fmt, fn):
 
 # ----------------------------------------------------------------- min / max / abs / neg / copysign
 def minmax(fmt, is_max, nan_prop, ftz):
-    """min/max: the non-NaN operand if exactly one is NaN; -0 < +0; .NaN propagates canonical NaN."""
+    """min/max: the non-NaN operand if exactly one is NaN; -0 < +0; .NaN propagates canonical NaN.
+    f64 (measured on the H200): both NaN -> b quieted, else a quieted (payload and sign kept); the
+    same rule for the (not PTX-valid) .NaN.f64."""
     def f(a, b):
         if ftz:
             a, b = fp.flush(fmt, a), fp.flush(fmt, b)
@@ -52,7 +54,10 @@ def minmax(fmt, is_max, nan_prop, ftz):
         r = np.where(pick_a, a, b)
         nan_out = (nx | ny) if nan_prop else (nx & ny)
         r = np.where(nan_out, fp.from_bits(fmt, fmt.bits.type(fmt.nan)), r)
-        return fp.canon_nan(fmt, r)
+        r = fp.canon_nan(fmt, r)
+        if fmt.name == "f64":       # H200: both NaN -> b quieted (payload and sign kept)
+            r = np.where(nan_out, fp.f64_nan_operand(r, (a, b), fp.F64_NAN_ORDER["min"]), r)
+        return r
     return f
 
 
@@ -112,7 +117,7 @@ def approx_unary(fmt, name, ftz):
             a = fp.flush(fmt, a)
         x = fp.to_f64(fmt, a)
         if fmt.name == "f64":
-            r = fp.canon_nan(fmt, fn(x))
+            r = fp.f64_nan_operand(fp.canon_nan(fmt, fn(x)), (x,), (0,))
             return fp.flush(fmt, r) if ftz else r
         return fp.finish(fmt, fn(x), fp.RN, ftz)
     return f

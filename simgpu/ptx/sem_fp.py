@@ -26,7 +26,13 @@ INT_RND = {"rni": RN, "rzi": RZ, "rmi": RM, "rpi": RP}
 F32_NAN = 0x7FFFFFFF                    # PTX ISA / sm_90: canonical f32 NaN
 F16_NAN = 0x7FFF                        # PTX ISA: canonical f16 NaN
 BF16_NAN = 0x7FFF                       # PTX ISA: canonical bf16 NaN
-F64_NAN = 0xFFF8000000000000            # unverified on hardware (CUDART_NAN's pattern)
+F64_NAN = 0xFFF8000000000000            # measured on the H200: f64 NaN made from non-NaN operands
+F64_QUIET = 0x0008000000000000          # the f64 quiet bit
+
+# Which NaN operand an f64 op returns (measured on the H200, validation/data/h200_ptx_semantics.json):
+# the first NaN in this operand order, quieted, payload and sign kept.
+F64_NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "min": (1, 0), "max": (1, 0),
+                 "div": (0, 1), "fma": (1, 2, 0), "sqrt": (0,), "rcp": (0,)}
 
 
 class Fmt:
@@ -76,6 +82,16 @@ def canon_nan(fmt: Fmt, x):
     man = fmt.bits.type(~(fmt.sign | fmt.expmask) & ((1 << (8 * fmt.bits.itemsize)) - 1))
     isnan = ((u & em) == em) & ((u & man) != 0)
     return from_bits(fmt, np.where(isnan, fmt.bits.type(fmt.nan), u))
+
+
+def f64_nan_operand(res, args, order):
+    """H200 f64 NaN propagation: where an operand is NaN, the result is the first NaN operand in
+    ``order`` (operand indices) with its quiet bit set, sign and payload kept; other lanes keep ``res``."""
+    out = bits_of(FMT["f64"], res)
+    for k in reversed(order):
+        u = np.asarray(args[k], np.float64).view(np.uint64)
+        out = np.where(np.isnan(args[k]), u | np.uint64(F64_QUIET), out)
+    return from_bits(FMT["f64"], out)
 
 
 # ----------------------------------------------------------------- error-free transforms
@@ -276,8 +292,9 @@ def _sqrt_directed(a, mode):
     return r
 
 
-def f64_arith(op, mode, args):
-    """add/sub/mul/div/sqrt/fma on float64 with rounding ``mode``; canonical NaN."""
+def f64_arith(op, mode, args, nan_order=None):
+    """add/sub/mul/div/sqrt/fma on float64 with rounding ``mode``.  A NaN operand is returned quieted
+    (``F64_NAN_ORDER`` picks which, or ``nan_order``); a NaN from non-NaN operands is ``F64_NAN``."""
     args = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in args))
     a = args[0]
     if op == "add":
@@ -303,7 +320,8 @@ def f64_arith(op, mode, args):
                 fin = fin & (args[1] != 0)
             for i, v in exact_f64(_FRAC[op], mode, args, fin).items():
                 res.flat[i] = v
-    return canon_nan(FMT["f64"], res)
+    res = canon_nan(FMT["f64"], res)
+    return f64_nan_operand(res, args, nan_order if nan_order is not None else F64_NAN_ORDER[op])
 
 
 def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False):
