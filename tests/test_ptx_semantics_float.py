@@ -380,3 +380,16 @@ def test_abs_neg_copysign():
     assert lookup("neg", (), ("f32",))(a)[0] == 2.5
     assert lookup("copysign", (), ("f32",))(_f32(-1.0), _f32(3.0))[0] == -3.0
     assert f32_bits(float(lookup("neg", (), ("f32",))(_f32(0.0))[0])) == 0x80000000
+
+
+def test_abs_neg_nan():
+    """abs/neg of a NaN (measured on an H200, validation/data/h200_ptx_semantics.json): f32/f16/bf16 give the
+    canonical NaN; f64 returns the NaN quieted with its sign unchanged."""
+    n32 = np.array([0xFF812345], np.uint32).view(np.float32)
+    for op in ("abs", "neg"):
+        assert int(lookup(op, (), ("f32",))(n32).view(np.uint32)[0]) == 0x7FFFFFFF
+        assert int(lookup(op, (), ("f16",))(np.array([0xFC01], np.uint16).view(np.float16)).view(np.uint16)[0]) == 0x7FFF
+        got = int(lookup(op, (), ("bf16x2",))(np.array([0x3F80FF81], np.uint32))[0])
+        assert got == (0xBF807FFF if op == "neg" else 0x3F807FFF)
+        n64 = np.array([0xFFF0000000000123], np.uint64).view(np.float64)
+        assert int(lookup(op, (), ("f64",))(n64).view(np.uint64)[0]) == 0xFFF8000000000123

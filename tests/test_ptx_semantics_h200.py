@@ -45,9 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _t in ("f32", "ftz.f32", "f16", "bf16", "f16x2", "bf16x2"):
-    XFAIL_EXACT[f"abs.{_t}"] = XFAIL_EXACT[f"neg.{_t}"] = _ABSNEG
-XFAIL_EXACT["abs.f64"] = XFAIL_EXACT["neg.f64"] = _ABSNEG64
 for _n in ("mul.rn.ftz.f32", "mul.rn.ftz.sat.f32", "div.rn.ftz.f32"):
     XFAIL_EXACT[_n] = _FTZ
 for _n in ("fma.rn.relu.f16", "fma.rn.relu.bf16", "fma.rn.relu.f16x2", "cvt.rn.relu.f16.f32", "cvt.rn.relu.bf16.f32",
