@@ -45,8 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _n in ("mul.rn.ftz.f32", "mul.rn.ftz.sat.f32", "div.rn.ftz.f32"):
-    XFAIL_EXACT[_n] = _FTZ
 for _n in ("fma.rn.relu.f16", "fma.rn.relu.bf16", "fma.rn.relu.f16x2", "cvt.rn.relu.f16.f32", "cvt.rn.relu.bf16.f32",
            "cvt.rn.relu.f16x2.f32", "cvt.rn.relu.satfinite.bf16x2.f32"):
     XFAIL_EXACT[_n] = _RELU
@@ -65,8 +63,7 @@ for _n in ("cvt.f64.f32", "cvt.ftz.f64.f32", "cvt.f32.bf16", "cvt.f64.f16", "cvt
 
 XFAIL_APPROX_SPECIAL = {
     "div.approx.f32": "H200: NaN a with 2^126 < |b| < 2^128 gives NaN; table 0",
-    "div.approx.ftz.f32": "H200: NaN a with huge b gives NaN (table 0); and " + _FTZ,
-    "div.full.ftz.f32": _FTZ,
+    "div.approx.ftz.f32": "H200: NaN a with huge b gives NaN (table 0)",
     "rcp.approx.ftz.f64": "H200 works on the high word only: NaN -> 0x7fffffff00000000 (0x7ff0000000000001 -> 0); "
                           "table 0xfff8000000000000",
     "rsqrt.approx.ftz.f64": "H200 works on the high word only: NaN (incl. negative inputs) -> 0x7fffffff00000000; "

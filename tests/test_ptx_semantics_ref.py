@@ -136,6 +136,10 @@ def ref_arith(fmt, op, bits, mode="rn", ftz=False, sat=False):
     r = _ref_value(fmt, op, vals, mode)
     if ftz and is_subnormal_bits(fmt, r):
         r = sign_bit(fmt, bool(r >> (FORMATS[fmt][0] - 1)))
+    if ftz and _exact_below_min_normal(fmt, op, vals):
+        # .ftz flushes on the exact (unrounded) value: measured on an H200 (mul.rn.ftz.f32
+        # 0x00800000 * 0x3f7fffff -> +0; validation/data/h200_ptx_semantics.json)
+        r = sign_bit(fmt, bool(r >> (FORMATS[fmt][0] - 1)))
     if sat:
         v = decode(fmt, r)
         if v.kind == "nan" or v.neg:
@@ -143,6 +147,19 @@ def ref_arith(fmt, op, bits, mode="rn", ftz=False, sat=False):
         elif v.kind == "inf" or (v.kind == "fin" and v.q > 1):
             r = encode(fmt, Fraction(1), "rn")
     return r
+
+
+def _exact_below_min_normal(fmt, op, v):
+    """True if every operand is finite and the exact nonzero result is smaller than the least normal."""
+    if any(x.kind not in ("fin", "zero") for x in v) or op == "sqrt":
+        return False
+    q = [x.q for x in v]
+    if op in ("div", "rcp") and q[-1] == 0:
+        return False
+    ex = {"add": lambda: q[0] + q[1], "sub": lambda: q[0] - q[1], "mul": lambda: q[0] * q[1],
+          "div": lambda: q[0] / q[1], "rcp": lambda: 1 / q[0], "fma": lambda: q[0] * q[1] + q[2]}[op]()
+    n, p, eb = FORMATS[fmt]
+    return ex != 0 and abs(ex) < Fraction(2) ** (2 - (1 << (eb - 1)))
 
 
 def _special(fmt, x: float) -> int:

@@ -184,13 +184,24 @@ def sat01(y):
     return np.where(np.isnan(y) | (y <= 0), 0.0, np.minimum(y, 1.0))
 
 
+MIN_NORMAL = {"f32": 2.0 ** -126, "f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f64": 2.0 ** -1022}
+
+
 def finish(fmt: Fmt, y, mode=RN, ftz=False, sat=False):
-    """Shared tail of an arithmetic op: .sat, one rounding, ftz of the result, canonical NaN."""
+    """Shared tail of an arithmetic op: .sat, one rounding, ftz of the result, canonical NaN.
+
+    ``.ftz`` flushes on the value *before* rounding (measured on the H200: mul.rn.ftz.f32
+    0x00800000 * 0x3f7fffff, exactly 2^-126 (1 - 2^-24), gives +0, not the rounded 2^-126): a
+    result whose exact magnitude is below the smallest normal becomes zero of its sign, even if
+    it would round up to the smallest normal.  ``y`` is exact or rounded to odd in 53 bits, which
+    keeps its order against that power of two."""
     if sat:
         y = sat01(y)
     r = round_f64(fmt, y, mode)
     if ftz:
         r = flush(fmt, r)
+        tiny = np.abs(y) < MIN_NORMAL[fmt.name]
+        r = np.where(tiny, from_bits(fmt, np.where(np.signbit(y), fmt.bits.type(fmt.sign), fmt.bits.type(0))), r)
     return canon_nan(fmt, r)
 
 
