@@ -151,6 +151,17 @@ def test_float_integral_rounding_ftz_sat():
     assert r.tolist() == [0.0, 0.0, 1.0, 1.0]
 
 
+def test_relu_minus_zero():
+    """.relu maps negatives *and -0* to +0, NaN to the canonical NaN (-0 measured on an H200:
+    validation/data/h200_ptx_semantics.json, cvt.rn.relu.*.f32 and fma.rn.relu.f16/bf16)."""
+    x = np.array([-0.0, -2.0, 3.0, np.nan], np.float32)
+    assert lookup("cvt", ("rn", "relu"), ("f16", "f32"))(x).view(np.uint16).tolist() == [0, 0, 0x4200, 0x7FFF]
+    assert lookup("cvt", ("rn", "relu"), ("bf16", "f32"))(x).view(np.uint16).tolist() == [0, 0, 0x4040, 0x7FFF]
+    h = lambda v: np.array(v, np.float16)  # noqa: E731
+    r = lookup("fma", ("rn", "relu"), ("f16",))(h([-0.0, 1.0]), h([1.0, 1.0]), h([-0.0, -3.0]))
+    assert r.view(np.uint16).tolist() == [0, 0]
+
+
 @pytest.mark.parametrize("src", INTS)
 @pytest.mark.parametrize("dst", INTS)
 @pytest.mark.parametrize("sat", [False, True])

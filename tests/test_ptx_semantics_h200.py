@@ -45,9 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _n in ("fma.rn.relu.f16", "fma.rn.relu.bf16", "fma.rn.relu.f16x2", "cvt.rn.relu.f16.f32", "cvt.rn.relu.bf16.f32",
-           "cvt.rn.relu.f16x2.f32", "cvt.rn.relu.satfinite.bf16x2.f32"):
-    XFAIL_EXACT[_n] = _RELU
 XFAIL_EXACT["testp.normal.f32"] = XFAIL_EXACT["testp.normal.f64"] = _TESTP
 for _n in ("bfe.u64", "bfe.s64", "bfi.b64"):
     XFAIL_EXACT[_n] = _BFE64

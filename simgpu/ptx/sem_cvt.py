@@ -72,8 +72,8 @@ def int_to_int(dt, st, x, sat):
 
 def _post_float(fmt, y, mode, ftz, sat, relu, satfinite):
     """Round float64 ``y`` (exact or rounded-to-odd) into ``fmt`` with the cvt modifiers."""
-    if relu:
-        y = np.where(y < 0, 0.0, y)
+    if relu:                                         # -0 -> +0 too (measured on the H200)
+        y = np.where(y <= 0, 0.0, y)
     if fmt.name == "f64":
         r = fp.sat01(y) if sat else y
         r = fp.canon_nan(fmt, r)
