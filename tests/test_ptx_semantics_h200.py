@@ -45,9 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-XFAIL_EXACT["testp.normal.f32"] = XFAIL_EXACT["testp.normal.f64"] = _TESTP
-for _n in ("bfe.u64", "bfe.s64", "bfi.b64"):
-    XFAIL_EXACT[_n] = _BFE64
 for _c in C.CASES:
     _n = _c["name"]
     if _c["op"] == "cvt" and _c["dst"] in C.INT_TYPES and _c["srcs"][0] in ("f32", "f64", "f16", "bf16") and \

@@ -202,11 +202,19 @@ def brev(t, a):
     return x.astype(UNSIGNED[w]).view(INT_T[t])
 
 
+def _pos_len(w, b, c):
+    """bfe/bfi position and length: & 0xff for the 32-bit forms (PTX ISA); the 64-bit forms use the
+    full u32 operands (measured on the H200: validation/data/h200_ptx_semantics.json, bfe/bfi .64)."""
+    pos, ln = as_u(b, 32).astype(np.int64), as_u(c, 32).astype(np.int64)
+    if w < 64:
+        pos, ln = pos & 0xFF, ln & 0xFF
+    return pos, ln
+
+
 def bfe(t, a, b, c):
     w = width(t)
     x = as_u(a, w).astype(np.uint64)
-    pos = as_u(b, 32).astype(np.int64) & 0xFF
-    ln = as_u(c, 32).astype(np.int64) & 0xFF
+    pos, ln = _pos_len(w, b, c)
     if is_signed(t):
         sidx = np.minimum(pos + ln - 1, w - 1)
         sbit = np.where(ln == 0, 0, (x >> np.clip(sidx, 0, w - 1).astype(np.uint64)) & np.uint64(1))
@@ -224,11 +232,10 @@ def bfe(t, a, b, c):
 
 
 def bfi(t, a, b, c, d):
-    """Insert the low bits of a into b at pos c (& 0xff), length d (& 0xff)."""
+    """Insert the low bits of a into b at pos c, length d (& 0xff for b32; full u32 for b64)."""
     w = width(t)
     x, y = as_u(a, w).astype(np.uint64), as_u(b, w).astype(np.uint64)
-    pos = as_u(c, 32).astype(np.int64) & 0xFF
-    ln = as_u(d, 32).astype(np.int64) & 0xFF
+    pos, ln = _pos_len(w, c, d)
     n = np.clip(np.minimum(ln, w - pos), 0, w)
     m = np.where(n >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
                  (np.uint64(1) << np.minimum(n, 63).astype(np.uint64)) - np.uint64(1))
