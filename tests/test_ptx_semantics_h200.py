@@ -45,11 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _c in C.CASES:
-    _n = _c["name"]
-    if _c["op"] == "cvt" and _c["dst"] in C.INT_TYPES and _c["srcs"][0] in ("f32", "f64", "f16", "bf16") and \
-            (_c["srcs"][0] == "f64" or C.WIDTH[_c["dst"]] == 64):
-        XFAIL_EXACT[_n] = _CVT_I_NAN
 for _n in ("cvt.f64.f32", "cvt.ftz.f64.f32", "cvt.f32.bf16", "cvt.f64.f16", "cvt.f64.bf16", "cvt.rn.f32.f64",
            "cvt.rz.f32.f64", "cvt.rm.f32.f64", "cvt.rp.f32.f64", "cvt.rn.ftz.f32.f64", "cvt.rn.f16.f64",
            "cvt.rz.f16.f64", "cvt.rn.bf16.f64"):
