@@ -45,10 +45,6 @@ _CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the Na
               "Table: canonical NaN")
 
 XFAIL_EXACT = {}
-for _n in ("cvt.f64.f32", "cvt.ftz.f64.f32", "cvt.f32.bf16", "cvt.f64.f16", "cvt.f64.bf16", "cvt.rn.f32.f64",
-           "cvt.rz.f32.f64", "cvt.rm.f32.f64", "cvt.rp.f32.f64", "cvt.rn.ftz.f32.f64", "cvt.rn.f16.f64",
-           "cvt.rz.f16.f64", "cvt.rn.bf16.f64"):
-    XFAIL_EXACT[_n] = _CVT_F_NAN
 
 XFAIL_APPROX_SPECIAL = {
     "div.approx.f32": "H200: NaN a with 2^126 < |b| < 2^128 gives NaN; table 0",

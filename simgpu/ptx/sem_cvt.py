@@ -104,6 +104,23 @@ def _post_float(fmt, y, mode, ftz, sat, relu, satfinite):
     return r
 
 
+_MANT = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52}
+
+
+def nan_payload(sfmt, dfmt, x, quiet=True):
+    """A NaN carried between float formats (measured on the H200 for cvt with f64 on either side and
+    for cvt.f32.bf16): sign kept, the source mantissa (with its quiet bit set if ``quiet``) shifted to
+    the destination's width (low bits dropped when narrowing).  Non-NaN lanes give garbage; mask them."""
+    u = fp.bits_of(sfmt, x).astype(np.uint64)
+    ms, md = _MANT[sfmt.name], _MANT[dfmt.name]
+    m = u & np.uint64((1 << ms) - 1)
+    if quiet:
+        m = m | np.uint64(1 << (ms - 1))
+    m = (m << np.uint64(md - ms)) if md >= ms else (m >> np.uint64(ms - md))
+    sign = np.where((u & np.uint64(sfmt.sign)) != 0, np.uint64(dfmt.sign), np.uint64(0))
+    return fp.from_bits(dfmt, (sign | np.uint64(dfmt.expmask) | m).astype(dfmt.bits))
+
+
 def build_cvt(mods, types):
     if len(types) != 2 or not set(mods) <= _KNOWN:
         return None
@@ -177,8 +194,19 @@ def build_cvt(mods, types):
             if imode is not None:
                 y = round_integral(y, imode)
             r = _post_float(dfmt, y, fmode, ftz, sat, relu, satfinite)
-            if st == dt == "f64" and not sat:    # H200: the NaN operand quieted (payload, sign kept)
-                r = fp.f64_nan_operand(r, (y,), (0,))
+            if sat or relu:
+                return r
+            nan = np.isnan(y)
+            if "f64" in (st, dt):
+                # H200: the NaN's payload travels, quieted and shifted (cvt.ftz.f64.f32: made canonical
+                # in f32 first, so every NaN gives 0x7fffffffe0000000)
+                src = x
+                if ftz and st == "f32":
+                    src = fp.canon_nan(sfmt, x)
+                    return np.where(nan, nan_payload(sfmt, dfmt, src, quiet=False), r)
+                return np.where(nan, nan_payload(sfmt, dfmt, src), r)
+            if st == "bf16" and dt == "f32":                  # H200: a plain shift (sNaN stays sNaN)
+                return np.where(nan, nan_payload(sfmt, dfmt, x, quiet=False), r)
             return r
         return f2f
     return None
