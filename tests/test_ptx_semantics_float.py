@@ -363,6 +363,29 @@ def test_approx_special_values():
     assert lookup("div", ("full",), ("f32",))(_f32(1.0), _f32(2.0 ** 127))[0] == np.float32(2.0 ** -127)
 
 
+def test_approx_special_values_h200():
+    """.approx specials measured on an H200 (validation/data/h200_ptx_semantics.json): div.approx of a NaN by
+    2^126 < |b| < 2^128 is 0x7fffffff; ex2.approx.ftz.bf16 flushes subnormal results; rcp/rsqrt.approx.ftz.f64
+    use the input's high word and return a zero low word (NaN -> 0x7fffffff00000000, 0x7ff0000000000001 -> +0)."""
+    d = lookup("div", ("approx",), ("f32",))
+    assert int(d(np.array([0x7F800001], np.uint32).view(np.float32), _f32(2.0 ** 127)).view(np.uint32)[0]) == 0x7FFFFFFF
+    ex2 = lookup("ex2", ("approx", "ftz"), ("bf16",))
+    assert ex2(np.array([0xC300, 0xC2FD, 0xC2F0], np.uint16)).tolist() == [0, 0, 0x0380]   # 2^-128, 2^-126.6, 2^-120
+    assert lookup("ex2", ("approx",), ("bf16",))(np.array([0xC300], np.uint16)).tolist() == [0x0020]
+    u = lambda *v: np.array(v, np.uint64).view(np.float64)  # noqa: E731
+    rcp = lookup("rcp", ("approx", "ftz"), ("f64",))
+    rsq = lookup("rsqrt", ("approx", "ftz"), ("f64",))
+    x = u(0x7FF8000012345678, 0x7FF0000000000001, 0x000FFFFFFFFFFFFF, 0x4010000000000000, 0x3FF0000012345678,
+          0xFFF0000000000123)
+    assert rcp(x).view(np.uint64).tolist() == [0x7FFFFFFF00000000, 0, 0x7FF0000000000000, 0x3FD0000000000000,
+                                              0x3FF0000000000000, 0x8000000000000000]
+    assert rsq(x).view(np.uint64).tolist()[:5] == [0x7FFFFFFF00000000, 0, 0x7FF0000000000000, 0x3FE0000000000000,
+                                                   0x3FF0000000000000]
+    assert rsq(u(0xBFF0000000000000)).view(np.uint64).tolist() == [0x7FFFFFFF00000000]
+    r = rcp(u(*np.random.default_rng(0).integers(0x0010000000000000, 0x7FE0000000000000, 200, dtype=np.uint64)))
+    assert not (r.view(np.uint64) & np.uint64(0xFFFFFFFF)).any()
+
+
 @settings(max_examples=100, deadline=None)
 @given(xs=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=32))
 def test_testp(xs):

@@ -6,7 +6,7 @@ plus a seeded sample); validation/data/h200_ptx_semantics.json holds compare.py'
 full measurement (the .approx error envelopes used below).
 
 * exact instructions: the table's bits equal the H200's on every stored input.  Cases the H200
-  contradicts are strict xfails, each with the measured rule (these are bugs in semantics.py).
+  contradicts would be strict xfails, each with the measured rule (bugs in semantics.py); none remain.
 * .approx/.full instructions: the table's error from the exact value is within the H200's
   measured envelope (ulp and relative), and non-finite / zero / flushed results are bit-equal.
 """
@@ -28,33 +28,11 @@ import compare as P  # noqa: E402
 NPZ = os.path.join(ROOT, "validation", "data", "h200_ptx_semantics.npz")
 REPORT = os.path.join(ROOT, "validation", "data", "h200_ptx_semantics.json")
 
-_F64_NAN = ("H200 f64 ops return the NaN operand quieted (payload and sign kept; add/sub/mul/min/max "
-            "prefer b, div prefers a, fma/mad prefer b then c then a); invalid ops give 0xfff8000000000000. "
-            "Table: always 0xfff8000000000000")
-_ABSNEG = "H200 abs/neg of a NaN give the canonical NaN (0x7fffffff / 0x7fff); table keeps payload and flips sign"
-_ABSNEG64 = "H200 abs/neg.f64 of a NaN return the NaN quieted with its sign unchanged; table flips/clears the sign"
-_FTZ = ("H200 .ftz flushes a result whose exact value is below 2^-126 even when it rounds up to 2^-126 "
-        "(e.g. 0x00800000 * 0x3f7fffff -> 0); table rounds first and gives 0x00800000")
-_RELU = "H200 .relu maps -0 to +0; table keeps -0"
-_TESTP = "H200 testp.normal is true for +-0; table false"
-_BFE64 = "H200 bfe/bfi .64: position and length are the full u32 operands, not masked to 8 bits"
-_CVT_I_NAN = ("H200 cvt float->int of NaN: 0 for f32/f16/bf16 sources into <=32-bit types, but the sign-bit "
-              "pattern (0x80.., MIN of that width) for every f64 source and for 64-bit destinations")
-_CVT_F_NAN = ("H200 cvt between float types with f64 on either side keeps the NaN payload (quieted, shifted); "
-              "cvt.ftz.f64.f32 gives 0x7fffffffe0000000; cvt.f32.bf16 is a plain 16-bit shift (sNaN kept). "
-              "Table: canonical NaN")
-
+# Cases the H200 contradicts: name -> the measured rule (strict xfails).  Empty: every rule found in the
+# 2026-11-30 measurement is now implemented in simgpu.ptx.semantics (see its docstring).
 XFAIL_EXACT = {}
 
-XFAIL_APPROX_SPECIAL = {
-    "div.approx.f32": "H200: NaN a with 2^126 < |b| < 2^128 gives NaN; table 0",
-    "div.approx.ftz.f32": "H200: NaN a with huge b gives NaN (table 0)",
-    "rcp.approx.ftz.f64": "H200 works on the high word only: NaN -> 0x7fffffff00000000 (0x7ff0000000000001 -> 0); "
-                          "table 0xfff8000000000000",
-    "rsqrt.approx.ftz.f64": "H200 works on the high word only: NaN (incl. negative inputs) -> 0x7fffffff00000000; "
-                            "table 0xfff8000000000000",
-    "ex2.approx.ftz.bf16": "H200 .ftz flushes subnormal bf16 results to +0; table does not flush bf16",
-}
+XFAIL_APPROX_SPECIAL = {}
 
 
 def _load():

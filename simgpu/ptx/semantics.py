@@ -216,7 +216,9 @@ def b_unary_ieee(op, approx_name):
             if set(mods) - {"approx", "ftz"}:
                 return None
             ftz = "ftz" in mods
-            if t == "f32" or (t == "f64" and op == "rcp" and ftz):
+            if t == "f64" and op == "rcp" and ftz:
+                return sem_fmisc.approx_f64_hi("rcp")
+            if t == "f32":
                 return sem_fmisc.approx_unary(fp.FMT[t], approx_name, ftz)
             return None
         if t not in ("f32", "f64"):
@@ -232,9 +234,10 @@ def b_approx(name, types_ok):
             return None
         ftz = "ftz" in mods
         if t == "f64" and name == "rsqrt":
-            return sem_fmisc.approx_unary(fp.FMT["f64"], name, ftz)
+            return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
         base = sem_fmisc.X2.get(t, t)
-        fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base == "f32")
+        # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
+        fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))
         return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
     return build
 
