@@ -37,8 +37,8 @@ def lift_x2(fmt, fn):
 # ----------------------------------------------------------------- min / max / abs / neg / copysign
 def minmax(fmt, is_max, nan_prop, ftz):
     """min/max: the non-NaN operand if exactly one is NaN; -0 < +0; .NaN propagates canonical NaN.
-    f64 (measured on the H200): both NaN -> b quieted, else a quieted (payload and sign kept); the
-    same rule for the (not PTX-valid) .NaN.f64."""
+    f64 (measured on the H200): both NaN -> b quieted (payload and sign kept); for the (not PTX-valid)
+    .NaN.f64 the same rule: the first NaN of b, a, quieted."""
     def f(a, b):
         if ftz:
             a, b = fp.flush(fmt, a), fp.flush(fmt, b)
@@ -133,13 +133,15 @@ _HI = np.uint64(0xFFFFFFFF00000000)
 
 
 def approx_f64_hi(name):
-    """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as measured on the H200 (MUFU.RCP64H / MUFU.RSQ64H:
-    validation/data/h200_ptx_semantics.json, 4783 / 4758 inputs: specials and random bits): only the
+    """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as measured on the H200 (SASS MUFU.RCP64H / MUFU.RSQ64H;
+    validation/data/h200_ptx_semantics.json: 24055 inputs each, specials and random bits, of which
+    4783 / 4758 are stored in validation/data/h200_ptx_semantics.npz): only the
     high 32 bits of the input are used (low word taken as 0), subnormal inputs flush to zero of their
     sign, the result's low word is 0 -- here the correctly rounded f64 value of the truncated input,
     plus 1/16 of a high-word ulp, truncated to the high word (an empirical fit: bit-equal to the H200
     on 98% (rcp) / 97% (rsqrt) of the stored finite inputs, one high-word ulp off on the rest; max
-    relative error 2^-20.06 / 2^-20.16, H200 2^-19.98 / 2^-20.14); subnormal results flush to zero;
+    relative error on the stored inputs 2^-20.06 / 2^-20.29; the H200's over all 24055: 2^-19.98 /
+    2^-20.14); subnormal results flush to zero;
     a NaN (and, for rsqrt, a negative input) gives 0x7fffffff00000000; 0x7ff0000000000001 (high
     word infinite) gives +0."""
     fn = _APPROX[name]
@@ -268,7 +270,7 @@ def build_selp(mods, types):
 
 
 def build_slct(mods, types):
-    """slct d, a, b, c: a if c >= 0 else b (c f32: -0 >= 0; NaN c -> b, unverified on hardware)."""
+    """slct d, a, b, c: a if c >= 0 else b (c f32: -0 >= 0; NaN c -> b, measured on the H200)."""
     if set(mods) - {"ftz"} or len(types) != 2 or types[1] not in ("s32", "f32"):
         return None
     ftz = "ftz" in mods

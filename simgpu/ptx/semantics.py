@@ -13,55 +13,103 @@ destination's dtype (bool for predicates).  ``None`` means "not supported here".
 
 Exactness rules
 ---------------
+"Measured on the H200" below means checked bit for bit against an NVIDIA H200 (sm_90, driver
+580.159.04, CUDA 13.0 ptxas, 2026-11-30): 577 instruction cases run with inline PTX over special
+bit patterns and seeded random inputs (validation/ptx_semantics/; report
+validation/data/h200_ptx_semantics.json, stored inputs and results
+validation/data/h200_ptx_semantics.npz, replayed by tests/test_ptx_semantics_h200.py).  The table
+reproduces every stored result of the exact instructions.
+
 * Integers wrap exactly in their width.  ``div``/``rem`` truncate toward zero; ``MIN / -1`` wraps
-  to MIN and ``MIN rem -1`` is 0.  Division or remainder by zero is unspecified in the PTX ISA;
-  here it gives all ones (u32/u64: 0xffff..., s32/s64: -1), which is what the nvcc/ptxas integer
-  division sequence ends with (``@!P LOP3 d, RZ, b, RZ, 0x33`` = ~b = ~0 when b == 0) --
-  *unverified on hardware*, 64-bit cases (a called subroutine) and ``rem`` especially.
+  to MIN and ``MIN rem -1`` is 0.  Division *or remainder* by zero is unspecified in the PTX ISA;
+  here it gives all ones (u: 0xff..., s: -1), measured on the H200 for div/rem .u16/.s16/.u32/.s32/
+  .u64/.s64 (the nvcc/ptxas division sequence ends with ``@!P LOP3 d, RZ, b, RZ, 0x33`` = ~0).
   ``shl``/``shr`` clamp amounts >= width to the width: shl/shr.u/shr.b give 0, shr.s the sign fill.
   ``add.sat.s32``/``sub.sat.s32``/``mad.hi.sat.s32`` clamp to [INT32_MIN, INT32_MAX].
+  ``bfe``/``bfi``: the 32-bit forms use position and length & 0xff (PTX ISA); the 64-bit forms use
+  the full u32 operands (measured on the H200: e.g. length 0x100 extracts 64 bits, not 0).
 * IEEE ops (add/sub/mul/fma/div/sqrt/rcp with .rn/.rz/.rm/.rp) are correctly rounded, bit-exact:
   f32/f16/bf16 through an exact or round-to-odd float64 intermediate then one rounding (see
   ``sem_fp``); f64 .rn by numpy (IEEE RNE) and a Boldo-Melquiond emulated FMA (TwoProduct,
   TwoSum, round-to-odd), directed f64 modes by exact ``fractions.Fraction`` arithmetic per lane.
-  An exact zero sum is +0, except -0 under .rm (IEEE 754).  ``.ftz`` (f32; f16 where PTX allows
-  it) flushes subnormal inputs *and* results, after rounding, to zero of the same sign.  ``.sat``
-  clamps to [0, 1]; NaN and -0 give +0.  f16/bf16 ops: computed in float64, rounded once (RNE).
-* NaN results carry the canonical pattern: f32 0x7fffffff, f16 0x7fff, bf16 0x7fff (PTX ISA);
-  f64 0xfff8000000000000 (*unverified on hardware*; the ISA does not give the f64 pattern).
-  abs/neg/copysign are sign-bit operations and keep a NaN's payload (unverified on hardware).
-* min/max: if exactly one operand is NaN the other is returned; both NaN -> canonical NaN;
-  min(-0, +0) = -0, max(-0, +0) = +0.  ``.NaN``: any NaN operand -> canonical NaN.
-* cvt float->int: the given integer rounding (rni/rzi/rmi/rpi), NaN -> 0, saturation to the
-  destination range (PTX: float-to-int is always saturating).  int->float and narrowing
-  float->float: correctly rounded in rn/rz/rm/rp.  int->int: wraps / sign- or zero-extends,
-  ``.sat`` clamps.  ``cvt.rn.f16x2.f32 d, a, b`` packs a into the upper half.  ``.relu`` maps
-  negative values to +0 (-0 stays -0, NaN stays NaN: unverified); ``.satfinite`` maps +-inf to
-  +-max finite.  NaN -> the destination's canonical NaN.
+  An exact zero sum is +0, except -0 under .rm (IEEE 754).  ``.sat`` clamps to [0, 1]; NaN and -0
+  give +0.  f16/bf16 ops: computed in float64, rounded once (RNE).
+* ``.ftz`` (f32; f16 where PTX allows it) flushes subnormal inputs to zero of the same sign, and
+  flushes a result whose *exact, unrounded* magnitude is below the smallest normal, even when it
+  rounds up to the smallest normal (measured on the H200: mul.rn.ftz.f32 0x00800000 * 0x3f7fffff
+  = 2^-126 (1 - 2^-24) gives +0, not 0x00800000; likewise 0x00ffffff * 0x3f000000, and
+  div.rn.ftz / div.full.ftz / div.approx.ftz.f32 0x00ffffff / 2 -> 0).  The measured inputs that
+  reach this case are products and quotients (mul.rn.ftz.f32: 8, mul.rn.ftz.sat.f32: 6,
+  div.{rn,full,approx}.ftz.f32: 3 each);
+  fma/rcp/cvt with .ftz follow the same rule by analogy (no stored input rounds up to 2^-126 there;
+  add/sub cannot: a subnormal sum of normals is exact).
+* NaN results of f32/f16/bf16 ops carry the canonical pattern: f32 0x7fffffff, f16 0x7fff, bf16
+  0x7fff (PTX ISA; measured on the H200, NaN operands included).  f64 (measured on the H200): a NaN
+  made from non-NaN operands (inf - inf, 0 * inf, 0/0, sqrt(-1), ...) is 0xfff8000000000000; a NaN
+  operand is returned quieted (quiet bit set, sign and payload kept), the first NaN in the order
+  add/sub/mul/min/max: b, a; div: a, b; fma/mad: b, c, a (rcp/sqrt/cvt.rXi.f64.f64/
+  rsqrt.approx.f64: the operand).  ``sem_fp.F64_NAN_ORDER``.
+* abs/neg are sign-bit operations except on a NaN (measured on the H200): f32 (also .ftz), f16,
+  bf16, f16x2, bf16x2 give the canonical NaN; f64 returns the NaN quieted with its sign unchanged.
+  copysign keeps a NaN's payload (measured, f32/f64).
+* min/max: if exactly one operand is NaN the other is returned; both NaN -> canonical NaN (f64:
+  b quieted, measured on the H200); min(-0, +0) = -0, max(-0, +0) = +0.  ``.NaN``: any NaN operand
+  -> canonical NaN.
+* cvt float->int: the given integer rounding (rni/rzi/rmi/rpi), saturation to the destination range
+  (PTX: float-to-int is always saturating).  NaN (measured on the H200): every f64 source gives the
+  sign-bit pattern of the destination width, unsigned included (0x80, 0x8000, 0x80000000,
+  0x8000000000000000); f32 and f16 sources into 64-bit types give 0x8000000000000000; f32/f16/bf16
+  into <= 32-bit types give 0 (measured: f64 and f32 into all eight integer types, f16 into
+  s32/u32/s16/u8/s64, bf16 into s32/u16; u64.f16 and 64-bit.bf16 follow the rule unmeasured).
+  int->float and narrowing float->float: correctly rounded in rn/rz/rm/rp.  int->int: wraps /
+  sign- or zero-extends, ``.sat`` clamps.  ``cvt.rn.f16x2.f32 d, a, b`` packs a into the upper
+  half.  ``.relu`` maps negative values *and -0* to +0 (measured on the H200: fma.rn.relu.f16/bf16/
+  f16x2, cvt.rn.relu.{f16,bf16,f16x2}.f32, cvt.rn.relu.satfinite.bf16x2.f32), NaN to the canonical
+  NaN; ``.satfinite`` maps +-inf to +-max finite.
+* cvt float->float of a NaN (measured on the H200): with f64 on either side the payload is kept,
+  quieted and shifted to the destination's mantissa (low bits dropped when narrowing), sign kept:
+  cvt.f64.f32(0x7f800001) = 0x7ff8000020000000, cvt.f64.f16(0x7c01) = 0x7ff8040000000000,
+  cvt.rn.f32.f64(0x7ff4000000000000) = 0x7fe00000, cvt.rn.f16.f64 -> 0x7f00, cvt.rn.bf16.f64 ->
+  0x7fe0; cvt.ftz.f64.f32 of any NaN gives 0x7fffffffe0000000 (the f32 canonical NaN widened);
+  cvt.f32.bf16 is a plain 16-bit shift (an sNaN stays an sNaN); among f32/f16/bf16 otherwise the
+  destination's canonical NaN; ``.sat`` gives +0.
 * setp/set: ordered comparisons are false and the unordered (equ, neu, ltu, leu, gtu, geu) true
   when either operand is NaN; num / nan test for NaN; lo/ls/hi/hs compare unsigned.  With a
   .and/.or/.xor modifier the callable takes the predicate c as a third source.
-  slct.f32 with NaN c selects b (unverified on hardware).  testp.normal/subnormal are false
-  for zero (IEEE classes).
+  slct.f32 with NaN c selects b (measured on the H200).  testp.subnormal is false for zero;
+  testp.normal is *true* for +-0 (measured on the H200, f32 and f64).
 
-``.approx`` ops (compared within these bounds by the tests, not bit-exactly).  They are evaluated
-in float64 and rounded to nearest, so the error is <= 0.5 ulp, inside each bound.  Bounds quoted
-from the PTX ISA (section 9.7.3 "Floating Point Instructions", ISA 8.x), from memory -- re-check:
-  rcp.approx.f32      max 1 ulp, full range (9.7.3.x rcp)
-  div.approx.f32      max 2 ulp for 2^-126 <= |b| <= 2^126; 2^126 < |b| < 2^128 gives 0, or NaN if a
-                      is infinite (9.7.3.x div)           div.full.f32: max 2 ulp, full range
-  sqrt.approx.f32     max relative error 2^-23 (9.7.3.x sqrt)
-  rsqrt.approx.f32    max relative error 2^-22.9 (9.7.3.x rsqrt)
-  ex2.approx.f32      max 2 ulp, full range (older ISA: relative 2^-22.5)  (9.7.3.x ex2)
-  lg2.approx.f32      max absolute error 2^-22.6 for the mantissa (9.7.3.x lg2)
-  sin/cos.approx.f32  max absolute error 2^-20.9 in [-pi, pi], 2^-20.5 in [-100pi, 100pi]
-  tanh.approx.f32     max relative error 2^-10.987 (9.7.3.x tanh)
-  ex2.approx.f16/bf16, tanh.approx.f16/bf16: max relative error ~2^-9.9 / 2^-7 (half formats)
-  rcp.approx.ftz.f64, rsqrt.approx(.ftz).f64: "gross approximation", no bound given; here the
-                      correctly rounded value (the hardware's is cruder: unverified).
+``.approx`` ops (compared within these bounds by the tests, not bit-exactly).  The f32/f16/bf16 ones
+are evaluated in float64 and rounded to nearest, so the table's error is <= 0.5 ulp, inside each
+bound.  Bounds: the PTX ISA's (section 9.7.3, quoted from memory), then what the H200 measured
+(validation/data/h200_ptx_semantics.json, H200, 2026-11-30; 24073 inputs per f32 case, every bf16/f16):
+  rcp.approx.f32      ISA max 1 ulp; H200 0.96 ulp
+  div.approx.f32      ISA max 2 ulp for 2^-126 <= |b| <= 2^126; H200 1.72 ulp there.  For
+                      2^126 < |b| < 2^128 the result is 0, NaN if a is infinite (ISA) or NaN
+                      (measured: 0x7fffffff).  div.full.f32: ISA max 2 ulp, full range; H200 1.62 ulp
+  sqrt.approx.f32     ISA max relative error 2^-23; H200 2^-23.34
+  rsqrt.approx.f32    ISA max relative error 2^-22.9; H200 2^-23.10
+  ex2.approx.f32      ISA max 2 ulp, full range; H200 1.76 ulp (ftz 1.93)
+  lg2.approx.f32      ISA max absolute error 2^-22.6 for x in [0.5, 2); H200 2^-22.44 there:
+                      the quoted bound is slightly exceeded
+  sin/cos.approx.f32  ISA max absolute error 2^-20.9 in [-pi, pi] (H200 2^-21.58 sin, 2^-21.29
+                      cos) and 2^-20.5 in [-100pi, 100pi]: H200 2^-14.77 sin, 2^-14.82 cos there,
+                      far above the quoted bound (the error grows with |x|)
+  tanh.approx.f32     ISA max relative error 2^-10.987; H200 2^-16.53
+  ex2.approx.f16/bf16, tanh.approx.f16/bf16: ISA ~2^-9.9 / 2^-7 relative; H200 1 ulp (2^-10.0 /
+                      2^-7.02).  ex2.approx.ftz.bf16 flushes subnormal results (measured:
+                      ex2(-128) = 2^-128 gives +0; without .ftz 0x0020)
+  rsqrt.approx.f64    ISA: no bound; H200 within 1 ulp.  Here the correctly rounded value.
+  rcp.approx.ftz.f64, rsqrt.approx.ftz.f64: ISA "gross approximation", no bound.  The H200 uses
+                      only the high 32 bits of the input and returns 0 in the low word (MUFU.RCP64H
+                      / RSQ64H; max relative error 2^-19.98 / 2^-20.14).  Modelled as in
+                      ``sem_fmisc.approx_f64_hi`` (an empirical fit, bit-equal on 98% / 97% of the
+                      stored inputs); NaN, and rsqrt of a negative, give 0x7fffffff00000000;
+                      0x7ff0000000000001 (high word +inf) gives +0; subnormal inputs and results
+                      are flushed.  Measured on 24055 inputs each (specials and random bits).
 Without ``.ftz`` the f32 approx ops support subnormals (sm_20+); with it inputs and results are
 flushed.  Special values follow IEEE: ex2(-inf)=+0, lg2(+-0)=-inf, lg2(x<0)=NaN, sin(inf)=NaN,
-rsqrt(+-0)=+-inf, tanh(+-inf)=+-1.
+rsqrt(+-0)=+-inf, tanh(+-inf)=+-1 (bit-equal to the H200 on every stored special input).
 """
 from __future__ import annotations
 
