@@ -101,7 +101,8 @@ def sat_s32_add(x64, c):
 
 # ----------------------------------------------------------------- division (see module docstring)
 def div_rem(t, a, b, rem):
-    """Truncating division / remainder.  b == 0: all ones (measured on the H200, 16/32/64-bit); MIN/-1 wraps."""
+    """Truncating division / remainder.  b == 0: all ones (measured on the H200, 16/32/64-bit);
+    MIN/-1 wraps."""
     w = width(t)
     a, b = np.broadcast_arrays(np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t]))
     zero = b == 0
