@@ -354,9 +354,9 @@ def test_local_array_in_memory_counts_the_compiled_vector_accesses():
     assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") == 32 * st_ptx == 32 * stl
     assert metric(r["ptx"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum") == 32 * ld_ptx
     # ptxas may merge or re-split the PTX's local loads (a known gap of the PTX path's memory
-    # events, docs/compiled.md); it never adds any, and the PTX numba emits for this kernel
-    # varies a little between compiles in one process (17-20 ld.local seen against 17 LDL)
-    assert 0 < ldl <= ld_ptx <= 2 * ldl
+    # events, docs/compiled.md), and the PTX numba emits for this kernel varies a little
+    # between compiles in one process (17-20 ld.local seen against 17-21 LDL)
+    assert ldl > 0 and abs(ld_ptx - ldl) <= ldl // 2
     assert metric(r["ir"][0], "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum") > 32 * stl
 
 
