@@ -1,0 +1,100 @@
+"""A JSON-able fingerprint of a kernel's Python function, for keying the PTX cache.
+
+numba compiles what the function's code says plus the *values* of the globals and closure
+variables it reads (they become constants; ``cuda.const.array_like(ARR)`` bakes an array into
+the PTX) and any device functions it calls.  ``function_fingerprint`` therefore covers:
+
+* the source text (or, when there is none, the bytecode and constants), file and first line
+  (line numbers end up in the PTX ``.loc`` directives);
+* every global / closure value the code (and nested code) names: scalars by value, numpy
+  arrays by dtype, shape and a hash of their bytes, tuples element-wise, called functions and
+  numba dispatchers recursively (depth-limited), modules by name plus the attributes the code
+  names on them;
+* default argument values.
+
+Objects of other kinds count by type name only - numba cannot compile code that depends on
+their state anyway.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types as pytypes
+
+import numpy as np
+
+from .toolchain import py_function
+
+_MAX_DEPTH = 4
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def value_fingerprint(v, names=(), depth=0, seen=None):
+    """JSON-able description of a value a kernel reads; equal values give equal fingerprints."""
+    seen = set() if seen is None else seen
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+        return [type(v).__name__, repr(v)]
+    if isinstance(v, np.generic):
+        return ["np", v.dtype.str, repr(v.item())]
+    if isinstance(v, np.ndarray):
+        return ["ndarray", v.dtype.str, list(v.shape),
+                hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()]
+    if isinstance(v, (tuple, list)) and len(v) <= 1000:
+        return [type(v).__name__] + [value_fingerprint(x, names, depth + 1, seen) for x in v]
+    if isinstance(v, pytypes.ModuleType):
+        attrs = {}
+        if depth < _MAX_DEPTH:
+            for n in sorted(names):
+                a = getattr(v, n, None)
+                if a is not None and not isinstance(a, pytypes.ModuleType):
+                    attrs[n] = value_fingerprint(a, (), depth + 1, seen)
+        return ["module", v.__name__, attrs]
+    f = py_function(v)
+    if isinstance(f, pytypes.FunctionType):
+        if id(f) in seen or depth >= _MAX_DEPTH:
+            return ["function", f.__module__, f.__qualname__]
+        return ["function", function_fingerprint(f, depth + 1, seen)]
+    try:
+        from numba.core import types as nbtypes
+        if isinstance(v, nbtypes.Type):
+            return ["numba-type", str(v)]
+    except ImportError:
+        pass
+    return ["object", type(v).__module__, type(v).__qualname__]
+
+
+def function_fingerprint(func, depth=0, seen=None):
+    """JSON-able fingerprint of Python function ``func`` (or a numba dispatcher's py_func)."""
+    func = py_function(func)
+    seen = set() if seen is None else seen
+    seen.add(id(func))
+    code = func.__code__
+    try:
+        body = inspect.getsource(func)
+    except (OSError, TypeError):
+        body = [code.co_code.hex(), repr([c for c in code.co_consts
+                                          if not isinstance(c, pytypes.CodeType)])]
+    names = _code_names(code)
+    glob = {n: value_fingerprint(func.__globals__[n], names, depth, seen)
+            for n in sorted(names) if n in func.__globals__}
+    cells = func.__closure__ or ()
+    closure = {n: value_fingerprint(c.cell_contents, names, depth, seen)
+               for n, c in zip(code.co_freevars, cells) if _cell_filled(c)}
+    return {"name": f"{func.__module__}.{func.__qualname__}", "file": code.co_filename,
+            "line": code.co_firstlineno, "body": body, "globals": glob, "closure": closure,
+            "defaults": value_fingerprint(func.__defaults__, names, depth, seen)}
+
+
+def _cell_filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,260 @@
+"""Finding and running NVIDIA's compiler tools, and compiling a Python kernel to PTX.
+
+* ``find_tool(name)`` locates ``ptxas`` / ``nvdisasm``: ``$SIMGPU_<NAME>`` if set, then
+  ``cuda.pathfinder`` (which knows the NVIDIA wheel layouts, conda and CUDA_HOME), then the
+  ``nvidia/cu13/bin`` / ``nvidia/cu12/bin`` / ``nvidia/cuda_nvcc/bin`` folders of the installed
+  wheels, then ``PATH``.  A missing tool is a ``ToolNotFoundError`` naming the pip package.
+* ``run_tool(name, args)`` runs one; every subprocess of this package goes through it.
+* ``toolchain_versions()`` - versions of ptxas, nvdisasm, NVVM, numba and numba-cuda (cache keys).
+* ``compile_ptx(py_func, argtypes, cc)`` wraps ``numba.cuda.compile_ptx``; numba's own errors
+  (typing errors pointing at the user's line) reach the caller unchanged.
+* ``numba_types_for_args(args)`` types launch arguments as numba.cuda does at launch.
+* ``cc_for_gpu(name)`` - compute capability of a GPU model name.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from simgpu._compat import patch_numpy_for_numba
+from simgpu.errors import SimGPUError
+
+#: pip package that installs each tool (the CUDA 13 wheels; cu12 names in the message too).
+TOOL_PACKAGES = {
+    "ptxas": "cuda-toolkit[nvcc] (or nvidia-cuda-nvcc)",
+    "nvdisasm": "nvidia-cuda-nvdisasm (or cuda-toolkit[nvdisasm])",
+}
+
+
+class ToolNotFoundError(SimGPUError):
+    """An NVIDIA command-line tool this package needs is not installed."""
+
+
+class ToolFailedError(SimGPUError):
+    """An NVIDIA tool ran but failed (its stderr is in the message)."""
+
+
+# ---------------------------------------------------------------------------- finding tools
+
+def _wheel_bin_dirs():
+    """``bin`` folders of the NVIDIA pip wheels in every site-packages on sys.path."""
+    roots = list(sys.path)
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # some virtualenv flavours lack these
+        pass
+    dirs = []
+    for root in roots:
+        for sub in ("nvidia/cu13/bin", "nvidia/cu12/bin", "nvidia/cuda_nvcc/bin",
+                    "nvidia/cuda_nvdisasm/bin"):
+            d = Path(root or ".") / sub
+            if d.is_dir() and d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def _pathfinder_lookup(name):
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+    except ImportError:
+        return None
+    try:
+        return find_nvidia_binary_utility(name)
+    except Exception:  # unsupported name or broken install: fall through to other searches
+        return None
+
+
+def find_tool(name):
+    """Absolute path of NVIDIA tool ``name`` ("ptxas", "nvdisasm"); ToolNotFoundError if absent."""
+    override = os.environ.get(f"SIMGPU_{name.upper()}")
+    if override:
+        if os.access(override, os.X_OK):
+            return override
+        raise ToolNotFoundError(f"${'SIMGPU_' + name.upper()} = {override!r} is not an executable")
+    found = _pathfinder_lookup(name)
+    if found:
+        return found
+    for d in _wheel_bin_dirs():
+        exe = d / name
+        if exe.is_file() and os.access(exe, os.X_OK):
+            return str(exe)
+    found = shutil.which(name)
+    if found:
+        return found
+    package = TOOL_PACKAGES.get(name, "the CUDA toolkit")
+    raise ToolNotFoundError(
+        f"NVIDIA tool {name!r} not found (looked with cuda.pathfinder, in the nvidia/*/bin "
+        f"folders of site-packages and on PATH); install it with: pip install {package}")
+
+
+def run_tool(name, args, timeout=120):
+    """Run tool ``name`` with ``args``; return the CompletedProcess (text mode).
+    A non-zero exit is ToolFailedError carrying the tool's own messages."""
+    exe = find_tool(name)
+    proc = subprocess.run([exe, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip() or proc.stdout.strip())[-4000:]
+        raise ToolFailedError(f"{name} failed (exit {proc.returncode}): {msg}")
+    return proc
+
+
+# ---------------------------------------------------------------------------- versions
+
+def _version_line(name):
+    out = run_tool(name, ["--version"]).stdout
+    m = re.search(r"release [\d.]+, (V[\d.]+)", out)
+    build = re.search(r"Build (\S+)", out)
+    return " ".join(x.group(1) for x in (m, build) if x) or out.strip().splitlines()[-1]
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(name):
+    """Version of tool ``name``, e.g. 'V13.5.37 cuda_13.5.r13.5/compiler.39125733_0'."""
+    return _version_line(name)
+
+
+@functools.lru_cache(maxsize=None)
+def supported_archs():
+    """The sm_XY numbers this ptxas can target, e.g. {75, 80, 86, 89, 90, 100, ...}."""
+    out = run_tool("ptxas", ["--list-arch"]).stdout
+    return frozenset(int(x) for x in re.findall(r"(?:sm_)?(\d+)[a-z]?\b", out))
+
+
+def _numba_cuda():
+    patch_numpy_for_numba()
+    from numba import cuda
+    return cuda
+
+
+@functools.lru_cache(maxsize=None)
+def frontend_versions():
+    """Versions of the Python-to-PTX side: numba, numba-cuda and its NVVM."""
+    import numba
+    _numba_cuda()
+    try:
+        import numba_cuda
+        nc = numba_cuda.__version__
+    except ImportError:  # numba's built-in (older) CUDA target
+        nc = "builtin"
+    try:
+        from numba.cuda.cudadrv import nvvm
+        nv = ".".join(map(str, nvvm.NVVM().get_version()))
+    except Exception as exc:  # NVVM missing: compile_ptx will say so itself
+        nv = f"unavailable ({type(exc).__name__})"
+    return {"numba": numba.__version__, "numba_cuda": nc, "nvvm": nv}
+
+
+def toolchain_versions():
+    """Everything whose version changes the compiled facts (used in cache keys)."""
+    return {**frontend_versions(), "ptxas": tool_version("ptxas"),
+            "nvdisasm": tool_version("nvdisasm")}
+
+
+# ---------------------------------------------------------------------------- GPUs
+
+_GPU_CC = [  # (substring of the GPU name, upper case; compute capability); first match wins
+    ("GH200", (9, 0)), ("H200", (9, 0)), ("H100", (9, 0)), ("H800", (9, 0)),
+    ("B200", (10, 0)), ("B100", (10, 0)), ("GB200", (10, 0)),
+    ("A100", (8, 0)), ("A800", (8, 0)), ("A30", (8, 0)),
+    ("L40", (8, 9)), ("L4", (8, 9)), ("RTX 4090", (8, 9)),
+    ("A10", (8, 6)), ("A40", (8, 6)), ("RTX 3090", (8, 6)),
+    ("T4", (7, 5)), ("V100", (7, 0)),
+]
+
+
+def cc_for_gpu(gpu):
+    """Compute capability for a GPU: a name ('H200', 'NVIDIA A100-SXM4-80GB'), 'sm_90' or (9, 0)."""
+    if isinstance(gpu, tuple):
+        return (int(gpu[0]), int(gpu[1]))
+    name = str(gpu).upper()
+    m = re.fullmatch(r"SM_?(\d+)(\d)[AF]?", name)
+    if m:
+        return (int(m.group(1)), int(m.group(2)))
+    for key, cc in _GPU_CC:
+        if key in name:
+            return cc
+    raise SimGPUError(f"unknown GPU {gpu!r}: give a compute capability such as (9, 0) or 'sm_90' "
+                      f"(known names: {', '.join(k for k, _ in _GPU_CC)})")
+
+
+def check_arch(cc):
+    """SimGPUError if this ptxas cannot generate code for compute capability ``cc``."""
+    sm = cc[0] * 10 + cc[1]
+    archs = supported_archs()
+    if sm not in archs:
+        raise SimGPUError(
+            f"ptxas {tool_version('ptxas').split()[0]} cannot compile for sm_{sm} (it supports "
+            f"sm_{', sm_'.join(map(str, sorted(archs)))}); CUDA 13 dropped sm_70 and older - "
+            f"a CUDA 12 toolchain (pip install nvidia-cuda-nvcc-cu12) still targets them")
+
+
+# ---------------------------------------------------------------------------- Python -> PTX
+
+_compile_lock = threading.Lock()
+
+
+class _TargetDevice:
+    """Stands in for ``get_current_device()`` while numba compiles device functions that a
+    kernel calls: numba-cuda asks the *current* GPU for their compute capability, which fails on
+    a machine without a GPU (and would be the wrong cc when compiling for another GPU)."""
+
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
+def py_function(func):
+    """The plain Python function behind a numba dispatcher (or ``func`` itself)."""
+    return getattr(func, "py_func", func)
+
+
+def compile_ptx(py_func, argtypes, cc, lineinfo=True):
+    """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``.
+    Returns (ptx, entry_name).  numba's errors propagate unchanged."""
+    cuda = _numba_cuda()
+    from numba.cuda import dispatcher
+    func = py_function(py_func)
+    with _compile_lock:
+        saved = dispatcher.get_current_device
+        dispatcher.get_current_device = lambda: _TargetDevice(tuple(cc))
+        try:
+            ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+        finally:
+            dispatcher.get_current_device = saved
+    return ptx, entry_name(ptx)
+
+
+def entry_name(ptx):
+    """The (mangled) name of the single ``.entry`` in ``ptx``."""
+    names = re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$.]+)", ptx, re.M)
+    if len(names) != 1:
+        raise SimGPUError(f"expected one .entry in the PTX, found {len(names)}")
+    return names[0]
+
+
+def numba_types_for_args(args):
+    """numba types of launch arguments, exactly as numba.cuda types them at launch
+    (Python int -> int64, float -> float64, numpy scalars keep their dtype, arrays -> array
+    types with layout).  numba types given as arguments are kept."""
+    _numba_cuda()
+    from numba.core import types
+    try:
+        from numba.cuda.typing.typeof import Purpose, typeof
+    except ImportError:  # numba's built-in CUDA target
+        from numba.core.typing.typeof import Purpose, typeof
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, types.Type):
+            out.append(a)
+            continue
+        t = typeof(a, Purpose.argument)
+        if t is None:
+            raise SimGPUError(f"argument {i} ({type(a).__name__}) has no numba type")
+        out.append(t)
+    return tuple(out)
