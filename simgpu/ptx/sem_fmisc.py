@@ -1,0 +1,246 @@
+"""Float min/max/abs/neg/copysign/testp, the .approx functions, comparisons (setp/set/selp/slct)
+and the packed-half (f16x2/bf16x2) helper, for :mod:`simgpu.ptx.semantics`."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import sem_fp as fp
+from .sem_int import INT_T, as_u, width
+
+X2 = {"f16x2": "f16", "bf16x2": "bf16"}
+
+
+# ----------------------------------------------------------------- packed halves
+def split_x2(fmt, u):
+    u = np.asarray(u, np.uint32)
+    lo = (u & np.uint32(0xFFFF)).astype(np.uint16).view(fmt.store)
+    hi = (u >> np.uint32(16)).astype(np.uint16).view(fmt.store)
+    return lo, hi
+
+
+def pack_x2(fmt, lo, hi):
+    lo = np.asarray(lo, fmt.store).view(np.uint16).astype(np.uint32)
+    hi = np.asarray(hi, fmt.store).view(np.uint16).astype(np.uint32)
+    return (hi << np.uint32(16)) | lo
+
+
+def lift_x2(fmt, fn):
+    """Apply a one-half function lane-wise to both halves of packed operands."""
+    def f(*args):
+        parts = [split_x2(fmt, a) for a in args]
+        lo = fn(*[p[0] for p in parts])
+        hi = fn(*[p[1] for p in parts])
+        return pack_x2(fmt, lo, hi)
+    return f
+
+
+# ----------------------------------------------------------------- min / max / abs / neg / copysign
+def minmax(fmt, is_max, nan_prop, ftz):
+    """min/max: the non-NaN operand if exactly one is NaN; -0 < +0; .NaN propagates canonical NaN."""
+    def f(a, b):
+        if ftz:
+            a, b = fp.flush(fmt, a), fp.flush(fmt, b)
+        a, b = np.broadcast_arrays(np.asarray(a, fmt.store), np.asarray(b, fmt.store))
+        x, y = fp.to_f64(fmt, a), fp.to_f64(fmt, b)
+        nx, ny = np.isnan(x), np.isnan(y)
+        both0 = (x == 0) & (y == 0)
+        if is_max:
+            pick_a = (x > y) | (both0 & ~np.signbit(x))
+        else:
+            pick_a = (x < y) | (both0 & np.signbit(x))
+        pick_a = (pick_a & ~nx) | ny
+        r = np.where(pick_a, a, b)
+        nan_out = (nx | ny) if nan_prop else (nx & ny)
+        r = np.where(nan_out, fp.from_bits(fmt, fmt.bits.type(fmt.nan)), r)
+        return fp.canon_nan(fmt, r)
+    return f
+
+
+def absneg(fmt, neg, ftz):
+    """abs/neg: sign-bit operations (a NaN keeps its payload: unverified on hardware)."""
+    def f(a):
+        if ftz:
+            a = fp.flush(fmt, a)
+        u = fp.bits_of(fmt, a)
+        s = fmt.bits.type(fmt.sign)
+        return fp.from_bits(fmt, (u ^ s) if neg else (u & ~s))
+    return f
+
+
+def copysign(fmt):
+    """copysign d, a, b: b with the sign of a (PTX operand order)."""
+    def f(a, b):
+        s = fmt.bits.type(fmt.sign)
+        return fp.from_bits(fmt, (fp.bits_of(fmt, b) & ~s) | (fp.bits_of(fmt, a) & s))
+    return f
+
+
+def testp(fmt, what):
+    def f(a):
+        u = fp.bits_of(fmt, a)
+        em = fmt.bits.type(fmt.expmask)
+        man = u & ~(em | fmt.bits.type(fmt.sign))
+        e = u & em
+        return {
+            "finite": e != em,
+            "infinite": (e == em) & (man == 0),
+            "number": ~((e == em) & (man != 0)),
+            "notanumber": (e == em) & (man != 0),
+            "normal": (e != em) & (e != 0),
+            "subnormal": (e == 0) & (man != 0),
+        }[what]
+    return f
+
+
+# ----------------------------------------------------------------- .approx functions
+def _rsqrt(x):
+    return 1.0 / np.sqrt(x)
+
+
+_APPROX = {
+    "ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "rsqrt": _rsqrt, "sqrt": np.sqrt, "rcp": lambda x: 1.0 / x,
+}
+
+
+def approx_unary(fmt, name, ftz):
+    """float64 evaluation rounded to nearest: error <= 0.5 ulp + 2^-50 rel, inside every ISA bound."""
+    fn = _APPROX[name]
+
+    def f(a):
+        if ftz:
+            a = fp.flush(fmt, a)
+        x = fp.to_f64(fmt, a)
+        if fmt.name == "f64":
+            r = fp.canon_nan(fmt, fn(x))
+            return fp.flush(fmt, r) if ftz else r
+        return fp.finish(fmt, fn(x), fp.RN, ftz)
+    return f
+
+
+def div_approx_f32(full, ftz):
+    """div.approx.f32 = a * (1/b): 2^126 < |b| < 2^128 gives 0 (NaN for infinite a), per the ISA;
+    div.full.f32: full range.  Otherwise the correctly rounded quotient (within the 2-ulp bound)."""
+    fmt = fp.FMT["f32"]
+
+    def f(a, b):
+        if ftz:
+            a, b = fp.flush(fmt, a), fp.flush(fmt, b)
+        x, y = np.broadcast_arrays(fp.to_f64(fmt, a), fp.to_f64(fmt, b))
+        q = x / y
+        if not full:
+            huge = np.isfinite(y) & (np.abs(y) > 2.0 ** 126)
+            z = np.where(np.isinf(x), np.nan, np.copysign(0.0, x) * np.copysign(1.0, y))
+            q = np.where(huge, z, q)
+        return fp.finish(fmt, q, fp.RN, ftz)
+    return f
+
+
+# ----------------------------------------------------------------- comparisons
+_ORDERED = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+            "gt": np.greater, "ge": np.greater_equal}
+_BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+CMP_OPS = set(_ORDERED) | {"lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
+
+
+def compare(cmp, t, ftz):
+    """Predicate a CMP b for PTX type t (None if the combination is not defined)."""
+    if t in fp.FMT:
+        fmt = fp.FMT[t]
+
+        def fc(a, b):
+            if ftz:
+                a, b = fp.flush(fmt, a), fp.flush(fmt, b)
+            x, y = fp.to_f64(fmt, a), fp.to_f64(fmt, b)
+            un = np.isnan(x) | np.isnan(y)
+            if cmp == "num":
+                return ~un
+            if cmp == "nan":
+                return un
+            if cmp in _ORDERED:
+                return _ORDERED[cmp](x, y) & ~un
+            if cmp.endswith("u") and cmp[:-1] in _ORDERED:
+                return _ORDERED[cmp[:-1]](x, y) | un
+            return None
+        if cmp not in CMP_OPS or cmp in ("lo", "ls", "hi", "hs"):
+            return None
+        return fc
+    if t in INT_T:
+        w = width(t)
+        uns = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+        if cmp in uns:
+            op = _ORDERED[uns[cmp]]
+            return lambda a, b: op(as_u(a, w), as_u(b, w))
+        if cmp in _ORDERED:
+            op = _ORDERED[cmp]
+            if t[0] == "b":
+                return lambda a, b: op(as_u(a, w), as_u(b, w))
+            return lambda a, b: op(np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t]))
+    return None
+
+
+def split_cmp_mods(mods):
+    """(cmp, boolop, ftz) from setp/set modifiers, or None."""
+    cmp = [m for m in mods if m in CMP_OPS]
+    bop = [m for m in mods if m in _BOOL]
+    rest = set(mods) - set(cmp) - set(bop) - {"ftz"}
+    if len(cmp) != 1 or len(bop) > 1 or rest:
+        return None
+    return cmp[0], (bop[0] if bop else None), "ftz" in mods
+
+
+def build_setp(mods, types):
+    parsed = split_cmp_mods(mods)
+    if parsed is None or len(types) != 1:
+        return None
+    cmp, bop, ftz = parsed
+    fc = compare(cmp, types[0], ftz)
+    if fc is None:
+        return None
+    if bop is None:
+        return lambda a, b: np.asarray(fc(a, b), bool)
+    comb = _BOOL[bop]
+    return lambda a, b, c: np.asarray(comb(fc(a, b), np.asarray(c, bool)), bool)
+
+
+def build_set(mods, types):
+    parsed = split_cmp_mods(mods)
+    if parsed is None or len(types) != 2 or types[0] not in ("u32", "s32", "f32"):
+        return None
+    cmp, bop, ftz = parsed
+    p = build_setp(mods, types[1:])
+    if p is None:
+        return None
+    dt = types[0]
+
+    def out(t):
+        t = np.asarray(t, bool)
+        if dt == "f32":
+            return np.where(t, np.float32(1.0), np.float32(0.0))
+        return np.where(t, np.uint32(0xFFFFFFFF), np.uint32(0)).view(INT_T[dt])
+    if bop is None:
+        return lambda a, b: out(p(a, b))
+    return lambda a, b, c: out(p(a, b, c))
+
+
+def build_selp(mods, types):
+    if mods or len(types) != 1:
+        return None
+    return lambda a, b, c: np.where(np.asarray(c, bool), a, b)
+
+
+def build_slct(mods, types):
+    """slct d, a, b, c: a if c >= 0 else b (c f32: -0 >= 0; NaN c -> b, unverified on hardware)."""
+    if set(mods) - {"ftz"} or len(types) != 2 or types[1] not in ("s32", "f32"):
+        return None
+    ftz = "ftz" in mods
+
+    def f(a, b, c):
+        if types[1] == "f32":
+            if ftz:
+                c = fp.flush(fp.FMT["f32"], c)
+            cond = np.asarray(c, np.float32) >= 0
+        else:
+            cond = np.asarray(c, np.int32) >= 0
+        return np.where(cond, a, b)
+    return f

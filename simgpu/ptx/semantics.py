@@ -1,0 +1,419 @@
+"""Bit-exact semantics of PTX arithmetic instructions (NVIDIA Hopper, sm_90) as vectorised numpy functions.
+
+Interface (used by the PTX executor)::
+
+    np_dtype(t)                     -> numpy dtype holding a value of PTX type t
+    lookup(opcode, mods, types)     -> callable or None
+
+``mods`` are the non-type modifiers in written order, ``types`` the type suffixes in written order
+(``cvt.rzi.s32.f32`` -> ("cvt", ("rzi",), ("s32", "f32"))).  The callable takes one numpy array
+(or scalar) per source operand, already viewed as ``np_dtype`` of its PTX type (shift amounts,
+bfe/bfi positions, prmt selectors and lop3's immLut are u32/b32), and returns an array of the
+destination's dtype (bool for predicates).  ``None`` means "not supported here".
+
+Exactness rules
+---------------
+* Integers wrap exactly in their width.  ``div``/``rem`` truncate toward zero; ``MIN / -1`` wraps
+  to MIN and ``MIN rem -1`` is 0.  Division or remainder by zero is unspecified in the PTX ISA;
+  here it gives all ones (u32/u64: 0xffff..., s32/s64: -1), which is what the nvcc/ptxas integer
+  division sequence ends with (``@!P LOP3 d, RZ, b, RZ, 0x33`` = ~b = ~0 when b == 0) --
+  *unverified on hardware*, 64-bit cases (a called subroutine) and ``rem`` especially.
+  ``shl``/``shr`` clamp amounts >= width to the width: shl/shr.u/shr.b give 0, shr.s the sign fill.
+  ``add.sat.s32``/``sub.sat.s32``/``mad.hi.sat.s32`` clamp to [INT32_MIN, INT32_MAX].
+* IEEE ops (add/sub/mul/fma/div/sqrt/rcp with .rn/.rz/.rm/.rp) are correctly rounded, bit-exact:
+  f32/f16/bf16 through an exact or round-to-odd float64 intermediate then one rounding (see
+  ``sem_fp``); f64 .rn by numpy (IEEE RNE) and a Boldo-Melquiond emulated FMA (TwoProduct,
+  TwoSum, round-to-odd), directed f64 modes by exact ``fractions.Fraction`` arithmetic per lane.
+  An exact zero sum is +0, except -0 under .rm (IEEE 754).  ``.ftz`` (f32; f16 where PTX allows
+  it) flushes subnormal inputs *and* results, after rounding, to zero of the same sign.  ``.sat``
+  clamps to [0, 1]; NaN and -0 give +0.  f16/bf16 ops: computed in float64, rounded once (RNE).
+* NaN results carry the canonical pattern: f32 0x7fffffff, f16 0x7fff, bf16 0x7fff (PTX ISA);
+  f64 0xfff8000000000000 (*unverified on hardware*; the ISA does not give the f64 pattern).
+  abs/neg/copysign are sign-bit operations and keep a NaN's payload (unverified on hardware).
+* min/max: if exactly one operand is NaN the other is returned; both NaN -> canonical NaN;
+  min(-0, +0) = -0, max(-0, +0) = +0.  ``.NaN``: any NaN operand -> canonical NaN.
+* cvt float->int: the given integer rounding (rni/rzi/rmi/rpi), NaN -> 0, saturation to the
+  destination range (PTX: float-to-int is always saturating).  int->float and narrowing
+  float->float: correctly rounded in rn/rz/rm/rp.  int->int: wraps / sign- or zero-extends,
+  ``.sat`` clamps.  ``cvt.rn.f16x2.f32 d, a, b`` packs a into the upper half.  ``.relu`` maps
+  negative values to +0 (-0 stays -0, NaN stays NaN: unverified); ``.satfinite`` maps +-inf to
+  +-max finite.  NaN -> the destination's canonical NaN.
+* setp/set: ordered comparisons are false and the unordered (equ, neu, ltu, leu, gtu, geu) true
+  when either operand is NaN; num / nan test for NaN; lo/ls/hi/hs compare unsigned.  With a
+  .and/.or/.xor modifier the callable takes the predicate c as a third source.
+  slct.f32 with NaN c selects b (unverified on hardware).  testp.normal/subnormal are false
+  for zero (IEEE classes).
+
+``.approx`` ops (compared within these bounds by the tests, not bit-exactly).  They are evaluated
+in float64 and rounded to nearest, so the error is <= 0.5 ulp, inside each bound.  Bounds quoted
+from the PTX ISA (section 9.7.3 "Floating Point Instructions", ISA 8.x), from memory -- re-check:
+  rcp.approx.f32      max 1 ulp, full range (9.7.3.x rcp)
+  div.approx.f32      max 2 ulp for 2^-126 <= |b| <= 2^126; 2^126 < |b| < 2^128 gives 0, or NaN if a
+                      is infinite (9.7.3.x div)           div.full.f32: max 2 ulp, full range
+  sqrt.approx.f32     max relative error 2^-23 (9.7.3.x sqrt)
+  rsqrt.approx.f32    max relative error 2^-22.9 (9.7.3.x rsqrt)
+  ex2.approx.f32      max 2 ulp, full range (older ISA: relative 2^-22.5)  (9.7.3.x ex2)
+  lg2.approx.f32      max absolute error 2^-22.6 for the mantissa (9.7.3.x lg2)
+  sin/cos.approx.f32  max absolute error 2^-20.9 in [-pi, pi], 2^-20.5 in [-100pi, 100pi]
+  tanh.approx.f32     max relative error 2^-10.987 (9.7.3.x tanh)
+  ex2.approx.f16/bf16, tanh.approx.f16/bf16: max relative error ~2^-9.9 / 2^-7 (half formats)
+  rcp.approx.ftz.f64, rsqrt.approx(.ftz).f64: "gross approximation", no bound given; here the
+                      correctly rounded value (the hardware's is cruder: unverified).
+Without ``.ftz`` the f32 approx ops support subnormals (sm_20+); with it inputs and results are
+flushed.  Special values follow IEEE: ex2(-inf)=+0, lg2(+-0)=-inf, lg2(x<0)=NaN, sin(inf)=NaN,
+rsqrt(+-0)=+-inf, tanh(+-inf)=+-1.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import sem_cvt, sem_fmisc, sem_int
+from . import sem_fp as fp
+from .sem_int import INT_T
+
+_DTYPES = {
+    "f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+    "f16x2": np.uint32, "bf16x2": np.uint32, "pred": np.bool_,
+    **INT_T,
+}
+
+
+def np_dtype(t: str) -> np.dtype:
+    """numpy dtype that holds a register value of PTX type ``t``."""
+    try:
+        return np.dtype(_DTYPES[t])
+    except KeyError:
+        from simgpu.errors import SimGPUError
+        raise SimGPUError(f"PTX type .{t} has no numpy representation in simgpu") from None
+
+
+SMALL = ("f32", "f16", "bf16")
+FLOATS = ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")
+
+
+def _float_mods(mods, allowed=("ftz", "sat")):
+    """(mode, ftz, sat) from float modifiers, or None if anything unknown / repeated."""
+    rnd = [m for m in mods if m in fp.FLOAT_RND]
+    if len(rnd) > 1 or set(mods) - set(rnd) - set(allowed):
+        return None
+    return (rnd[0] if rnd else fp.RN), "ftz" in mods, "sat" in mods
+
+
+def _float_arith(op, mods, t, allowed=("ftz", "sat")):
+    """add/sub/mul/fma/div/sqrt/rcp for a float type (packed types lane-wise)."""
+    parsed = _float_mods(mods, allowed)
+    if parsed is None or t not in FLOATS:
+        return None
+    mode, ftz, sat = parsed
+    if t == "f64":
+        if ftz or sat:
+            return None
+        if op == "rcp":
+            return lambda a: fp.f64_arith("div", mode, (np.float64(1.0), a))
+        return lambda *a: fp.f64_arith(op, mode, a)
+    base = sem_fmisc.X2.get(t, t)
+    fmt = fp.FMT[base]
+    fn = lambda *a: fp.small_arith(fmt, op, mode, a, ftz, sat)  # noqa: E731
+    return sem_fmisc.lift_x2(fmt, fn) if t in sem_fmisc.X2 else fn
+
+
+def _one_type(types):
+    return types[0] if len(types) == 1 else None
+
+
+def b_addsub(sub):
+    def build(mods, types):
+        t = _one_type(types)
+        if t in INT_T:
+            if set(mods) - {"sat"} or ("sat" in mods and t != "s32"):
+                return None
+            return lambda a, b: sem_int.add(t, a, b, "sat" in mods, sub)
+        return _float_arith("sub" if sub else "add", mods, t)
+    return build
+
+
+def b_mul(mods, types):
+    t = _one_type(types)
+    if t in INT_T:
+        if len(mods) != 1:
+            return None
+        m = mods[0]
+        if m == "lo":
+            return lambda a, b: sem_int.mul_lo(t, a, b)
+        if m == "hi":
+            return lambda a, b: sem_int.mul_hi(t, a, b)
+        if m == "wide" and sem_int.width(t) <= 32:
+            return lambda a, b: sem_int.mul_wide(t, a, b)
+        return None
+    return _float_arith("mul", mods, t)
+
+
+def b_mad(mods, types):
+    t = _one_type(types)
+    if t in INT_T:
+        m = [x for x in mods if x in ("lo", "hi", "wide")]
+        sat = "sat" in mods
+        if len(m) != 1 or set(mods) - {m[0], "sat"} or (sat and (t != "s32" or m[0] != "hi")):
+            return None
+        mul = b_mul((m[0],), types)
+        if mul is None:
+            return None
+        if sat:
+            return lambda a, b, c: sem_int.sat_s32_add(sem_int.mul_hi(t, a, b), c)
+        rt = sem_int.SIGNED[2 * sem_int.width(t)] if m[0] == "wide" and t[0] == "s" else None
+        tw = ("s" if t[0] == "s" else "u") + str(2 * sem_int.width(t)) if m[0] == "wide" else t
+        return lambda a, b, c: sem_int.add(tw, mul(a, b), np.asarray(c, rt) if rt else c)
+    return _float_arith("fma", mods, t)
+
+
+def b_fma(mods, types):
+    return _float_arith("fma", mods, _one_type(types), ("ftz", "sat", "relu")) if "relu" not in mods else \
+        _relu(_float_arith("fma", tuple(m for m in mods if m != "relu"), _one_type(types)), _one_type(types))
+
+
+def _relu(fn, t):
+    """.relu on f16/bf16(x2) results: negative -> +0, NaN -> canonical NaN."""
+    if fn is None or t not in ("f16", "bf16", "f16x2", "bf16x2"):
+        return None
+    fmt = fp.FMT[sem_fmisc.X2.get(t, t)]
+
+    def one(r):
+        v = fp.to_f64(fmt, r)
+        zero = fp.from_bits(fmt, fmt.bits.type(0))
+        return np.where(v < 0, zero, r).astype(fmt.store)
+    if t in sem_fmisc.X2:
+        return lambda *a: sem_fmisc.lift_x2(fmt, one)(fn(*a))
+    return lambda *a: one(fn(*a))
+
+
+def b_div(mods, types):
+    t = _one_type(types)
+    if t in INT_T:
+        return None if mods else (lambda a, b: sem_int.div_rem(t, a, b, False))
+    if "approx" in mods or "full" in mods:
+        if t != "f32" or set(mods) - {"approx", "full", "ftz"} or ("approx" in mods) == ("full" in mods):
+            return None
+        return sem_fmisc.div_approx_f32("full" in mods, "ftz" in mods)
+    if t not in ("f32", "f64"):
+        return None
+    return _float_arith("div", mods, t, ("ftz",))
+
+
+def b_rem(mods, types):
+    t = _one_type(types)
+    if t in INT_T and not mods:
+        return lambda a, b: sem_int.div_rem(t, a, b, True)
+    return None
+
+
+def b_unary_ieee(op, approx_name):
+    def build(mods, types):
+        t = _one_type(types)
+        if "approx" in mods:
+            if set(mods) - {"approx", "ftz"}:
+                return None
+            ftz = "ftz" in mods
+            if t == "f32" or (t == "f64" and op == "rcp" and ftz):
+                return sem_fmisc.approx_unary(fp.FMT[t], approx_name, ftz)
+            return None
+        if t not in ("f32", "f64"):
+            return None
+        return _float_arith(op, mods, t, ("ftz",))
+    return build
+
+
+def b_approx(name, types_ok):
+    def build(mods, types):
+        t = _one_type(types)
+        if "approx" not in mods or set(mods) - {"approx", "ftz"} or t not in types_ok:
+            return None
+        ftz = "ftz" in mods
+        if t == "f64" and name == "rsqrt":
+            return sem_fmisc.approx_unary(fp.FMT["f64"], name, ftz)
+        base = sem_fmisc.X2.get(t, t)
+        fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base == "f32")
+        return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
+    return build
+
+
+def b_minmax(is_max):
+    def build(mods, types):
+        t = _one_type(types)
+        if t in INT_T:
+            if mods:
+                return None
+            f = np.maximum if is_max else np.minimum
+            return lambda a, b: f(np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t]))
+        if t not in FLOATS or set(mods) - {"ftz", "NaN"}:
+            return None
+        fmt = fp.FMT[sem_fmisc.X2.get(t, t)]
+        fn = sem_fmisc.minmax(fmt, is_max, "NaN" in mods, "ftz" in mods)
+        return sem_fmisc.lift_x2(fmt, fn) if t in sem_fmisc.X2 else fn
+    return build
+
+
+def b_absneg(neg):
+    def build(mods, types):
+        t = _one_type(types)
+        if t in INT_T and t[0] == "s" and not mods:
+            w = sem_int.width(t)
+            u = sem_int.UNSIGNED[w]
+            if neg:
+                return lambda a: (u(0) - sem_int.as_u(a, w)).view(INT_T[t])
+            return lambda a: np.where(np.asarray(a) < 0, (u(0) - sem_int.as_u(a, w)), sem_int.as_u(a, w)).view(INT_T[t])
+        if t not in FLOATS or set(mods) - {"ftz"}:
+            return None
+        fmt = fp.FMT[sem_fmisc.X2.get(t, t)]
+        fn = sem_fmisc.absneg(fmt, neg, "ftz" in mods)
+        return sem_fmisc.lift_x2(fmt, fn) if t in sem_fmisc.X2 else fn
+    return build
+
+
+def b_logic(kind):
+    def build(mods, types):
+        t = _one_type(types)
+        if mods or t not in ("pred", "b16", "b32", "b64"):
+            return None
+        if t == "pred":
+            f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor,
+                 "not": np.logical_not, "cnot": np.logical_not}[kind]
+            return lambda *a: np.asarray(f(*[np.asarray(x, bool) for x in a]), bool)
+        dt = INT_T[t]
+        if kind == "cnot":
+            return lambda a: np.where(np.asarray(a, dt) == 0, dt(1), dt(0))
+        f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor, "not": np.invert}[kind]
+        return lambda *a: np.asarray(f(*[np.asarray(x, dt) for x in a]), dt)
+    return build
+
+
+def _typed(check, make):
+    """Builder for ops with no modifiers and a single type satisfying ``check``."""
+    def build(mods, types):
+        t = _one_type(types)
+        return make(t) if (not mods and t is not None and check(t)) else None
+    return build
+
+
+def _bits(t):
+    return t in ("b32", "b64", "u32", "u64", "s32", "s64")
+
+
+def b_shift(left):
+    def build(mods, types):
+        t = _one_type(types)
+        if mods or t not in INT_T or sem_int.width(t) < 16 or (left and t[0] != "b"):
+            return None
+        return (lambda a, n: sem_int.shl(t, a, n)) if left else (lambda a, n: sem_int.shr(t, a, n))
+    return build
+
+
+def b_shf(mods, types):
+    if len(mods) != 2 or mods[0] not in ("l", "r") or mods[1] not in ("wrap", "clamp") \
+            or _one_type(types) not in ("b32", "u32", "s32"):
+        return None
+    left, clamp = mods[0] == "l", mods[1] == "clamp"
+    dt = INT_T[types[0]]
+    return lambda a, b, c: sem_int.shf(left, clamp, a, b, c).view(dt)
+
+
+def b_bfind(mods, types):
+    t = _one_type(types)
+    if set(mods) - {"shiftamt"} or t not in ("u32", "u64", "s32", "s64"):
+        return None
+    return lambda a: sem_int.bfind(t, a, "shiftamt" in mods)
+
+
+def b_prmt(mods, types):
+    if _one_type(types) != "b32" or len(mods) > 1 or (mods and mods[0] not in sem_int._PRMT_MODES):
+        return None
+    mode = mods[0] if mods else None
+    return lambda a, b, c: sem_int.prmt(mode, a, b, c)
+
+
+def b_mul24(hi_only_mad=False):
+    def build(mods, types):
+        t = _one_type(types)
+        if t not in ("u32", "s32") or len(mods) != 1 or mods[0] not in ("lo", "hi"):
+            return None
+        hi = mods[0] == "hi"
+        if hi_only_mad:
+            return lambda a, b, c: sem_int.add(t, sem_int.mul24(t, hi, a, b), c)
+        return lambda a, b: sem_int.mul24(t, hi, a, b)
+    return build
+
+
+def b_sad(mods, types):
+    t = _one_type(types)
+    if mods or t not in INT_T or t[0] == "b":
+        return None
+    w = sem_int.width(t)
+
+    def f(a, b, c):
+        a, b = np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t])
+        ua, ub = sem_int.as_u(a, w), sem_int.as_u(b, w)
+        d = np.where(a >= b, ua - ub, ub - ua)
+        return (d + sem_int.as_u(c, w)).view(INT_T[t])
+    return f
+
+
+def b_copysign(mods, types):
+    t = _one_type(types)
+    return sem_fmisc.copysign(fp.FMT[t]) if (not mods and t in ("f32", "f64")) else None
+
+
+def b_testp(mods, types):
+    t = _one_type(types)
+    ok = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
+    if len(mods) != 1 or mods[0] not in ok or t not in ("f32", "f64"):
+        return None
+    return sem_fmisc.testp(fp.FMT[t], mods[0])
+
+
+_TABLE: dict[str, Callable] = {
+    "add": b_addsub(False), "sub": b_addsub(True), "mul": b_mul, "mad": b_mad, "fma": b_fma,
+    "div": b_div, "rem": b_rem,
+    "rcp": b_unary_ieee("rcp", "rcp"), "sqrt": b_unary_ieee("sqrt", "sqrt"),
+    "rsqrt": b_approx("rsqrt", ("f32", "f64")),
+    "ex2": b_approx("ex2", ("f32", "f16", "bf16", "f16x2", "bf16x2")),
+    "tanh": b_approx("tanh", ("f32", "f16", "bf16", "f16x2", "bf16x2")),
+    "lg2": b_approx("lg2", ("f32",)), "sin": b_approx("sin", ("f32",)), "cos": b_approx("cos", ("f32",)),
+    "min": b_minmax(False), "max": b_minmax(True), "abs": b_absneg(False), "neg": b_absneg(True),
+    "copysign": b_copysign, "testp": b_testp,
+    "and": b_logic("and"), "or": b_logic("or"), "xor": b_logic("xor"), "not": b_logic("not"),
+    "cnot": b_logic("cnot"),
+    "shl": b_shift(True), "shr": b_shift(False), "shf": b_shf,
+    "brev": _typed(lambda t: t in ("b32", "b64"), lambda t: lambda a: sem_int.brev(t, a)),
+    "popc": _typed(lambda t: t in ("b32", "b64"), lambda t: lambda a: sem_int.popc(t, a)),
+    "clz": _typed(lambda t: t in ("b32", "b64"), lambda t: lambda a: sem_int.clz(t, a)),
+    "bfind": b_bfind,
+    "bfe": _typed(_bits, lambda t: lambda a, b, c: sem_int.bfe(t, a, b, c)),
+    "bfi": _typed(lambda t: t in ("b32", "b64"), lambda t: lambda a, b, c, d: sem_int.bfi(t, a, b, c, d)),
+    "prmt": b_prmt,
+    "lop3": _typed(lambda t: t == "b32", lambda t: sem_int.lop3),
+    "mul24": b_mul24(False), "mad24": b_mul24(True), "sad": b_sad,
+    "selp": sem_fmisc.build_selp, "slct": sem_fmisc.build_slct,
+    "set": sem_fmisc.build_set, "setp": sem_fmisc.build_setp,
+    "cvt": sem_cvt.build_cvt,
+}
+
+
+def _wrap(fn):
+    def call(*args):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*[np.asarray(a) for a in args]))
+    call.__wrapped__ = fn
+    return call
+
+
+def lookup(opcode: str, mods: tuple[str, ...], types: tuple[str, ...]) -> Callable | None:
+    """The semantics function of ``opcode.mods.types``, or None if it is not supported."""
+    build = _TABLE.get(opcode)
+    if build is None:
+        return None
+    try:
+        fn = build(tuple(mods), tuple(types))
+    except (KeyError, ValueError):
+        return None
+    return None if fn is None else _wrap(fn)
