@@ -81,7 +81,7 @@ def number_ptx_lines(ptx):
                     new.append(f'.file {file_id} "{SYNTHETIC_FILE}"')
                     file_decl_done = True
             continue
-        if s.startswith(".loc"):
+        if re.match(r"\.loc\s", s):  # (not .local)
             loc = _parse_loc(s, files)
             new.append("")
             continue

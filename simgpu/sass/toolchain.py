@@ -225,9 +225,35 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
         dispatcher.get_current_device = lambda: _TargetDevice(tuple(cc))
         try:
             ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+        except Exception as exc:
+            _note_source_location(exc)
+            raise
         finally:
             dispatcher.get_current_device = saved
     return ptx, entry_name(ptx)
+
+
+def _note_source_location(exc):
+    """If numba's error does not say where it happened, add a note (PEP 678; the exception's
+    type and message stay numba's) naming the user's line.  numba-cuda 0.30 with numba 0.68
+    loses the location: its type inference catches only its own vendored TypingError class,
+    while numba core raises ``numba.core.errors.TypingError``.  The location is the ``loc`` of
+    the innermost typing constraint on the traceback."""
+    if not type(exc).__module__.startswith("numba") or not hasattr(exc, "add_note"):
+        return
+    loc, tb = None, exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        cand = getattr(owner, "loc", None) if owner is not None else None
+        if getattr(cand, "filename", None) and getattr(cand, "line", None):
+            loc = cand
+        tb = tb.tb_next
+    if loc is None or f'File "{loc.filename}", line {loc.line}' in str(exc):
+        return
+    import linecache
+    text = linecache.getline(loc.filename, loc.line).strip()
+    exc.add_note(f'File "{loc.filename}", line {loc.line}: {text}\n'
+                 f"    (location added by simgpu.sass: numba's message above lacks it)")
 
 
 def entry_name(ptx):
