@@ -1,0 +1,263 @@
+"""Vectorised SIMT execution of a linked PTX program over a chunk of whole thread blocks.
+
+Lanes are the threads of ``nblocks`` blocks, each block padded to whole warps (padding lanes
+start as exited).  Registers are numpy arrays over lanes holding the bits (uint16/32/64 by the
+declared width, bool for predicates), viewed as each instruction's type.
+
+Scheduling and divergence -- "smallest (depth, PC) first".  Each lane has a PC (an index into
+the program that ``program.link`` laid out in loop-nested topological block order) and a
+call depth.  Every step executes ONE instruction for ALL lanes, across all warps and blocks
+of the chunk, whose key ``(-depth, pc)`` is the minimum over running lanes.  Why this is SIMT
+reconvergence at immediate post-dominators: take a warp that diverges at block b, and let d
+be ipdom(b).  Every block on a path from b to d (not through d) either precedes d in the
+layout (forward edges are topologically ordered) or lies in a loop that contains b, and a
+loop's blocks are contiguous and its exits come after it.  So while any lane of the warp is
+still between b and d, that lane has a smaller PC than d, and the lanes that already reached
+d wait there: the warp continues as one group from d, exactly where an IPDOM reconvergence
+stack would pop.  Deeper call frames run first, so a call returns before its caller goes on.
+Compared with a per-warp stack this needs no per-warp Python state: one ``min`` and one
+``==`` over the lane arrays per divergent step, and none while the chunk is converged (the
+common case: one scalar PC, the running lanes fixed).  Warps in the same state run in the
+same step, so the cost per step is one numpy operation over all of them.  Differences from a
+stack: when lanes of a warp are in *different iterations* of a loop containing b with d in
+that loop (``continue`` shapes), the lanes that restart the loop run first and the warp
+reconverges when they catch up; per-thread results are the same (independent thread
+scheduling, as on Volta+).  Warp-collective ``.sync`` instructions check that every
+non-exited lane named in the member mask is present and report a ``KernelError`` otherwise.
+
+``bar.sync``: lanes wait; when no lane of the chunk can run, the waiting lanes are released
+(all non-exited threads of their block have arrived -- exited threads do not block a barrier,
+as on Volta+).  Memory, warp and control instructions are in ``ops_mem``/``ops_warp``/here;
+arithmetic comes from ``semantics.lookup`` (when that module exists) or ``basic_ops``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.errors import KernelError
+from simgpu.ptx.basic_ops import np_dtype
+from simgpu.ptx.events import InstrEvent
+from simgpu.ptx.memory import MemFault, RowMemory
+
+RUN, WAIT, EXITED = 0, 1, 2
+DEPTH_W = 1 << 24           # key = pc + (MAX_DEPTH - depth) * DEPTH_W
+MAX_DEPTH = 64
+BIG = np.int64(1) << 62
+
+
+class Chunk:
+    """Thread/block geometry of one chunk of blocks."""
+
+    def __init__(self, first_block, nblocks, grid, block):
+        self.first, self.nblocks = first_block, nblocks
+        bx, by, bz = block
+        self.nthreads = bx * by * bz
+        self.wpb = (self.nthreads + 31) // 32
+        self.pad = self.wpb * 32
+        self.L = nblocks * self.pad
+        lin = np.arange(first_block, first_block + nblocks, dtype=np.int64)
+        gx, gy, _ = grid
+        self.block_xyz = np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], 1)
+        t = np.arange(self.pad, dtype=np.int64)
+        self.block_row = np.repeat(np.arange(nblocks, dtype=np.int64), self.pad)
+        tl = np.tile(t, nblocks)
+        self.tlin = tl
+        self.tid = np.stack([tl % bx, (tl // bx) % by, tl // (bx * by)]).astype(np.uint32)
+        self.laneid = (tl % 32).astype(np.uint32)
+        self.warp_in_block = (tl // 32).astype(np.uint32)
+        self.warp_global = (self.block_row + first_block) * self.wpb + tl // 32
+        self.nwarps = nblocks * self.wpb
+        self.real = tl < self.nthreads
+
+    def where(self, lane):
+        """(block xyz, thread xyz) of a chunk lane."""
+        return tuple(self.block_xyz[self.block_row[lane]]), tuple(self.tid[:, lane])
+
+
+class Executor:
+    """Runs one chunk.  ``image`` is the prepared program (runner.Image)."""
+
+    def __init__(self, image, chunk, observers=()):
+        self.im, self.ch = image, chunk
+        L = chunk.L
+        self.regs = {}
+        self.pc = np.zeros(L, np.int64)
+        self.depth = np.zeros(L, np.int64)
+        self.status = np.where(chunk.real, RUN, EXITED).astype(np.int8)
+        self.n_running = int(chunk.real.sum())
+        self.ret_pc = np.zeros((MAX_DEPTH, L), np.int64)
+        self.call_site = np.zeros((MAX_DEPTH, L), np.int64)
+        self.shared = RowMemory("shared", chunk.nblocks, image.shared_size)
+        self.local = RowMemory("local", L, image.local_size)
+        self.params = {}
+        self.steps = 0
+        self.instr_obs = [o.instruction for o in observers if hasattr(o, "instruction")]
+        self.mem_obs = [o.mem_access for o in observers if hasattr(o, "mem_access")]
+        self.conv = True
+        self.upc = image.entry_pc
+        self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
+
+    # -- registers -------------------------------------------------------------------------
+    def reg(self, key):
+        a = self.regs.get(key)
+        if a is None:
+            a = self.regs[key] = np.zeros(self.ch.L, self.im.reg_dtype[key])
+        return a
+
+    def read_reg(self, key, t, lanes):
+        a = self.reg(key)
+        if lanes is not None:
+            a = a[lanes]
+        return convert_read(a, t)
+
+    def write_reg(self, key, value, t, lanes):
+        a = self.reg(key)
+        v = convert_write(np.asarray(value), t, a.dtype)
+        if lanes is None:
+            a[...] = v
+        else:
+            a[lanes] = v
+
+    def param_store(self, key, size):
+        p = self.params.get(key)
+        if p is None or p.shape[1] < size:
+            new = np.zeros((self.ch.L, max(size, 8)), np.uint8)
+            if p is not None:
+                new[:, :p.shape[1]] = p
+            p = self.params[key] = new
+        return p
+
+    # -- errors ----------------------------------------------------------------------------
+    def fault(self, ins, msg, lane=None):
+        blk = thr = None
+        if lane is not None:
+            blk, thr = self.ch.where(int(lane))
+        src = self.im.module.source(ins.loc)
+        raise KernelError(f"{msg} (PTX line {ins.line}: {ins.text})", loc=src,
+                          kernel=self.im.kernel_name, block=blk, thread=thr)
+
+    # -- the loop --------------------------------------------------------------------------
+    def run(self, max_steps=None):
+        code = self.im.compiled
+        max_steps = max_steps or self.im.max_steps
+        with np.errstate(all="ignore"):
+            while True:
+                if self.conv:
+                    pc, lanes = self.upc, self.run_lanes
+                    if pc is None:
+                        if not self.release_barrier():
+                            return
+                        continue
+                else:
+                    key = np.where(self.status == RUN,
+                                   self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
+                    k = key.min()
+                    if k == BIG:
+                        if not self.release_barrier():
+                            return
+                        continue
+                    lanes = np.flatnonzero(key == k)
+                    pc = int(k % DEPTH_W)
+                    if len(lanes) == self.n_running:
+                        self.conv, self.upc = True, pc
+                        lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
+                self.steps += 1
+                if self.steps > max_steps:
+                    self.fault(self.im.linked.code[pc], f"more than {max_steps} steps "
+                               "(a runaway loop?)", None if lanes is None else lanes[0])
+                ins = code[pc]
+                if self.instr_obs and ins.ptx.line:
+                    self.notify_instr(pc, ins, lanes)
+                try:
+                    ins.exec(self, lanes, pc)
+                except MemFault as e:               # e.pos: the chunk lane at fault
+                    self.fault(ins.ptx, e.msg, e.pos)
+
+    def notify_instr(self, pc, ins, lanes):
+        ln = np.flatnonzero(self.status == RUN) if lanes is None else lanes
+        ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
+                        ins.ptx.opcode, ln, self.ch, len(ln))
+        for f in self.instr_obs:
+            f(ev)
+
+    def advance(self, lanes):
+        """Move the executing lanes to the next instruction."""
+        if self.conv:
+            self.upc += 1
+        else:
+            self.pc[lanes] += 1
+
+    def all_lanes(self, lanes):
+        return np.arange(self.ch.L) if lanes is None else lanes
+
+    def goto(self, lanes, taken, target, fall):
+        """Lanes where ``taken`` go to ``target``, the others to ``fall``."""
+        if taken is None or taken.all():
+            dest = target
+        elif not taken.any():
+            dest = fall
+        else:
+            lanes = self.all_lanes(lanes)
+            self.pc[lanes] = np.where(taken, target, fall)
+            self.conv = False
+            return
+        if self.conv:
+            self.upc = dest
+        else:
+            self.pc[lanes] = dest
+
+    def leave(self, lanes, gone, new_status, resume_pc):
+        """Lanes ``lanes[gone]`` stop running (exit or wait); the rest go to resume_pc."""
+        lanes = self.all_lanes(lanes)
+        out = lanes if gone is None else lanes[gone]
+        stay = None if gone is None else lanes[~gone]
+        self.status[out] = new_status
+        self.pc[out] = resume_pc
+        self.n_running -= len(out)
+        if self.conv:
+            if stay is None or len(stay) == 0:
+                self.upc = None
+            else:
+                self.run_lanes, self.upc = stay, resume_pc
+        elif stay is not None and len(stay):
+            self.pc[stay] = resume_pc
+
+    def release_barrier(self):
+        """Nothing can run: release the lanes waiting at a barrier; False when all exited."""
+        waiting = np.flatnonzero(self.status == WAIT)
+        if len(waiting) == 0:
+            return False
+        self.status[waiting] = RUN
+        self.n_running = len(waiting)
+        self.conv = False
+        return True
+
+
+def _uint(n):
+    return np.dtype(f"u{n}")
+
+
+def convert_read(a, t):
+    """Register bits -> value of PTX type t (truncating or extending a mismatched width)."""
+    T = np_dtype(t)
+    if a.dtype == np.bool_ or T == np.bool_:
+        return a.astype(T)
+    if a.dtype.itemsize == T.itemsize:
+        return a.view(T)
+    if a.dtype.itemsize > T.itemsize:
+        return a.astype(_uint(T.itemsize)).view(T)
+    if t[0] == "s":
+        return a.view(np.dtype(f"i{a.dtype.itemsize}")).astype(T)
+    return a.astype(_uint(T.itemsize)).view(T)
+
+
+def convert_write(v, t, S):
+    """Value (any dtype the semantics returned) -> bits for a register of storage dtype S:
+    sign-extended for signed types, zero-extended otherwise, truncated if wider."""
+    if S == np.bool_ or v.dtype == np.bool_:
+        return v.astype(S)
+    if v.dtype.itemsize == S.itemsize:
+        return v.view(S)
+    if v.dtype.itemsize < S.itemsize and v.dtype.kind == "i":
+        return v.astype(np.int64).astype(S)
+    return v.view(_uint(v.dtype.itemsize)).astype(S)

@@ -1,0 +1,404 @@
+"""Compiling PTX instructions into executable closures; arithmetic, mov/cvta and control flow.
+
+:func:`compile_instr` turns each instruction of the linked program into a :class:`Compiled`
+whose ``exec(ex, lanes, pc)`` runs it for the lanes (``None`` = every lane of the chunk, else
+an index array).  Operands are pre-resolved into reader/writer closures.  Which handler
+builds an instruction is decided by the ``HANDLERS`` table (opcode -> builder); every other
+opcode is arithmetic whose semantics come from ``semantics.lookup`` (preferred) or
+``basic_ops.lookup``.  Anything neither knows compiles to a handler that raises a
+``SimGPUError`` naming the instruction and the user's source line when it is executed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.errors import SimGPUError
+from simgpu.ptx import basic_ops
+from simgpu.ptx.basic_ops import np_dtype, width
+from simgpu.ptx.executor import EXITED, RUN, convert_write
+
+try:
+    from simgpu.ptx import semantics as _semantics
+except Exception:                       # absent or mid-edit: the basic table alone
+    _semantics = None
+
+
+def lookup(opcode, mods, types):
+    fn = None
+    if _semantics is not None:
+        try:
+            fn = _semantics.lookup(opcode, tuple(mods), tuple(types))
+        except Exception:
+            fn = None
+    return fn or basic_ops.lookup(opcode, mods, types)
+
+
+class Compiled:
+    __slots__ = ("ptx", "exec", "func")
+
+    def __init__(self, ptx, fn, func):
+        self.ptx, self.exec, self.func = ptx, fn, func
+
+
+class Ctx:
+    """What compiling needs: the image (symbols, layout) and the function name."""
+
+    def __init__(self, image, func, pc):
+        self.im, self.func, self.pc = image, func, pc
+
+    def key(self, reg):
+        k = (self.func, reg)
+        if k not in self.im.reg_dtype:
+            raise SimGPUError(f"undeclared register {reg} in {self.func}")
+        return k
+
+
+# ---- operands ----------------------------------------------------------------------------
+def imm_value(op, t):
+    """0-d array of type t for an immediate operand."""
+    T = np_dtype(t)
+    if op[0] == "imm":
+        if T.kind == "f":
+            return np.array(op[1], T)
+        if T == np.bool_:
+            return np.array(bool(op[1]))
+        n = T.itemsize * 8
+        return np.array(op[1] & ((1 << n) - 1), np.dtype(f"u{T.itemsize}")).view(T)
+    _, val, bits, w = op
+    if T.kind == "f":
+        if w == T.itemsize * 8:
+            return np.array(bits, np.dtype(f"u{T.itemsize}")).view(T)
+        return np.array(val, T)
+    return np.array(bits & ((1 << (T.itemsize * 8)) - 1), np.dtype(f"u{T.itemsize}")).view(T)
+
+
+def special_reg(ex, name, comp, lanes):
+    ch = ex.ch
+    sel = (lambda a: a) if lanes is None else (lambda a: a[lanes])
+    dims = {"x": 0, "y": 1, "z": 2}
+    if name == "%tid":
+        return sel(ch.tid[dims[comp]])
+    if name == "%ntid":
+        return np.array(ex.im.block[dims[comp]], np.uint32)
+    if name == "%ctaid":
+        return sel(ch.block_xyz[:, dims[comp]][ch.block_row].astype(np.uint32))
+    if name == "%nctaid":
+        return np.array(ex.im.grid[dims[comp]], np.uint32)
+    if name == "%laneid":
+        return sel(ch.laneid)
+    if name == "%warpid":
+        return sel(ch.warp_in_block)
+    if name == "%nwarpid":
+        return np.array(ch.wpb, np.uint32)
+    if name in ("%smid", "%gridid", "%cluster_ctarank"):
+        return np.array(0, np.uint32)
+    if name in ("%nsmid", "%cluster_nctarank"):
+        return np.array(1, np.uint32)
+    if name.startswith("%lanemask_"):
+        lane = sel(ch.laneid).astype(np.uint64)
+        one = np.uint64(1)
+        m = {"eq": one << lane, "lt": (one << lane) - one, "le": (one << (lane + one)) - one}
+        m["gt"], m["ge"] = ~m["le"], ~m["lt"]
+        return (m[name[10:]] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    if name in ("%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo",
+                "%globaltimer_hi"):
+        v = ex.steps * (1000 if "timer" in name else 1)
+        v = v >> 32 if name.endswith("_hi") else v
+        return np.array(v, np.uint64 if name in ("%clock64", "%globaltimer") else np.uint32)
+    if name in ("%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size"):
+        return np.array(ex.im.dyn_shared if name == "%dynamic_smem_size"
+                        else ex.im.shared_size, np.uint32)
+    raise SimGPUError(f"special register {name} is not supported")
+
+
+def reader(ctx, op, t):
+    """f(ex, lanes) -> value of operand ``op`` read as PTX type t."""
+    kind = op[0]
+    if kind == "reg":
+        key = ctx.key(op[1])
+        return lambda ex, lanes: ex.read_reg(key, t, lanes)
+    if kind == "not":
+        inner = reader(ctx, op[1], t)
+        return lambda ex, lanes: ~inner(ex, lanes)
+    if kind in ("imm", "fimm"):
+        v = imm_value(op, t)
+        return lambda ex, lanes: v
+    if kind == "sreg":
+        T = np_dtype(t)
+        return lambda ex, lanes: convert_sreg(special_reg(ex, op[1], op[2], lanes), T)
+    if kind == "sym":
+        addr = ctx.im.symbol_address(ctx.func, op[1])
+        v = np.array(addr & ((1 << (8 * width(t))) - 1), np.dtype(f"u{width(t)}")).view(
+            np_dtype(t))
+        return lambda ex, lanes: v
+    raise SimGPUError(f"operand {op} cannot be read as .{t}")
+
+
+def convert_sreg(v, T):
+    return v.astype(T) if v.dtype.itemsize != T.itemsize else v.view(T)
+
+
+def writer(ctx, op, t):
+    """f(ex, value, lanes) storing into operand ``op`` (a register, or '_')."""
+    if op[0] == "sink":
+        return lambda ex, v, lanes: None
+    if op[0] != "reg":
+        raise SimGPUError(f"destination {op} is not a register")
+    key = ctx.key(op[1])
+    return lambda ex, v, lanes: ex.write_reg(key, v, t, lanes)
+
+
+def guarded(ctx, ins):
+    """f(ex, lanes) -> the lanes whose guard holds (index array), or ``lanes`` if none."""
+    if ins.guard is None:
+        return lambda ex, lanes: lanes
+    key = ctx.key(ins.guard[0])
+    neg = ins.guard[1]
+
+    def sub(ex, lanes):
+        p = ex.read_reg(key, "pred", lanes)
+        p = ~p if neg else p
+        return np.flatnonzero(p) if lanes is None else lanes[p]
+    return sub
+
+
+def unsupported(ctx, ins, why=""):
+    where = ctx.im.module.source(ins.loc)
+
+    def fail(ex, lanes, pc):
+        raise SimGPUError(f"{where + ': ' if where else ''}unsupported PTX instruction "
+                          f"'{ins.text}' (PTX line {ins.line}){': ' + why if why else ''}")
+    return fail
+
+
+# ---- arithmetic --------------------------------------------------------------------------
+def build_arith(ctx, ins):
+    fn = lookup(ins.opcode, ins.mods, ins.types)
+    if fn is None:
+        return unsupported(ctx, ins)
+    dt, sts = basic_ops.signature(ins.opcode, ins.mods, ins.types)
+    srcs = ins.operands[1:]
+    sts = sts or [dt] * len(srcs)
+    if len(sts) < len(srcs):
+        return unsupported(ctx, ins, "unexpected operand count")
+    reads = [reader(ctx, o, t) for o, t in zip(srcs, sts)]
+    write = writer(ctx, ins.operands[0], dt)
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            write(ex, fn(*[r(ex, sub) for r in reads]), sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_setp(ctx, ins):
+    boolop = next((m for m in ins.mods if m in ("and", "or", "xor")), None)
+    mods = tuple(m for m in ins.mods if m != boolop)
+    cmp = lookup("setp", mods, ins.types)
+    if cmp is None:
+        return unsupported(ctx, ins)
+    t = ins.types[0]
+    dst = ins.operands[0]
+    wp = writer(ctx, dst[1] if dst[0] == "pair" else dst, "pred")
+    wq = writer(ctx, dst[2], "pred") if dst[0] == "pair" else None
+    ra, rb = reader(ctx, ins.operands[1], t), reader(ctx, ins.operands[2], t)
+    rc = reader(ctx, ins.operands[3], "pred") if boolop else None
+    comb = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop)
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            r = np.asarray(cmp(ra(ex, sub), rb(ex, sub)), bool)
+            if comb is not None:
+                c = rc(ex, sub)
+                p, q = comb(r, c), comb(~r, c)
+            else:
+                p, q = r, ~r
+            wp(ex, p, sub)
+            if wq is not None:
+                wq(ex, q, sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_mov(ctx, ins):
+    t = ins.types[0]
+    dst, src = ins.operands[0], ins.operands[1]
+    guard = guarded(ctx, ins)
+    if src[0] == "vec":                                   # pack {a, b} into one register
+        et = f"b{8 * width(t) // len(src[1])}"
+        reads = [reader(ctx, o, et) for o in src[1]]
+        write = writer(ctx, dst, t)
+        U = np_dtype(f"u{8 * width(t)}")
+
+        def value(ex, lanes):
+            out = np.zeros((), U)
+            for k, r in enumerate(reads):
+                out = out | (r(ex, lanes).astype(U) << U.type(k * 8 * width(et)))
+            return out
+    elif dst[0] == "vec":                                 # unpack
+        et = f"b{8 * width(t) // len(dst[1])}"
+        read = reader(ctx, src, f"b{8 * width(t)}")
+        writes = [writer(ctx, o, et) for o in dst[1]]
+        U = np_dtype(f"b{8 * width(t)}")
+
+        def run(ex, lanes, pc):
+            sub = guard(ex, lanes)
+            v = read(ex, sub)
+            for k, w in enumerate(writes):
+                w(ex, (v >> U.type(k * 8 * width(et))).astype(np_dtype(et)), sub)
+            ex.advance(lanes)
+        return run
+    else:
+        r = reader(ctx, src, t)
+        write = writer(ctx, dst, t)
+
+        def value(ex, lanes):
+            return r(ex, lanes)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            write(ex, value(ex, sub), sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_cvta(ctx, ins):
+    """cvta.space: space address -> generic; cvta.to.space: generic -> space address."""
+    from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW
+    t = ins.types[0]
+    space = next(m for m in ins.mods if m != "to")
+    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "const": CONST_WINDOW,
+            "global": 0, "param": 0}.get(space)
+    if base is None:
+        return unsupported(ctx, ins)
+    to = "to" in ins.mods
+    r, w = reader(ctx, ins.operands[1], "u64"), writer(ctx, ins.operands[0], t)
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        a = r(ex, sub)
+        w(ex, (a - np.uint64(base)) if to else (a + np.uint64(base)), sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_nop(ctx, ins):
+    return lambda ex, lanes, pc: ex.advance(lanes)
+
+
+# ---- control flow ------------------------------------------------------------------------
+def guard_mask(ctx, ins):
+    if ins.guard is None:
+        return lambda ex, lanes: None
+    key, neg = ctx.key(ins.guard[0]), ins.guard[1]
+    return lambda ex, lanes: (~ex.read_reg(key, "pred", lanes)) if neg else \
+        ex.read_reg(key, "pred", lanes)
+
+
+def build_bra(ctx, ins):
+    target = ctx.im.linked.target[ctx.pc]
+    mask = guard_mask(ctx, ins)
+    return lambda ex, lanes, pc: ex.goto(lanes, mask(ex, lanes), target, pc + 1)
+
+
+def build_exit(ctx, ins):
+    mask = guard_mask(ctx, ins)
+    is_ret = ins.opcode == "ret"
+
+    def run(ex, lanes, pc):
+        m = mask(ex, lanes)
+        if m is not None and not m.any():
+            return ex.advance(lanes)
+        depth = ex.depth[0 if lanes is None else lanes[0]]
+        if is_ret and depth > 0:
+            return do_return(ex, lanes, m, pc)
+        ex.leave(lanes, m, EXITED, pc + 1)
+    return run
+
+
+def build_call(ctx, ins):
+    ops = ins.operands
+    rets = ops[0][1] if ops[0][0] == "list" else []
+    rest = ops[1:] if ops[0][0] == "list" else ops
+    if not rest or rest[0][0] != "sym" or rest[0][1] not in ctx.im.linked.entry_pc:
+        return unsupported(ctx, ins, "indirect call or call to a function without a body")
+    callee = rest[0][1]
+    args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
+    fn = ctx.im.module.functions[callee]
+    if len(args) != len(fn.params) or len(rets) != len(fn.rets):
+        return unsupported(ctx, ins, "argument count does not match the callee")
+    pairs = [((ctx.func, a[1]), (callee, p.name), p.size) for a, p in zip(args, fn.params)]
+    entry = ctx.im.linked.entry_pc[callee]
+    guard = guard_mask(ctx, ins)
+    ctx.im.call_rets[ctx.pc] = [((callee, p.name), (ctx.func, r[1]), p.size)
+                                for r, p in zip(rets, fn.rets)]
+
+    def run(ex, lanes, pc):
+        if guard(ex, lanes) is not None and not guard(ex, lanes).all():
+            ex.fault(ins, "predicated call with a divergent guard is not supported",
+                     None if lanes is None else lanes[0])
+        idx = ex.all_lanes(lanes)
+        for src, dst, size in pairs:
+            s = ex.param_store(src, size)
+            ex.param_store(dst, size)[idx, :size] = s[idx, :size]
+        d = ex.depth[idx[0]]
+        if d + 1 >= ex.ret_pc.shape[0]:
+            ex.fault(ins, "call stack too deep", idx[0])
+        ex.ret_pc[d, idx] = pc + 1
+        ex.call_site[d, idx] = pc
+        ex.depth[idx] += 1
+        ex.goto(lanes, None, entry, entry)
+    return run
+
+
+def do_return(ex, lanes, m, pc):
+    idx = ex.all_lanes(lanes)
+    if m is not None and not m.all():
+        ex.fault(ex.im.linked.code[pc], "predicated ret with a divergent guard is not "
+                 "supported", idx[0])
+    d = ex.depth[idx[0]] - 1
+    sites = ex.call_site[d, idx]
+    for site in np.unique(sites):
+        sel = idx[sites == site]
+        for src, dst, size in ex.im.call_rets.get(int(site), []):
+            ex.param_store(dst, size)[sel, :size] = ex.param_store(src, size)[sel, :size]
+    back = ex.ret_pc[d, idx]
+    ex.depth[idx] = d
+    if ex.conv and (back == back[0]).all():
+        ex.upc = int(back[0])
+    else:
+        ex.pc[idx] = back
+        ex.conv = False
+
+
+HANDLERS = {
+    "setp": build_setp, "mov": build_mov, "cvta": build_cvta,
+    "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
+    "membar": build_nop, "fence": build_nop, "nanosleep": build_nop, "prefetch": build_nop,
+    "prefetchu": build_nop, "pmevent": build_nop,
+}
+
+
+def compile_instr(image, pc):
+    from simgpu.ptx import ops_mem, ops_warp
+    table = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS)
+    ins = image.linked.code[pc]
+    func = image.linked.func_of[pc]
+    ctx = Ctx(image, func, pc)
+    build = table.get(ins.opcode, build_arith)
+    try:
+        fn = build(ctx, ins) if build else unsupported(ctx, ins)
+    except SimGPUError as e:
+        fn = unsupported(ctx, ins, str(e))
+    except (KeyError, IndexError, ValueError, StopIteration) as e:
+        fn = unsupported(ctx, ins, f"cannot decode operands ({type(e).__name__}: {e})")
+    return Compiled(ins, fn, func)
+
+
+__all__ = ["compile_instr", "lookup", "reader", "writer", "guarded", "RUN"]

@@ -1,0 +1,152 @@
+"""Address spaces of the PTX executor: device (global) memory, shared, local, const.
+
+Device memory is a list of allocations, each a writable uint8 view of a numpy buffer placed
+at a device address (the first at ``GLOBAL_BASE`` = 1<<40, each aligned to 512 bytes).
+Shared memory is one uint8 row per block of the chunk, local memory one row per lane; the
+state-space address of a shared/local byte is its offset in the row.  Generic addresses put
+shared, local and const into windows (``SHARED_WINDOW`` etc., 4 GiB each) that no device
+allocation overlaps; ``cvta`` adds or removes the window base.
+
+Every access goes through :meth:`Space.resolve`, which turns per-lane addresses into
+(typed numpy view, element indices, lane positions) groups, checking bounds and alignment.
+A bad access raises :class:`MemFault` with the position of the first bad lane; the executor
+turns it into a ``KernelError`` naming that lane's thread and block and the source line.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+GLOBAL_BASE = 1 << 40
+ALIGN = 512
+SHARED_WINDOW = 1 << 48
+LOCAL_WINDOW = 1 << 49
+CONST_WINDOW = 1 << 50
+WINDOW_SIZE = 1 << 32
+
+
+class MemFault(Exception):
+    """An access out of bounds or misaligned; ``pos`` indexes the executing lanes."""
+
+    def __init__(self, msg, pos):
+        super().__init__(msg)
+        self.msg, self.pos = msg, int(pos)
+
+
+def _typed(buf, dtype, cache):
+    key = (id(buf), dtype)
+    v = cache.get(key)
+    if v is None:
+        n = buf.size - buf.size % dtype.itemsize
+        v = cache[key] = buf[:n].view(dtype)
+    return v
+
+
+def _check_align(addrs, w, space):
+    if w > 1:
+        bad = (addrs & np.uint64(w - 1)) != 0
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise MemFault(f"misaligned {w}-byte {space} access at address "
+                           f"{int(addrs[pos]):#x}", pos)
+
+
+class DeviceMemory:
+    """Global memory: allocations at device addresses."""
+
+    space = "global"
+
+    def __init__(self):
+        self.bases, self.bufs, self.names = [], [], []
+        self.next = GLOBAL_BASE
+        self._views = {}
+
+    def alloc(self, buf, name=""):
+        """Place a writable uint8 buffer; returns its device address."""
+        base = self.next
+        self.bases.append(base)
+        self.bufs.append(buf)
+        self.names.append(name)
+        self.next = base + ((max(buf.size, 1) + ALIGN - 1) // ALIGN) * ALIGN
+        self._bases_arr = np.array(self.bases, np.uint64)
+        return base
+
+    def resolve(self, addrs, w, dtype, lane_ids=None):
+        addrs = np.asarray(addrs, np.uint64)
+        _check_align(addrs, w, "global")
+        if not self.bases:
+            raise MemFault(f"global access at address {int(addrs[0]):#x} with no memory", 0)
+        k = np.searchsorted(self._bases_arr, addrs, side="right") - 1
+        k0 = int(k[0]) if k.size else 0
+        uniform = k.size and (k == k0).all()
+        groups = [(k0, slice(None))] if uniform else \
+            [(int(a), np.flatnonzero(k == a)) for a in np.unique(k)]
+        out = []
+        for a, pos in groups:
+            sel = addrs[pos]
+            if a < 0:
+                p = np.flatnonzero(k < 0)[0]
+                raise MemFault(f"global access at unmapped address {int(addrs[p]):#x}", p)
+            off = sel - np.uint64(self.bases[a])
+            buf = self.bufs[a]
+            bad = off + np.uint64(w) > np.uint64(buf.size)
+            if bad.any():
+                p = np.flatnonzero(bad)[0]
+                p = p if isinstance(pos, slice) else pos[p]
+                what = f" ({self.names[a]})" if self.names[a] else ""
+                raise MemFault(f"out-of-bounds global access: address {int(addrs[p]):#x} is "
+                               f"{int(addrs[p]) - self.bases[a]} bytes into a {buf.size}-byte "
+                               f"allocation{what}", p)
+            out.append((_typed(buf, dtype, self._views), (off // np.uint64(w)).astype(np.int64),
+                        pos))
+        return out
+
+
+class RowMemory:
+    """Shared (one row per block) or local (one row per lane) memory, or const (one row)."""
+
+    def __init__(self, space, rows, size):
+        self.space = space
+        self.size = (size + 15) // 16 * 16
+        self.buf = np.zeros(rows * self.size, np.uint8)
+        self._views = {}
+
+    def resolve(self, addrs, w, dtype, rows):
+        addrs = np.asarray(addrs, np.uint64)
+        _check_align(addrs, w, self.space)
+        bad = addrs + np.uint64(w) > np.uint64(self.size)
+        if bad.any():
+            p = int(np.argmax(bad))
+            raise MemFault(f"out-of-bounds {self.space} access: address {int(addrs[p]):#x}, "
+                           f"{self.space} size {self.size} bytes", p)
+        flat = rows.astype(np.int64) * self.size + addrs.astype(np.int64)
+        return [(_typed(self.buf, dtype, self._views), flat // w, slice(None))]
+
+
+def load(groups, n, dtype):
+    """Gather the resolved groups into one array of n values."""
+    if len(groups) == 1 and isinstance(groups[0][2], slice):
+        view, idx, _ = groups[0]
+        return view[idx]
+    out = np.empty(n, dtype)
+    for view, idx, pos in groups:
+        out[pos] = view[idx]
+    return out
+
+
+def store(groups, values):
+    """Scatter values (one per lane; later lanes win on equal addresses)."""
+    values = np.broadcast_to(values, (max(_count(groups), 1),)) if np.ndim(values) == 0 \
+        else values
+    for view, idx, pos in groups:
+        view[idx] = values[pos]
+
+
+def _count(groups):
+    return sum(len(g[1]) for g in groups)
+
+
+def classify_generic(addrs):
+    """Masks (shared, local, const) for generic addresses; the rest is global."""
+    win = addrs & np.uint64(~(WINDOW_SIZE - 1) & 0xFFFFFFFFFFFFFFFF)
+    return (win == np.uint64(SHARED_WINDOW), win == np.uint64(LOCAL_WINDOW),
+            win == np.uint64(CONST_WINDOW))

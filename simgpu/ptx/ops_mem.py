@@ -1,0 +1,301 @@
+"""Memory instructions: ld/ldu, st (scalar and .v2/.v4), atom and red, in every state space.
+
+Addresses are computed per executing lane, mapped to (typed view, element index) groups by
+the space (``memory.py``; generic addresses are split by window), checked, and then loaded or
+stored with one fancy-indexing operation per group.  Each executed memory instruction
+produces one ``MemEvent`` per concrete space it touched (see ``events.py``).
+
+Atomics are serialised in increasing lane order: the lanes are stably sorted by address; an
+integer ``add`` is a wrapped prefix sum per address, other associative operations use
+``ufunc.accumulate`` per address (few addresses) or rounds over the k-th lane of every
+address (many addresses), ``exch``/``cas``/``inc``/``dec`` use rounds.  Each lane gets the
+value its own update saw.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.ptx.basic_ops import np_dtype, width
+from simgpu.ptx.events import MemEvent
+from simgpu.ptx.instrs import guarded, reader, unsupported, writer
+from simgpu.ptx.memory import (CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
+                               classify_generic, load, store)
+
+SPACES = ("global", "shared", "local", "const", "param")
+_WINDOWS = (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW), ("const", CONST_WINDOW))
+
+
+def address_reader(ctx, op):
+    """f(ex, lanes) -> uint64 addresses (array or 0-d)."""
+    if op[0] != "addr":
+        raise ValueError(f"expected an address, got {op}")
+    _, base, off = op
+    off = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+    if base is None:
+        return lambda ex, lanes: np.array(off)
+    if base[0] == "sym":
+        a = np.uint64(ctx.im.symbol_address(ctx.func, base[1])) + off
+        return lambda ex, lanes: np.array(a)
+    r = reader(ctx, base, "u64")
+    return lambda ex, lanes: r(ex, lanes) + off
+
+
+def resolve(ex, space, addrs, w, dtype, lanes, events):
+    """Groups (view, element idx, positions in ``lanes``) for the lanes' addresses.  Appends
+    (space, positions, addresses) to ``events``; a fault's pos is made a chunk lane."""
+    try:
+        if space == "generic":
+            return _resolve_generic(ex, addrs, w, dtype, lanes, events)
+        events.append((space, slice(None), addrs))
+        if space == "global":
+            return ex.im.memory.resolve(addrs, w, dtype)
+        if space == "shared":
+            return ex.shared.resolve(addrs, w, dtype, ex.ch.block_row[lanes])
+        if space == "local":
+            return ex.local.resolve(addrs, w, dtype, lanes)
+        if space == "const":
+            return ex.im.const_mem.resolve(addrs, w, dtype, np.zeros(len(lanes), np.int64))
+    except MemFault as e:
+        if not getattr(e, "mapped", False):
+            e.pos, e.mapped = int(lanes[e.pos]), True
+        raise
+    raise MemFault(f"unsupported state space {space}", int(lanes[0]))
+
+
+def _resolve_generic(ex, addrs, w, dtype, lanes, events):
+    masks = classify_generic(addrs)
+    rest = ~(masks[0] | masks[1] | masks[2])
+    if rest.all():
+        return resolve(ex, "global", addrs, w, dtype, lanes, events)
+    out = []
+    parts = [(name, m, base) for (name, base), m in zip(_WINDOWS, masks)]
+    parts.append(("global", rest, 0))
+    for name, m, base in parts:
+        pos = np.flatnonzero(m)
+        if len(pos) == 0:
+            continue
+        sub_ev = []
+        groups = resolve(ex, name, addrs[pos] - np.uint64(base), w, dtype, lanes[pos], sub_ev)
+        for sp, _, a in sub_ev:
+            events.append((sp, pos, a))
+        for view, idx, p in groups:
+            out.append((view, idx, pos[p]))
+    return out
+
+
+def _emit(ex, ins, pc, kind, w, lanes, events):
+    if not ex.mem_obs:
+        return
+    src = ex.im.module.source(ins.loc)
+    for space, pos, addrs in events:
+        ev = MemEvent(pc, ins.line, src, ins.text, ins.opcode, lanes[pos], ex.ch, space=space,
+                      kind=kind, width=w, addresses=np.asarray(addrs, np.uint64))
+        for f in ex.mem_obs:
+            f(ev)
+
+
+def _space(ins):
+    return next((m for m in ins.mods if m in SPACES), "generic")
+
+
+def _vec(ins):
+    return next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
+
+
+# ---- param space -------------------------------------------------------------------------
+def _param_access(ctx, ins, addr_op, t):
+    """(load(ex, lanes) -> values, store(ex, lanes, values)) for [sym+off] in param space."""
+    _, base, off = addr_op
+    if base is None or base[0] != "sym":
+        raise ValueError("param access through a register address")
+    name, w, T = base[1], width(t), np_dtype(t)
+    kparams = ctx.im.kernel_params
+    if ctx.func == ctx.im.kernel_name and name in kparams:
+        raw = kparams[name]
+        val = np.frombuffer(raw[off:off + w].ljust(w, b"\0"), T)[0]
+        return (lambda ex, lanes: np.array(val)), None
+    key = (ctx.func, name)
+    size = ctx.im.param_size.get(key, off + w)
+
+    def ld(ex, lanes):
+        return np.ascontiguousarray(ex.param_store(key, size)[lanes, off:off + w]).view(T)[:, 0]
+
+    def st(ex, lanes, v):
+        v = np.broadcast_to(np.asarray(v, T), (len(lanes),))
+        ex.param_store(key, size)[lanes, off:off + w] = np.ascontiguousarray(v).view(
+            np.uint8).reshape(len(lanes), w)
+    return ld, st
+
+
+# ---- ld / st -----------------------------------------------------------------------------
+def build_ld(ctx, ins):
+    t, space, n = ins.types[0], _space(ins), _vec(ins)
+    dst = ins.operands[0]
+    dsts = dst[1] if dst[0] == "vec" else [dst]
+    writes = [writer(ctx, o, t) for o in dsts]
+    guard = guarded(ctx, ins)
+    if space == "param":
+        ld, _ = _param_access(ctx, ins, ins.operands[1], t)
+
+        def run_param(ex, lanes, pc):
+            sub = ex.all_lanes(guard(ex, lanes))
+            writes[0](ex, ld(ex, sub), sub)
+            ex.advance(lanes)
+        return run_param
+    addr = address_reader(ctx, ins.operands[1])
+    w, T = width(t), np_dtype(t)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            a = np.broadcast_to(addr(ex, sub), (len(sub),))
+            _check_vec_align(ex, a, w * n, sub)
+            events = []
+            for k, wr in enumerate(writes):
+                ev = [] if k else events
+                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                wr(ex, load(groups, len(sub), T), sub)
+            _emit(ex, ins, pc, "load", w * n, sub, events)
+        ex.advance(lanes)
+    return run
+
+
+def _check_vec_align(ex, a, total, sub):
+    if total > 8 and total & (total - 1) == 0:
+        bad = (a & np.uint64(total - 1)) != 0
+        if bad.any():
+            p = int(np.argmax(bad))
+            e = MemFault(f"misaligned {total}-byte vector access at {int(a[p]):#x}", sub[p])
+            e.mapped = True
+            raise e
+
+
+def build_st(ctx, ins):
+    t, space, n = ins.types[0], _space(ins), _vec(ins)
+    src = ins.operands[1]
+    srcs = src[1] if src[0] == "vec" else [src]
+    reads = [reader(ctx, o, t) for o in srcs]
+    guard = guarded(ctx, ins)
+    if space == "param":
+        _, st = _param_access(ctx, ins, ins.operands[0], t)
+        if st is None:
+            return unsupported(ctx, ins, "store to a kernel parameter")
+
+        def run_param(ex, lanes, pc):
+            sub = ex.all_lanes(guard(ex, lanes))
+            st(ex, sub, reads[0](ex, sub))
+            ex.advance(lanes)
+        return run_param
+    addr = address_reader(ctx, ins.operands[0])
+    w, T = width(t), np_dtype(t)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            a = np.broadcast_to(addr(ex, sub), (len(sub),))
+            _check_vec_align(ex, a, w * n, sub)
+            events = []
+            for k, r in enumerate(reads):
+                ev = [] if k else events
+                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                v = np.broadcast_to(np.asarray(r(ex, sub), T), (len(sub),))
+                store(groups, v)
+            _emit(ex, ins, pc, "store", w * n, sub, events)
+        ex.advance(lanes)
+    return run
+
+
+# ---- atomics -----------------------------------------------------------------------------
+_UFUNC = {"add": np.add, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+          "min": np.minimum, "max": np.maximum}
+
+
+def _step(op, T):
+    one = T.type(1)
+    if op == "exch":
+        return lambda cur, b, c: b
+    if op == "cas":
+        return lambda cur, b, c: np.where(cur == b, c, cur).astype(T)
+    if op == "inc":
+        return lambda cur, b, c: np.where(cur >= b, T.type(0), cur + one).astype(T)
+    if op == "dec":
+        return lambda cur, b, c: np.where((cur == 0) | (cur > b), b, cur - one).astype(T)
+    f = _UFUNC[op]
+    if op in ("min", "max") and T.kind == "f":
+        f = np.fmin if op == "min" else np.fmax
+    return lambda cur, b, c: f(cur, b).astype(T)
+
+
+def atomic_apply(view, idx, b, c, op, T):
+    """Apply the lanes' atomic updates at view[idx] in lane order; returns old values."""
+    n = len(idx)
+    order = np.argsort(idx, kind="stable")
+    si, sb = idx[order], np.asarray(b, T)[order]
+    sc = None if c is None else np.asarray(c, T)[order]
+    first = np.flatnonzero(np.r_[True, si[1:] != si[:-1]])
+    seg = np.repeat(np.arange(len(first)), np.diff(np.r_[first, n]))
+    rank = np.arange(n) - first[seg]
+    counts = np.diff(np.r_[first, n])
+    cur = view[si[first]].copy()
+    old = np.empty(n, T)
+    if op == "add" and T.kind in "iu":
+        csum = np.cumsum(sb, dtype=T)
+        excl = csum - sb
+        old = (cur[seg] + (excl - excl[first][seg])).astype(T)
+        cur = (cur + (csum[np.r_[first[1:], n] - 1] - excl[first])).astype(T)
+    elif op in _UFUNC and len(first) < counts.max():
+        f = _UFUNC[op] if not (op in ("min", "max") and T.kind == "f") else \
+            (np.fmin if op == "min" else np.fmax)
+        for s, (a, k) in enumerate(zip(first, counts)):
+            acc = f.accumulate(np.r_[cur[s:s + 1], sb[a:a + k]].astype(T))
+            old[a:a + k], cur[s] = acc[:-1], acc[-1]
+    else:
+        step = _step(op, T)
+        by_rank = np.argsort(rank, kind="stable")
+        bounds = np.r_[0, np.cumsum(np.bincount(rank))]
+        for r in range(len(bounds) - 1):
+            e = by_rank[bounds[r]:bounds[r + 1]]
+            s = seg[e]
+            old[e] = cur[s]
+            cur[s] = step(cur[s], sb[e], None if sc is None else sc[e])
+    view[si[first]] = cur
+    out = np.empty(n, T)
+    out[order] = old
+    return out
+
+
+def build_atom(ctx, ins):
+    t, space = ins.types[0], _space(ins)
+    op = next((m for m in ins.mods if m in ("add", "min", "max", "exch", "cas", "and", "or",
+                                            "xor", "inc", "dec")), None)
+    if op is None or t in ("f16", "bf16", "f16x2", "bf16x2") or _vec(ins) > 1:
+        return unsupported(ctx, ins)
+    is_red = ins.opcode == "red"
+    ops = ins.operands if is_red else ins.operands[1:]
+    addr = address_reader(ctx, ops[0])
+    rb = reader(ctx, ops[1], t)
+    rc = reader(ctx, ops[2], t) if op == "cas" else None
+    write = None if is_red else writer(ctx, ins.operands[0], t)
+    guard = guarded(ctx, ins)
+    w, T = width(t), np_dtype(t)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            a = np.broadcast_to(addr(ex, sub), (len(sub),))
+            events = []
+            groups = resolve(ex, space, a, w, T, sub, events)
+            b = np.broadcast_to(rb(ex, sub), (len(sub),))
+            c = None if rc is None else np.broadcast_to(rc(ex, sub), (len(sub),))
+            old = np.empty(len(sub), T)
+            for view, idx, pos in groups:
+                old[pos] = atomic_apply(view, idx, b[pos], None if c is None else c[pos], op, T)
+            if write is not None:
+                write(ex, old, sub)
+            _emit(ex, ins, pc, "atomic", w, sub, events)
+        ex.advance(lanes)
+    return run
+
+
+HANDLERS = {"ld": build_ld, "ldu": build_ld, "st": build_st, "atom": build_atom,
+            "red": build_atom}

@@ -1,0 +1,159 @@
+"""Warp- and block-level instructions: shfl.sync, vote.sync, activemask, bar.warp.sync,
+bar.sync / barrier.sync.
+
+Per-warp masks are built with ``np.packbits`` over the (warps, 32) view of a lane mask, so a
+collective costs a few array operations for all warps at once.  A ``.sync`` collective whose
+member mask names a non-exited lane that is not executing the instruction with the others is
+reported as a ``KernelError`` (the simulator does not guess what diverged code would see).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.ptx.executor import EXITED, WAIT
+from simgpu.ptx.instrs import guard_mask, guarded, reader, unsupported, writer
+
+
+def warp_bits(ex, lane_mask):
+    """uint32 per warp of the chunk: bit l set where lane l of the warp is in lane_mask."""
+    m = lane_mask.reshape(ex.ch.nwarps, 32)
+    return np.packbits(m, axis=1, bitorder="little").view("<u4")[:, 0]
+
+
+def _exec_mask(ex, lanes):
+    m = np.zeros(ex.ch.L, bool)
+    m[ex.all_lanes(lanes)] = True
+    return m
+
+
+def check_members(ex, ins, lanes, member):
+    """member: uint32 per executing lane.  Every named, non-exited lane must be executing."""
+    idx = ex.all_lanes(lanes)
+    execb = warp_bits(ex, _exec_mask(ex, lanes))
+    live = warp_bits(ex, ex.status != EXITED)
+    w = idx // 32
+    missing = member & live[w] & ~execb[w]
+    if missing.any():
+        k = int(np.argmax(missing != 0))
+        ex.fault(ins, f"{ins.opcode}.sync member mask {int(member[k]):#010x} names lanes "
+                 f"{int(missing[k]):#010x} that are not converged at this instruction",
+                 idx[k])
+    return execb, w
+
+
+def build_shfl(ctx, ins):
+    mode = next((m for m in ins.mods if m in ("up", "down", "bfly", "idx")), None)
+    if mode is None or "sync" not in ins.mods:
+        return unsupported(ctx, ins, "only shfl.sync is supported")
+    dst = ins.operands[0]
+    wd = writer(ctx, dst[1] if dst[0] == "pair" else dst, "b32")
+    wp = writer(ctx, dst[2], "pred") if dst[0] == "pair" else None
+    ra = ctx.key(ins.operands[1][1]) if ins.operands[1][0] == "reg" else None
+    ra_imm = reader(ctx, ins.operands[1], "b32")
+    rb, rc = reader(ctx, ins.operands[2], "b32"), reader(ctx, ins.operands[3], "b32")
+    rm = reader(ctx, ins.operands[4], "b32")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        n = len(sub)
+        member = np.broadcast_to(rm(ex, sub), (n,)).astype(np.uint32)
+        check_members(ex, ins, sub, member)
+        lane = ex.ch.laneid[sub].astype(np.int64)
+        b = np.broadcast_to(rb(ex, sub), (n,)).astype(np.int64)
+        c = np.broadcast_to(rc(ex, sub), (n,)).astype(np.int64)
+        # PTX ISA: c = clamp (bits 4:0) and segment mask (bits 12:8)
+        cval, seg = c & 0x1F, (c >> 8) & 0x1F
+        max_lane = (lane & seg) | (cval & ~seg)
+        min_lane = lane & seg
+        if mode == "up":
+            j = lane - b
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + b
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= max_lane
+        else:
+            j = min_lane | (b & ~seg)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        src = sub - lane + j
+        if ra is not None:
+            val = ex.read_reg(ra, "b32", None)[src]
+        else:
+            val = np.broadcast_to(ra_imm(ex, sub), (n,))
+        wd(ex, val, sub)
+        if wp is not None:
+            wp(ex, ok, sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_vote(ctx, ins):
+    mode = next((m for m in ins.mods if m in ("all", "any", "uni", "ballot")), None)
+    if mode is None or "sync" not in ins.mods:
+        return unsupported(ctx, ins, "only vote.sync is supported")
+    t = "b32" if mode == "ballot" else "pred"
+    wd = writer(ctx, ins.operands[0], t)
+    rp = reader(ctx, ins.operands[1], "pred")
+    rm = reader(ctx, ins.operands[2], "b32")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        n = len(sub)
+        member = np.broadcast_to(rm(ex, sub), (n,)).astype(np.uint32)
+        execb, w = check_members(ex, ins, sub, member)
+        p = np.zeros(ex.ch.L, bool)
+        p[sub] = np.broadcast_to(rp(ex, sub), (n,))
+        true_bits = warp_bits(ex, p)[w] & member
+        voters = execb[w] & member
+        if mode == "ballot":
+            out = true_bits
+        elif mode == "all":
+            out = true_bits == voters
+        elif mode == "any":
+            out = true_bits != 0
+        else:
+            out = (true_bits == voters) | (true_bits == 0)
+        wd(ex, out, sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_activemask(ctx, ins):
+    wd = writer(ctx, ins.operands[0], "b32")
+
+    def run(ex, lanes, pc):
+        idx = ex.all_lanes(lanes)
+        wd(ex, warp_bits(ex, _exec_mask(ex, lanes))[idx // 32], idx)
+        ex.advance(lanes)
+    return run
+
+
+def build_bar(ctx, ins):
+    if "warp" in ins.mods:                    # bar.warp.sync membermask
+        rm = reader(ctx, ins.operands[0], "b32")
+
+        def run_warp(ex, lanes, pc):
+            idx = ex.all_lanes(lanes)
+            check_members(ex, ins, idx, np.broadcast_to(rm(ex, idx), (len(idx),))
+                          .astype(np.uint32))
+            ex.advance(lanes)
+        return run_warp
+    if not ({"sync", "aligned"} & set(ins.mods)) and ins.mods:
+        return unsupported(ctx, ins, "only bar.sync / barrier.sync are supported")
+    mask = guard_mask(ctx, ins)
+
+    def run(ex, lanes, pc):
+        m = mask(ex, lanes)
+        if m is not None and not m.any():
+            return ex.advance(lanes)
+        ex.leave(lanes, m, WAIT, pc + 1)
+    return run
+
+
+HANDLERS = {"shfl": build_shfl, "vote": build_vote, "activemask": build_activemask,
+            "bar": build_bar, "barrier": build_bar}

@@ -1,0 +1,224 @@
+"""Launching PTX: ``run(ptx_text, entry, grid, block, args)`` and ``launch_numba``.
+
+:class:`Image` prepares a kernel once per launch: parses the module, analyses and links the
+entry and the functions it calls, assigns register storage, static shared and local layouts
+(shared: module and function ``.shared`` variables, then the ``extern .shared`` array of
+``dynamic_shared_bytes``; local: every function's ``.local`` variables, one static frame per
+function -- recursion is refused), places module ``.global`` variables in device memory and
+``.const`` variables in the const bank, packs the kernel parameters, and compiles every
+instruction.  :func:`run` then executes the grid in chunks of whole blocks (``max_lanes``
+lanes at most per chunk, so memory stays bounded), updating the numpy arrays in place.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.errors import SimGPUError
+from simgpu.ptx import args as argmod
+from simgpu.ptx.executor import Chunk, Executor
+from simgpu.ptx.memory import DeviceMemory, RowMemory
+from simgpu.ptx.parser import parse
+from simgpu.ptx.program import analyse, link
+
+MAX_LANES = 1 << 18
+
+
+def _dims(d):
+    d = (d,) if isinstance(d, int) else tuple(d)
+    return tuple(int(x) for x in d) + (1,) * (3 - len(d))
+
+
+def _callees(module, name, seen, stack=()):
+    fn = module.functions[name]
+    if fn.body is None:
+        return
+    for st in fn.body:
+        if isinstance(st, tuple) or st.opcode != "call":
+            continue
+        tgt = next((o[1] for o in st.operands if o[0] == "sym"), None)
+        if tgt is None or tgt not in module.functions or module.functions[tgt].body is None:
+            continue
+        if tgt in stack or tgt == name:
+            raise SimGPUError(f"recursive call to {tgt} is not supported")
+        if tgt not in seen:
+            seen.append(tgt)
+            _callees(module, tgt, seen, stack + (name,))
+
+
+def _layout(vars_, start=0):
+    offs, off = {}, start
+    for v in vars_:
+        al = max(v.align, 1)
+        off = (off + al - 1) // al * al
+        offs[v.name] = off
+        off += v.size
+    return offs, off
+
+
+class Image:
+    def __init__(self, module, entry, grid, block, param_values, memory, dyn_shared=0,
+                 max_steps=10 ** 8):
+        if entry not in module.functions or module.functions[entry].kind != "entry":
+            entries = [n for n, f in module.functions.items() if f.kind == "entry"]
+            raise SimGPUError(f"no kernel {entry!r} in the PTX (kernels: {entries})")
+        self.module, self.kernel_name = module, entry
+        self.grid, self.block = grid, block
+        self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
+        names = [entry]
+        _callees(module, entry, names)
+        self.infos = {n: analyse(module.functions[n]) for n in names}
+        self.linked = link(self.infos, entry)
+        self.entry_pc = self.linked.entry_pc[entry]
+        self._registers(names)
+        self._spaces(names)
+        self._kernel_params(param_values)
+        self.call_rets = {}
+        from simgpu.ptx.instrs import compile_instr
+        self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
+
+    def _registers(self, names):
+        self.reg_dtype = {}
+        for n in names:
+            for r, t in self.module.functions[n].regs.items():
+                self.reg_dtype[(n, r)] = np.dtype(np.bool_) if t == "pred" else \
+                    np.dtype(f"u{max(1, int(t[1:]) // 8)}") if t[1:].isdigit() else np.dtype("u4")
+
+    def _spaces(self, names):
+        mv = self.module.vars
+        fvars = [(n, v) for n in names for v in self.module.functions[n].vars]
+        shared = [v for v in mv if v.space == "shared" and not v.extern] + \
+                 [v for _, v in fvars if v.space == "shared" and not v.extern]
+        self.shared_off, end = _layout(shared)
+        for v in [v for v in mv if v.space == "shared" and v.extern]:
+            end = (end + 15) // 16 * 16
+            self.shared_off[v.name] = end
+        self.shared_size = end + self.dyn_shared
+        self.local_off, self.local_size = {}, 0
+        for n in names:
+            loc = [v for v in self.module.functions[n].vars if v.space == "local"]
+            offs, self.local_size = _layout(loc, self.local_size)
+            self.local_off.update({(n, k): o for k, o in offs.items()})
+        consts = [v for v in mv if v.space == "const"]
+        self.const_off, csize = _layout(consts)
+        self.const_mem = RowMemory("const", 1, csize)
+        self.global_addr = {}
+        for v in mv:
+            if v.space == "global":
+                buf = np.zeros(max(v.size, 1), np.uint8)
+                _init(buf, v)
+                self.global_addr[v.name] = self.memory.alloc(buf, name=v.name)
+        for v in consts:
+            o = self.const_off[v.name]
+            _init(self.const_mem.buf[o:o + v.size], v)
+        self.param_size = {}
+        for n in names:
+            fn = self.module.functions[n]
+            for v in fn.params + fn.rets + [v for v in fn.vars if v.space == "param"]:
+                k = (n, v.name)
+                self.param_size[k] = max(self.param_size.get(k, 0), v.size)
+
+    def _kernel_params(self, values):
+        params = self.module.functions[self.kernel_name].params
+        if len(values) != len(params):
+            raise SimGPUError(f"kernel {self.kernel_name} takes {len(params)} parameter values "
+                              f"(numba's flattening), got {len(values)}")
+        self.kernel_params = {p.name: argmod.pack_param(v, p.size) for p, v in zip(params, values)}
+
+    def symbol_address(self, func, name):
+        """The state-space address that ``mov r, name`` gives."""
+        if name in self.shared_off:
+            return self.shared_off[name]
+        if (func, name) in self.local_off:
+            return self.local_off[(func, name)]
+        if name in self.global_addr:
+            return self.global_addr[name]
+        if name in self.const_off:
+            return self.const_off[name]
+        raise SimGPUError(f"unknown symbol {name}")
+
+
+def _init(buf, var):
+    if not var.init:
+        return
+    from simgpu.ptx.instrs import imm_value
+    T = np.dtype(f"u{max(1, int(var.type[1:]) // 8)}") if var.type[1:].isdigit() else None
+    if T is None:
+        raise SimGPUError(f"initializer of .{var.type} variable {var.name} is not supported")
+    vals = [imm_value(op, var.type).view(T) for op in var.init if op[0] in ("imm", "fimm")]
+    raw = np.array(vals, T).view(np.uint8)
+    buf[:min(len(raw), len(buf))] = raw[:len(buf)]
+
+
+def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observers=(),
+        max_lanes=MAX_LANES, max_steps=10 ** 8, module=None):
+    """Execute kernel ``entry_name`` of ``ptx_text`` like a launch ``[grid, block]`` with
+    ``args`` (numpy arrays updated in place; scalars).  ``entry_name`` may also be a unique
+    substring of the mangled name (e.g. the Python function's name)."""
+    module = module or parse(ptx_text)
+    entry = _find_entry(module, entry_name)
+    grid, block = _dims(grid), _dims(block)
+    values, memory, copies = argmod.flatten_args(args)
+    image = Image(module, entry, grid, block, values, memory, dynamic_shared_bytes, max_steps)
+    nthreads = block[0] * block[1] * block[2]
+    if nthreads > 1024 or nthreads == 0:
+        raise SimGPUError(f"block of {nthreads} threads cannot be launched (1..1024)")
+    padded = (nthreads + 31) // 32 * 32
+    per_chunk = max(1, max_lanes // padded)
+    nblocks = grid[0] * grid[1] * grid[2]
+    for first in range(0, nblocks, per_chunk):
+        n = min(per_chunk, nblocks - first)
+        for o in observers:
+            if hasattr(o, "chunk"):
+                o.chunk(first, n)
+        Executor(image, Chunk(first, n, grid, block), observers).run()
+    argmod.write_back(copies)
+    return image
+
+
+def _find_entry(module, name):
+    if name in module.functions:
+        return name
+    cands = [n for n, f in module.functions.items() if f.kind == "entry" and name in n]
+    if len(cands) == 1:
+        return cands[0]
+    entries = [n for n, f in module.functions.items() if f.kind == "entry"]
+    raise SimGPUError(f"kernel {name!r} is not (uniquely) in the PTX; kernels: {entries}")
+
+
+def _numba_device_cc():
+    """numba-cuda compiles device functions for the current device's compute capability;
+    without a GPU there is none, so pin it to sm_90 for compile_ptx."""
+    import types as _types
+
+    import numba.cuda.dispatcher as disp
+    if not getattr(disp, "_simgpu_cc_pinned", False):
+        real = disp.get_current_device
+
+        def current():
+            try:
+                return real()
+            except Exception:
+                return _types.SimpleNamespace(compute_capability=(9, 0))
+        disp.get_current_device = current
+        disp._simgpu_cc_pinned = True
+
+
+def compile_numba(py_func, args, cc=(9, 0), **kw):
+    """PTX text for ``py_func`` with the numba types of ``args`` (numba.typeof)."""
+    from simgpu._compat import patch_numpy_for_numba
+    patch_numpy_for_numba()
+    import numba
+    from numba import cuda
+    _numba_device_cc()
+    sig = tuple(numba.typeof(a) for a in args)
+    fn = getattr(py_func, "py_func", py_func)
+    ptx, _ = cuda.compile_ptx(fn, sig, cc=cc, lineinfo=True, **kw)
+    return ptx, fn.__name__
+
+
+def launch_numba(py_func, grid, block, args, dynamic_shared_bytes=0, observers=(), **kw):
+    """Compile ``py_func`` (a Python function or numba.cuda.jit kernel) with numba.cuda for
+    the argument types and run it: the arrays in ``args`` are updated in place."""
+    opt = kw.pop("opt", None)
+    ptx, name = compile_numba(py_func, args, **({} if opt is None else {"opt": opt}))
+    return run(ptx, name, grid, block, args, dynamic_shared_bytes, observers, **kw)
