@@ -41,10 +41,12 @@ def _scalar_values(val):
     return None
 
 
-def flatten_args(args, memory=None):
+def flatten_args(args, memory=None, pointers=False):
     """(param values, memory, copies): the flat parameter list numba.cuda would pass for
     ``args`` (numpy scalars, device pointers as np.uint64), the :class:`DeviceMemory` holding
-    the arrays, and (original, buffer) pairs for arrays that had to be copied."""
+    the arrays, and (original, buffer) pairs for arrays that had to be copied.  With
+    ``pointers=True`` an array is passed as its bare device pointer (as C/CUDA C++ kernels
+    and ``CPointer`` arguments take it)."""
     memory = memory if memory is not None else DeviceMemory()
     values, copies = [], []
 
@@ -60,6 +62,9 @@ def flatten_args(args, memory=None):
                 np.zeros(0, np.uint8)
             ptr = memory.alloc(flat, name=f"array argument {len(values)}")
             strides = arr.strides if arr.ndim else ()
+            if pointers:
+                values.append(np.uint64(ptr))
+                return
             values.extend([np.uint64(0), np.uint64(0), np.int64(arr.size),
                            np.int64(arr.itemsize), np.uint64(ptr)])
             values.extend(np.int64(s) for s in arr.shape)

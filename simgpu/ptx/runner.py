@@ -153,11 +153,16 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
         max_lanes=MAX_LANES, max_steps=10 ** 8, module=None):
     """Execute kernel ``entry_name`` of ``ptx_text`` like a launch ``[grid, block]`` with
     ``args`` (numpy arrays updated in place; scalars).  ``entry_name`` may also be a unique
-    substring of the mangled name (e.g. the Python function's name)."""
+    substring of the mangled name (e.g. the Python function's name).  Arrays are flattened
+    as numba.cuda passes them; if that does not match the kernel's parameter count but one
+    parameter per argument does, arrays are passed as bare device pointers."""
     module = module or parse(ptx_text)
     entry = _find_entry(module, entry_name)
     grid, block = _dims(grid), _dims(block)
+    nparams = len(module.functions[entry].params)
     values, memory, copies = argmod.flatten_args(args)
+    if len(values) != nparams and len(args) == nparams:      # hand-written PTX: pointers
+        values, memory, copies = argmod.flatten_args(args, pointers=True)
     image = Image(module, entry, grid, block, values, memory, dynamic_shared_bytes, max_steps)
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024 or nthreads == 0:
