@@ -59,8 +59,9 @@ def test_second_compile_comes_from_disk_without_running_tools(counted, tmp_path)
     first = kernel.compile_kernel(scaled_copy, (X, X))
     assert counted == {"numba": 1, "ptxas": 1, "nvdisasm": 1}
     assert not first.from_cache
-    files = sorted(p.name.split("-")[0] for p in (tmp_path / "sass").glob("*.json"))
-    assert files == ["facts", "ptx"]
+    files = [p.name.split("-")[0] for p in (tmp_path / "sass").glob("*.json")]
+    assert files.count("facts") == 1 and files.count("ptx") == 1
+    assert set(files) <= {"facts", "ptx", "tool"}  # tool: version / arch list per executable
     second = kernel.compile_kernel(scaled_copy, (X, X))
     assert counted == {"numba": 1, "ptxas": 1, "nvdisasm": 1}
     assert second.from_cache

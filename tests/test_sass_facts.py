@@ -215,3 +215,31 @@ def test_analyze_ptx_on_handwritten_ptx():
     assert sum(o.startswith("LDG") for v in k.sass_per_ptx_line.values() for o in v) == 1
     assert facts.ptxas.functions["k"].stack_frame >= 16
     assert all(v is None for v in facts.ptx_source.values())  # no .loc: no user lines
+
+
+@cuda.jit(device=True, lineinfo=True)
+def _axpy1(a, b):
+    return a * b + float32(1)
+
+
+def calls_device_function(x, out):
+    i = cuda.grid(1)
+    out[i] = _axpy1(x[i], x[i])
+
+
+def test_kernel_calling_a_device_function_compiles_without_a_gpu():
+    """numba-cuda asks the current GPU for the cc of called device functions; compile_kernel
+    answers with the target's cc, so this compiles here.  The inlined FFMA is attributed to
+    the device function's line (it has lineinfo=True), inlined at the kernel's call line."""
+    ck = compile_kernel(calls_device_function, (X, X))
+    want = _line_of(_axpy1.py_func, "return a * b")
+    call = _line_of(calls_device_function, "out[i] = _axpy1")
+    locs = {ck.ptx_source[i.ptx_line] for i in ck.sass.instructions if i.base == "FFMA"}
+    assert [(loc.line, loc.inlined_at[1]) for loc in locs] == [(want, call)]
+
+
+def test_dispatcher_and_plain_function_give_the_same_kernel():
+    """A @cuda.jit dispatcher is compiled through its Python function."""
+    plain = compile_kernel(saxpy, (np.float32(2.0), X, X, X))
+    jitted = compile_kernel(cuda.jit(saxpy), (np.float32(2.0), X, X, X))
+    assert jitted.entry == plain.entry and jitted.resources == plain.resources

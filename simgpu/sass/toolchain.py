@@ -114,17 +114,34 @@ def _version_line(name):
     return " ".join(x.group(1) for x in (m, build) if x) or out.strip().splitlines()[-1]
 
 
+def _tool_fact(name, what, compute):
+    """``compute()`` for tool ``name``, kept in the disk cache under the executable's path,
+    size and mtime (so a cached compile in a new process starts no subprocess)."""
+    from . import cache
+    exe = find_tool(name)
+    st = os.stat(exe)
+    key = cache.make_key("tool", what, exe, st.st_size, st.st_mtime_ns)
+    hit = cache.load("tool", key)
+    if hit is not None:
+        return hit["value"]
+    value = compute()
+    cache.store("tool", key, {"value": value})
+    return value
+
+
 @functools.lru_cache(maxsize=None)
 def tool_version(name):
     """Version of tool ``name``, e.g. 'V13.5.37 cuda_13.5.r13.5/compiler.39125733_0'."""
-    return _version_line(name)
+    return _tool_fact(name, "version", lambda: _version_line(name))
 
 
 @functools.lru_cache(maxsize=None)
 def supported_archs():
     """The sm_XY numbers this ptxas can target, e.g. {75, 80, 86, 89, 90, 100, ...}."""
-    out = run_tool("ptxas", ["--list-arch"]).stdout
-    return frozenset(int(x) for x in re.findall(r"(?:sm_)?(\d+)[a-z]?\b", out))
+    def compute():
+        out = run_tool("ptxas", ["--list-arch"]).stdout
+        return sorted({int(x) for x in re.findall(r"(?:sm_)?(\d+)[a-z]?\b", out)})
+    return frozenset(_tool_fact("ptxas", "archs", compute))
 
 
 def _numba_cuda():
