@@ -158,7 +158,7 @@ def round_f64(fmt: Fmt, y, mode=RN):
             up = (lo != 0) & ~neg
         else:
             up = (lo != 0) & neg
-        r = (hi + up.astype(np.uint32)).astype(np.uint16)
+        r = np.where(np.isnan(y), np.uint32(BF16_NAN), hi + up.astype(np.uint32)).astype(np.uint16)
     return canon_nan(fmt, r)
 
 
