@@ -121,92 +121,118 @@ def nan_payload(sfmt, dfmt, x, quiet=True):
     return fp.from_bits(dfmt, (sign | np.uint64(dfmt.expmask) | m).astype(dfmt.bits))
 
 
+class _Cvt:
+    """The modifiers of one cvt instruction, decoded once."""
+
+    def __init__(self, mods, dt, st, rnd):
+        self.dt, self.st, self.rnd = dt, st, rnd
+        self.ftz, self.sat = "ftz" in mods, "sat" in mods
+        self.relu, self.satfinite = "relu" in mods, "satfinite" in mods
+
+
+def _cvt_pack_x2(c):
+    """cvt.rn.f16x2.f32 d, a, b : a -> upper half."""
+    if c.st != "f32" or c.rnd not in fp.FLOAT_RND:
+        return None
+    fmt = fp.FMT[X2[c.dt]]
+
+    def one(v):
+        v = np.asarray(v, np.float32)
+        if c.ftz:
+            v = fp.flush(fp.FMT["f32"], v)
+        r = _post_float(fmt, v.astype(np.float64), c.rnd, False, c.sat, c.relu, c.satfinite)
+        return np.asarray(r, fmt.store).view(np.uint16).astype(np.uint32)
+
+    return lambda a, b: (one(a) << np.uint32(16)) | one(b)
+
+
+def _cvt_int_int(c):
+    if c.rnd is not None or c.ftz or c.relu or c.satfinite:
+        return None
+    return lambda x: int_to_int(c.dt, c.st, x, c.sat)
+
+
+def _cvt_int_float(c):
+    if c.rnd in fp.INT_RND:
+        return None
+    mode = c.rnd or fp.RN
+    fmt = fp.FMT[c.dt]
+
+    def i2f(x):
+        s, e = _int_exact_f64(c.st, x)
+        if c.dt == "f64":
+            y = _f64_directed_from_sum(s, e, mode)
+            return fp.sat01(y) if c.sat else y
+        return _post_float(fmt, fp.ro_fix(s, e), mode, c.ftz, c.sat, c.relu, c.satfinite)
+    return i2f
+
+
+def _cvt_float_int(c):
+    if c.rnd not in fp.INT_RND:
+        return None
+    mode = fp.INT_RND[c.rnd]
+    sfmt = fp.FMT[c.st]
+
+    def f2i(x):
+        if c.ftz and c.st == "f32":
+            x = fp.flush(sfmt, x)
+        return float_to_int(c.dt, fp.to_f64(sfmt, x), mode, c.st)
+    return f2i
+
+
+def _float_float_nan(c, sfmt, dfmt, x, y, r):
+    """NaN results of a float -> float cvt, as measured on the H200."""
+    nan = np.isnan(y)
+    if "f64" in (c.st, c.dt):
+        # H200: the NaN's payload travels, quieted and shifted (cvt.ftz.f64.f32: made canonical
+        # in f32 first, so every NaN gives 0x7fffffffe0000000)
+        if c.ftz and c.st == "f32":
+            return np.where(nan, nan_payload(sfmt, dfmt, fp.canon_nan(sfmt, x), quiet=False), r)
+        return np.where(nan, nan_payload(sfmt, dfmt, x), r)
+    if c.st == "bf16" and c.dt == "f32":                  # H200: a plain shift (sNaN stays sNaN)
+        return np.where(nan, nan_payload(sfmt, dfmt, x, quiet=False), r)
+    return r
+
+
+def _cvt_float_float(c):
+    sfmt, dfmt = fp.FMT[c.st], fp.FMT[c.dt]
+    narrowing = _ORDER[c.dt] < _ORDER[c.st] or {c.st, c.dt} == {"f16", "bf16"}
+    if c.rnd in fp.FLOAT_RND and not narrowing and c.st != c.dt:
+        return None          # widening is exact: PTX allows no float rounding modifier there
+    imode = fp.INT_RND.get(c.rnd)
+    fmode = c.rnd if c.rnd in fp.FLOAT_RND else fp.RN
+
+    def f2f(x):
+        if c.ftz and c.st == "f32":
+            x = fp.flush(sfmt, x)
+        y = fp.to_f64(sfmt, x)
+        if imode is not None:
+            y = round_integral(y, imode)
+        r = _post_float(dfmt, y, fmode, c.ftz, c.sat, c.relu, c.satfinite)
+        if c.sat or c.relu:
+            return r
+        return _float_float_nan(c, sfmt, dfmt, x, y, r)
+    return f2f
+
+
 def build_cvt(mods, types):
+    """cvt.<mods>.<dst>.<src>: the builder for its kind of conversion, or None if not valid PTX."""
     if len(types) != 2 or not set(mods) <= _KNOWN:
         return None
     dt, st = types
     rnd = [m for m in mods if m in fp.FLOAT_RND or m in fp.INT_RND]
     if len(rnd) > 1:
         return None
-    rnd = rnd[0] if rnd else None
-    ftz, sat = "ftz" in mods, "sat" in mods
-    relu, satfinite = "relu" in mods, "satfinite" in mods
+    c = _Cvt(mods, dt, st, rnd[0] if rnd else None)
     d_int, s_int = dt in INT_T, st in INT_T
-
-    if dt in X2:                                     # cvt.rn.f16x2.f32 d, a, b : a -> upper half
-        if st != "f32" or rnd not in fp.FLOAT_RND:
-            return None
-        fmt = fp.FMT[X2[dt]]
-
-        def pack(a, b):
-            def one(v):
-                v = np.asarray(v, np.float32)
-                if ftz:
-                    v = fp.flush(fp.FMT["f32"], v)
-                r = _post_float(fmt, v.astype(np.float64), rnd, False, sat, relu, satfinite)
-                return np.asarray(r, fmt.store).view(np.uint16).astype(np.uint32)
-            return (one(a) << np.uint32(16)) | one(b)
-        return pack
-
+    if dt in X2:
+        return _cvt_pack_x2(c)
     if d_int and s_int:
-        if rnd is not None or ftz or relu or satfinite:
-            return None
-        return lambda x: int_to_int(dt, st, x, sat)
-
+        return _cvt_int_int(c)
     if s_int and dt in FLOAT_T:
-        if rnd in fp.INT_RND:
-            return None
-        mode = rnd or fp.RN
-        fmt = fp.FMT[dt]
-
-        def i2f(x):
-            s, e = _int_exact_f64(st, x)
-            if dt == "f64":
-                y = _f64_directed_from_sum(s, e, mode)
-                return fp.sat01(y) if sat else y
-            return _post_float(fmt, fp.ro_fix(s, e), mode, ftz, sat, relu, satfinite)
-        return i2f
-
+        return _cvt_int_float(c)
     if st in FLOAT_T and d_int:
-        if rnd not in fp.INT_RND:
-            return None
-        mode = fp.INT_RND[rnd]
-        sfmt = fp.FMT[st]
-
-        def f2i(x):
-            if ftz and st == "f32":
-                x = fp.flush(sfmt, x)
-            return float_to_int(dt, fp.to_f64(sfmt, x), mode, st)
-        return f2i
-
+        return _cvt_float_int(c)
     if st in FLOAT_T and dt in FLOAT_T:
-        sfmt, dfmt = fp.FMT[st], fp.FMT[dt]
-        narrowing = _ORDER[dt] < _ORDER[st] or {st, dt} == {"f16", "bf16"}
-        if rnd in fp.FLOAT_RND and not narrowing and st != dt:
-            return None          # widening is exact: PTX allows no float rounding modifier there
-        imode = fp.INT_RND.get(rnd)
-        fmode = rnd if rnd in fp.FLOAT_RND else fp.RN
-
-        def f2f(x):
-            if ftz and st == "f32":
-                x = fp.flush(sfmt, x)
-            y = fp.to_f64(sfmt, x)
-            if imode is not None:
-                y = round_integral(y, imode)
-            r = _post_float(dfmt, y, fmode, ftz, sat, relu, satfinite)
-            if sat or relu:
-                return r
-            nan = np.isnan(y)
-            if "f64" in (st, dt):
-                # H200: the NaN's payload travels, quieted and shifted (cvt.ftz.f64.f32: made canonical
-                # in f32 first, so every NaN gives 0x7fffffffe0000000)
-                src = x
-                if ftz and st == "f32":
-                    src = fp.canon_nan(sfmt, x)
-                    return np.where(nan, nan_payload(sfmt, dfmt, src, quiet=False), r)
-                return np.where(nan, nan_payload(sfmt, dfmt, src), r)
-            if st == "bf16" and dt == "f32":                  # H200: a plain shift (sNaN stays sNaN)
-                return np.where(nan, nan_payload(sfmt, dfmt, x, quiet=False), r)
-            return r
-        return f2f
+        return _cvt_float_float(c)
     return None
