@@ -3,7 +3,7 @@ import numpy as np
 
 from simgpu.hardware import H200
 from simgpu.model.roofline import roofline_point
-from simgpu import plot_model
+from simgpu.plot import model as plot_model
 
 
 def test_every_figure_saves(tmp_path):
