@@ -16,12 +16,12 @@ class Kernel(KernelProgram):
         if not isinstance(config, tuple) or len(config) < 2:
             raise LaunchError("launch as kernel[grid, block](*args)")
         grid, block = config[0], config[1]
-        smem = config[3] if len(config) > 3 else 0
-        if smem:
-            raise LaunchError("dynamic shared memory is not supported yet; use cuda.shared.array "
-                              "with a constant shape")
+        if len(config) > 4:
+            raise LaunchError("launch as kernel[grid, block] or kernel[grid, block, stream, shared_bytes]")
+        smem = config[3] if len(config) > 3 else 0      # config[2]: the stream (one, in order)
+        extra = {"shared_bytes": smem} if smem else {}   # the IR path refuses it (launch.py)
         return lambda *args, **kw: launch(self, grid, block, args, gpu=kw.pop("gpu", self.gpu),
-                                          **{**self.options, **kw})
+                                          **{**self.options, **extra, **kw})
 
     def __call__(self, *args):
         if self.device:

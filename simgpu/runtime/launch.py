@@ -21,6 +21,7 @@ from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .executor import get_executor
 from .program import as_program
+from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report
 
 DEFAULT_CHUNK_LANES = 1 << 19
@@ -44,6 +45,7 @@ class Launch:
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
     show_progress: bool = False
     program: object = None                # the kernel (KernelProgram): what an executor compiles
+    dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -96,6 +98,43 @@ def bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterati
                   registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations)
 
 
+DYNAMIC_SMEM_IR = ("dynamic shared memory is not supported yet on the IR path; use cuda.shared.array "
+                   "with a constant shape, or executor='ptx' (the compiled code) which supports it")
+
+
+def specialise_python(kernel, args):
+    """The compiled path's first step: no simgpu frontend -- the parameters from the Python
+    signature, the argument values as given (numba-cuda types them when it compiles)."""
+    k = as_program(kernel)
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    sig = python_signature(k.py_func)
+    return k, sig, bind_args_python(sig, args)
+
+
+def bind_python(k, sig, gpu, grid, block, values, registers_per_thread, max_loop_iterations,
+                shared_bytes=0):
+    """bind() for the compiled path: arrays placed as bind() places them; the static shared
+    memory is ptxas' (set, and checked, when the executor compiles: PTXExecutor.prepare)."""
+    check_launch(gpu, grid, block, 0, k.name)
+    bindings, handles = bind_memory_python(sig, values)
+    return Launch(k.name, sig, gpu, grid, block, handles, shared_bytes, bindings=bindings,
+                  registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations,
+                  dynamic_smem_bytes=shared_bytes)
+
+
+def check_shared_bytes(shared_bytes):
+    try:
+        n = int(shared_bytes)
+    except (TypeError, ValueError):
+        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an int, "
+                          f"not {shared_bytes!r}") from None
+    if n < 0 or n != shared_bytes:
+        raise LaunchError(f"shared_bytes (dynamic shared memory per block) must be an int >= 0, "
+                          f"not {shared_bytes!r}")
+    return n
+
+
 def make_models(info, memory, timing, timing_detail, sample, executor=None):
     """The instruction counter (the executor's own, if it has one) and the memory and timing
     models, as observers."""
@@ -140,7 +179,9 @@ def make_report(k, info, counter, models, executed, sample):
         fill(rep)
     rep.metrics["launch__grid_size"] = float(info.n_blocks)
     rep.metrics["launch__block_size"] = float(info.threads_per_block)
-    rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes)
+    rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes - info.dynamic_smem_bytes)
+    if info.dynamic_smem_bytes:
+        rep.metrics["launch__shared_mem_per_block_dynamic"] = float(info.dynamic_smem_bytes)
     if sample:
         scale = info.n_blocks / max(1, executed)
         tm = models[-1] if models and isinstance(models[-1], TimingModel) else None
@@ -179,7 +220,7 @@ def prepare(ex, k, info, values):
 
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
-           registers_per_thread=None, sample=False, timing_detail="auto", executor="ir"):
+           registers_per_thread=None, sample=False, timing_detail="auto", executor="ir", shared_bytes=0):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
@@ -193,14 +234,26 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         (no timing yet) the instruction counts are scaled; memory counters cover the run blocks.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
     executor: "ir" (simgpu's IR interpreter), "ptx" (the code numba-cuda compiles, counted
-        with ptxas' SASS; runtime/ptx_path.py) or an object with Executor's `run`.
+        with ptxas' SASS; runtime/ptx_path.py) or an object with Executor's `run`.  The PTX
+        path does not use simgpu's frontend: it binds the arguments from the Python signature
+        (runtime/ptx_binding.py) and numba-cuda's typing errors reach the caller unchanged.
+    shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
+        ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
     """
     ex = get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
     grid, block = dim3(grid, "grid"), dim3(block, "block")
-    k, fn, values = specialise(kernel, grid, block, args)
-    info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
+    shared_bytes = check_shared_bytes(shared_bytes)
+    if getattr(ex, "binds_python", False):     # the compiled path: no simgpu frontend
+        k, fn, values = specialise_python(kernel, args)
+        info = bind_python(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations,
+                           shared_bytes)
+    else:
+        if shared_bytes:
+            raise LaunchError(DYNAMIC_SMEM_IR)
+        k, fn, values = specialise(kernel, grid, block, args)
+        info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
     models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing

@@ -43,7 +43,8 @@ from ..ptx.parser import parse
 from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
-from ..sass.toolchain import cc_for_gpu
+from ..sass.toolchain import ToolFailedError, cc_for_gpu
+from .ptx_binding import kernel_args
 
 _KIND = {"load": "ld", "store": "st", "atomic": "atom"}
 _IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
@@ -364,6 +365,7 @@ class PTXExecutor:
 
     name = "ptx"
     supports_timing = False
+    binds_python = True     # launch binds from the Python signature, not simgpu's frontend
 
     def __init__(self, use_cache=True):
         self.use_cache = use_cache
@@ -375,11 +377,16 @@ class PTXExecutor:
         args = launch_args(launch)
         try:
             ck = compile_kernel(program.py_func, args, cc=cc_for(launch.gpu), use_cache=self.use_cache)
+        except ToolFailedError as e:
+            raise unlinked_extern_error(e, program.name) or e
         except SimGPUError:
             raise
-        except Exception as e:     # numba's typing/lowering errors, tool failures
+        except Exception as e:
+            if type(e).__module__.startswith("numba"):
+                raise               # numba's typing/lowering errors reach the user unchanged
             raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
                               f"{type(e).__name__}: {e}") from e
+        check_externs(ck, program.name)
         res = ck.resources
         facts = SassFacts(ck, program.py_func.__code__.co_filename)
         counter = SassInstCounter()
@@ -387,8 +394,13 @@ class PTXExecutor:
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         if launch.registers_per_thread is None and res.registers is not None:
             launch.registers_per_thread = int(res.registers)
-        if res.shared_bytes:
-            launch.smem_bytes = int(res.shared_bytes)
+        dyn = int(getattr(launch, "dynamic_smem_bytes", 0) or 0)
+        if res.shared_bytes or dyn:
+            launch.smem_bytes = int(res.shared_bytes or 0) + dyn
+        check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program.name)
+        add_source = getattr(launch.fn, "add_source", None)
+        if add_source is not None:          # device functions' lines, from the PTX's .loc
+            add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
         return launch.ptx
 
     def make_counter(self, launch):
@@ -408,7 +420,8 @@ class PTXExecutor:
         values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
         module = parse(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
-        image = Image(module, entry, launch.grid, launch.block, values, memory, 0, MAX_STEPS)
+        image = Image(module, entry, launch.grid, launch.block, values, memory,
+                      int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS)
         for o in observers:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)
@@ -438,14 +451,71 @@ def _program_of(launch, program):
     return p
 
 
+_UNRESOLVED = re.compile(r"Unresolved extern function '([^']+)'")
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+# extern functions the compiled code may call and simgpu.ptx does not provide: name -> why
+EXTERN_GAPS = {
+    "vprintf": "print() compiles to a call of the CUDA runtime's vprintf, which simgpu.ptx "
+               "does not implement yet; remove the print or run it with numba's CUDA simulator",
+}
+
+
+def _demangle(name):
+    """'_ZL6__hadd6__halfS_' -> '__hadd' (the first Itanium-mangled name; `name` otherwise)."""
+    m = re.match(r"_Z[LN]?(\d+)", name)
+    return name[m.end():m.end() + int(m.group(1))] if m else name
+
+
+def unlinked_extern_error(err, kernel):
+    """A clear LaunchError for ptxas' 'Unresolved extern function' (numba's cuda.fp16 shims
+    and other linked-in C functions: numba links them when it loads the module; the PTX that
+    compile_ptx returns does not contain them), or None for any other tool failure."""
+    names = _UNRESOLVED.findall(str(err))
+    if not names:
+        return None
+    shown = ", ".join(sorted({_demangle(n) for n in names}))
+    fp16 = any("half" in n or "hadd" in n or "hmul" in n for n in names)
+    why = ("numba's cuda.fp16 operations (hadd, hmul, ...) call C shims that numba links in when it "
+           "loads the module; " if fp16 else "the compiled code calls functions that numba links in "
+           "when it loads the module; ")
+    return LaunchError(f"executor='ptx': kernel {kernel!r} calls {shown}, which the PTX does not define: "
+                       f"{why}simgpu does not link them yet, so ptxas cannot assemble the kernel "
+                       f"(ptxas: {names[0]!r} unresolved)")
+
+
+def check_externs(ck, kernel):
+    """A clear LaunchError naming the user's line if the compiled code calls an extern
+    function that simgpu.ptx does not implement (EXTERN_GAPS: vprintf for print())."""
+    lines = ck.ptx.splitlines()
+    for name in _EXTERN_FUNC.findall(ck.ptx):
+        why = EXTERN_GAPS.get(name)
+        if why is None:
+            continue
+        where = ""
+        for n, text in enumerate(lines, 1):
+            if text.strip().rstrip(",") == name and n > 1 and "call" in lines[n - 2]:
+                src = ck.ptx_source.get(n - 1) or ck.ptx_source.get(n)
+                if src is not None:
+                    where = f" at {src.file}:{src.line}"
+                    break
+        raise LaunchError(f"executor='ptx': kernel {kernel!r} calls {name}{where}: {why}")
+
+
+def check_shared_memory(launch, static, dynamic, name):
+    """ptxas' static shared memory against the static limit; static + dynamic (the launch's
+    shared_bytes) against the per-block limit with opt-in."""
+    gpu = launch.gpu
+    if static > gpu.static_shared_mem_per_block_bytes:
+        raise LaunchError(f"kernel {name!r} declares {static:,} B of static shared memory per block; "
+                          f"the limit for static shared arrays is {gpu.static_shared_mem_per_block_bytes:,} B "
+                          "(static_shared_mem_per_block_bytes)")
+    if static + dynamic > gpu.max_shared_mem_per_block_bytes:
+        raise LaunchError(f"kernel {name!r} uses {static:,} B static + {dynamic:,} B dynamic shared memory "
+                          f"per block; the {gpu.name} allows at most {gpu.max_shared_mem_per_block_bytes:,} B "
+                          "per block (max_shared_mem_per_block_bytes)")
+
+
 def launch_args(launch):
     """The kernel's arguments in parameter order: the working arrays the binding made (the
-    IR path's buffers, copied back to the user's arrays by binding.copy_back) and scalars."""
-    out = []
-    for p in launch.fn.params:
-        v = launch.bindings[p]
-        if isinstance(v, ArrayHandle):
-            out.append(v.user_array[2])
-        else:
-            out.append(v)
-    return out
+    user's arrays or C-contiguous copies, copied back by binding.copy_back), scalars, tuples."""
+    return kernel_args(launch.fn, launch.bindings)

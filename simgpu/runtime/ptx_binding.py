@@ -1,0 +1,142 @@
+"""Binding a launch on the compiled path (executor="ptx") without simgpu's own frontend.
+
+The IR path binds from the IR Function that simgpu's frontend lowers (runtime/binding.py:
+``fn.params``, ``fn.shared``, ``fn.consts``, ``fn.source_lines``).  The compiled path must not
+need that frontend -- numba-cuda types and compiles the kernel -- so here the launch is bound
+from what Python itself says:
+
+* the parameters: the names in the function's signature (``inspect.signature``);
+* the arguments: numpy arrays (any dtype numba takes: numbers, complex, float16, records),
+  numba device arrays (through ``copy_to_host``), scalars and (nested) tuples of them; arrays are
+  placed at device addresses exactly as ``binding.bind_memory`` places them (first at 1<<40,
+  each ``ceil(nbytes / ALIGN) * ALIGN + ALIGN`` after the previous) so the memory model's
+  counters stay comparable between the paths;
+* the Report's source lines: the kernel's source (``inspect``), plus every line the PTX's
+  ``.loc`` names (device functions) once the kernel is compiled.
+
+Typing is numba's: nothing here judges whether the kernel can be compiled; numba-cuda's errors
+reach the user unchanged (runtime/ptx_path.PTXExecutor.prepare).
+"""
+from __future__ import annotations
+
+import inspect
+import linecache
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ArgumentError, DSLError
+from ..exec.state import ArrayHandle
+from ..ir.nodes import Loc
+from ..ptx.args import _scalar_values
+from .binding import ALIGN
+
+
+@dataclass(eq=False)
+class PySignature:
+    """What the PTX path binds from instead of the IR Function: parameter names, source lines,
+    where the kernel is.  It has no IR: ``shared``/``local``/``consts``/``body`` are empty
+    (the compiled code's own facts come from ptxas and the PTX: see ptx_path.adapt_memory_model)."""
+    name: str
+    params: list
+    source_lines: dict                      # (file, line) -> text
+    loc: Loc
+    shared: dict = field(default_factory=dict)
+    local: dict = field(default_factory=dict)
+    consts: dict = field(default_factory=dict)
+    body: list = field(default_factory=list)
+    var_types: dict = field(default_factory=dict)
+
+    def add_source(self, locs):
+        """Add the text of every (file, line) in `locs` (the PTX's .loc: device functions)."""
+        for f, ln in locs:
+            if (f, ln) not in self.source_lines:
+                text = linecache.getline(f, ln)
+                if text:
+                    self.source_lines[(f, ln)] = text.rstrip("\n")
+
+
+@dataclass(eq=False)
+class HostArray:
+    """An array argument before placement: the host array and what the user passed."""
+    host: np.ndarray
+    orig: object
+
+
+def python_signature(py_func):
+    """The kernel's parameter names and source lines, from Python (no simgpu frontend)."""
+    name = py_func.__name__
+    params = []
+    for p in inspect.signature(py_func).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            raise ArgumentError(f"kernel {name!r}: parameter {p.name!r} ({p.kind.description}) cannot "
+                                "be passed at a launch; kernels take positional parameters")
+        params.append(p.name)
+    try:
+        lines, first = inspect.getsourcelines(py_func)
+        file = inspect.getsourcefile(py_func) or "<kernel>"
+    except (OSError, TypeError) as e:
+        raise DSLError(f"cannot read the source of {name!r} ({e}); kernels must be defined in a "
+                       "file or notebook cell") from None
+    first = py_func.__code__.co_firstlineno
+    source = {(file, first + i): text.rstrip("\n") for i, text in enumerate(lines)}
+    return PySignature(name, params, source, Loc(file, first, 0, name))
+
+
+def bind_args_python(sig, args):
+    """Check the argument count against the Python signature and take each argument's host
+    value: HostArray for arrays, tuples element-wise, scalars as given (numba types them)."""
+    if len(args) != len(sig.params):
+        raise ArgumentError(f"kernel {sig.name!r} takes {len(sig.params)} argument(s) "
+                            f"({', '.join(sig.params)}), got {len(args)}")
+    return [_host_value(sig.name, p, a) for p, a in zip(sig.params, args)]
+
+
+def _host_value(kernel, name, a):
+    host = a
+    if hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
+        host = a.copy_to_host()
+    if isinstance(host, np.ndarray):
+        return HostArray(host, a)
+    if isinstance(host, tuple):
+        return tuple(_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host))
+    if _scalar_values(host) is None:
+        raise ArgumentError(f"argument {name!r} of kernel {kernel!r}: cannot pass a "
+                            f"{type(a).__name__}; pass numpy arrays, numbers and tuples of them")
+    return host
+
+
+def bind_memory_python(sig, values):
+    """Give each argument array (also inside tuples, depth first: the order numba flattens
+    them) a device address and a handle, exactly as binding.bind_memory does."""
+    bindings, handles = {}, []
+    state = {"next": 1 << 40}
+
+    def place(name, v):
+        if isinstance(v, HostArray):
+            host = v.host
+            work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
+            h = ArrayHandle(name, "global", host.shape, host.dtype, work.reshape(-1),
+                            base_addr=state["next"], user_array=(host, v.orig, work))
+            state["next"] += -(-work.nbytes // ALIGN) * ALIGN + ALIGN
+            handles.append(h)
+            return h
+        if isinstance(v, tuple):
+            return tuple(place(f"{name}[{i}]", x) for i, x in enumerate(v))
+        return v
+
+    for name, v in zip(sig.params, values):
+        bindings[name] = place(name, v)
+    return bindings, handles
+
+
+def kernel_args(sig, bindings):
+    """The kernel's arguments in parameter order for numba-cuda and simgpu.ptx: the working
+    arrays (copied back to the user's by binding.copy_back), scalars, tuples rebuilt."""
+    def arg(v):
+        if isinstance(v, ArrayHandle):
+            return v.user_array[2]
+        if isinstance(v, tuple):
+            return tuple(arg(x) for x in v)
+        return v
+    return [arg(bindings[p]) for p in sig.params]
