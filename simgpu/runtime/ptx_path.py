@@ -24,6 +24,7 @@ PTX line ptxas turned into a RED* SASS instruction.
 from __future__ import annotations
 
 import bisect
+import inspect
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -383,6 +384,7 @@ class PTXExecutor:
             raise
         except Exception as e:
             if type(e).__module__.startswith("numba"):
+                note_kernel_location(e, program.py_func)
                 raise               # numba's typing/lowering errors reach the user unchanged
             raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
                               f"{type(e).__name__}: {e}") from e
@@ -499,6 +501,31 @@ def check_externs(ck, kernel):
                     where = f" at {src.file}:{src.line}"
                     break
         raise LaunchError(f"executor='ptx': kernel {kernel!r} calls {name}{where}: {why}")
+
+
+_UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def note_kernel_location(exc, py_func):
+    """numba's error, unchanged, with a note naming the user's line where neither numba's
+    message nor simgpu.sass' note has one (numba's NameError for an undefined global does
+    not): the first kernel line that uses the undefined name, else the kernel's def line."""
+    text = str(exc) + "".join(getattr(exc, "__notes__", ()))
+    if 'File "' in text or not hasattr(exc, "add_note"):
+        return
+    try:
+        lines, first = inspect.getsourcelines(py_func)
+        file = inspect.getsourcefile(py_func) or py_func.__code__.co_filename
+    except (OSError, TypeError):
+        return
+    first = py_func.__code__.co_firstlineno
+    n = next((k for k, t in enumerate(lines) if t.lstrip().startswith("def ")), 0)
+    m = _UNDEFINED.search(text)
+    if m:
+        use = re.compile(rf"\b{re.escape(m.group(1))}\b")
+        n = next((k for k, t in enumerate(lines) if k > n and use.search(t)), n)
+    exc.add_note(f'File "{file}", line {first + n}: {lines[n].strip()}\n'
+                 f"    (location added by simgpu.runtime: numba's message above lacks it)")
 
 
 def check_shared_memory(launch, static, dynamic, name):
