@@ -3,7 +3,7 @@ compiles them (runtime/ptx_binding.py binds from the Python signature; no simgpu
 
 Summary, one line per kernel (IR = simgpu's frontend + interpreter; PTX = executor="ptx"):
 
-  k_print          print()               clear error: vprintf is not implemented by simgpu.ptx (LaunchError naming the line); IR refuses
+  k_print          print()               works: vprintf formatted as C printf, one line per thread (simgpu/ptx/printf.py); IR refuses
   k_tuple          tuples                works (tuple unpacking, tuple returned by a device function); IR refuses
   k_slice          x[1:], x[2:6]         works (slices passed to a device function); IR refuses
   k_complex        complex64             works, exact on integer-valued inputs; IR refuses
@@ -202,12 +202,16 @@ def k_typing_error(x):
 
 
 # -- tests -------------------------------------------------------------------------------------
-def test_print_is_a_clear_error():
-    """clear error: print() is a call of vprintf, which simgpu.ptx does not implement; the
-    error names the user's line.  The IR path refuses print too."""
+def test_print_prints_one_line_per_thread(capsys):
+    """works: print() is a call of vprintf; each thread that executes it prints one line
+    (numba's format: %lld for ints, %s for strings), blocks/warps/lanes in order, to
+    sys.stdout and in rep.extras["printed"].  The IR path refuses print."""
     x = np.arange(4, dtype=np.int32)
-    with pytest.raises(LaunchError, match=r"calls vprintf at .*test_ptx_dialect.py:\d+: print\(\)"):
-        ptx(k_print, x)
+    rep = ptx(k_print, x)
+    want = [f"thread {i} {i}" for i in range(4)]
+    assert rep.extras["printed"] == want
+    assert capsys.readouterr().out == "".join(w + "\n" for w in want)
+    assert list(x) == [1, 2, 3, 4]
     ir_refuses(k_print, x.copy(), match="'print'")
 
 

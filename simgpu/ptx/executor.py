@@ -96,6 +96,8 @@ class Executor:
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
+        self.prints = []            # vprintf records (printf.py), written when the chunk ends
+        self.epoch = 0              # barrier releases so far (orders a block's printed lines)
 
     # -- registers -------------------------------------------------------------------------
     def reg(self, key):
@@ -138,6 +140,13 @@ class Executor:
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, max_steps=None):
+        try:
+            self._run(max_steps)
+        finally:
+            if self.prints:                 # print(): the chunk's lines, also after a fault
+                self.im.flush_prints(self.prints)
+
+    def _run(self, max_steps=None):
         code = self.im.compiled
         max_steps = max_steps or self.im.max_steps
         with np.errstate(all="ignore"):
@@ -229,6 +238,7 @@ class Executor:
             return False
         self.status[waiting] = RUN
         self.n_running = len(waiting)
+        self.epoch += 1
         self.conv = False
         return True
 

@@ -20,6 +20,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx.compile import compile_instr
 from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
+from simgpu.ptx import printf
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.memory import DeviceMemory, RowMemory
 from simgpu.ptx.parser import parse
@@ -78,6 +79,8 @@ class Image:
         self._spaces(names)
         self._kernel_params(param_values)
         self.call_rets = {}
+        self.printed = []           # print(): one entry per thread per call, in output order
+        self.print_file = None      # where print() writes (None: sys.stdout at the time)
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
 
     def _registers(self, names):
@@ -127,6 +130,10 @@ class Image:
             raise SimGPUError(f"kernel {self.kernel_name} takes {len(params)} parameter values "
                               f"(numba's flattening), got {len(values)}")
         self.kernel_params = {p.name: argmod.pack_param(v, p.size) for p, v in zip(params, values)}
+
+    def flush_prints(self, records):
+        """Write a chunk's print() records (see printf.emit for the order)."""
+        printf.emit(records, self.printed, self.print_file)
 
     def symbol_address(self, func, name):
         """The state-space address that ``mov r, name`` gives."""

@@ -147,6 +147,7 @@ class SassInstCounter(Observer):
         self.branches = defaultdict(lambda: [0, 0, 0])   # PTX line -> [warps, divergent, threads]
         self.resources = None
         self.cur_line = 0
+        self.printed = []           # print()'s lines (the launch's Image.printed)
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
@@ -234,6 +235,7 @@ class SassInstCounter(Observer):
                              "spill_loads": r.spill_loads, "stack_frame": r.stack_frame,
                              "shared_bytes": r.shared_bytes}
         rep.extras["executor"] = "ptx"
+        rep.extras["printed"] = list(self.printed)     # print(): one line per thread per call
 
     def by_line(self):
         """(file, line) -> {inst_executed, thread_inst_executed[, divergent_branches]};
@@ -428,6 +430,7 @@ class PTXExecutor:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
+        counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         executed = 0
         for index, first, n in launch.chunks():
             chunk = Chunk(first, n, launch.block, launch.grid, index=index)
@@ -456,10 +459,8 @@ def _program_of(launch, program):
 _UNRESOLVED = re.compile(r"Unresolved extern function '([^']+)'")
 _EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 # extern functions the compiled code may call and simgpu.ptx does not provide: name -> why
-EXTERN_GAPS = {
-    "vprintf": "print() compiles to a call of the CUDA runtime's vprintf, which simgpu.ptx "
-               "does not implement yet; remove the print or run it with numba's CUDA simulator",
-}
+# (vprintf, which print() compiles to, is implemented: simgpu/ptx/printf.py)
+EXTERN_GAPS = {}
 
 
 def _demangle(name):
@@ -487,7 +488,7 @@ def unlinked_extern_error(err, kernel):
 
 def check_externs(ck, kernel):
     """A clear LaunchError naming the user's line if the compiled code calls an extern
-    function that simgpu.ptx does not implement (EXTERN_GAPS: vprintf for print())."""
+    function that simgpu.ptx does not implement (EXTERN_GAPS; none today)."""
     lines = ck.ptx.splitlines()
     for name in _EXTERN_FUNC.findall(ck.ptx):
         why = EXTERN_GAPS.get(name)
