@@ -202,13 +202,15 @@ def format_spec(spec, vals, read_string):
 def c_printf(fmt, args):
     """C printf of ``fmt`` (bytes) with ``args`` (Python values in slot order; strings as
     bytes): a helper for tests and hand-written formats.  Returns bytes."""
-    items, out, it = parse_format(fmt), [], iter(args)
-    for x in items:
+    strings = {k + 1: a for k, a in enumerate(args) if isinstance(a, bytes)}
+    it = iter(k + 1 if isinstance(a, bytes) else a for k, a in enumerate(args))
+    out = []
+    for x in parse_format(fmt):
         if isinstance(x, bytes):
             out.append(x)
         else:
             vals = [next(it) for _ in x.slots]
-            out.append(format_spec(x, vals, lambda p: p))
+            out.append(format_spec(x, vals, strings.__getitem__))
     return b"".join(out)
 
 
