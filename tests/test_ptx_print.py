@@ -310,3 +310,48 @@ def test_formats_match_the_c_library(fmt, args):
 
 def test_null_string_and_percent_n():
     assert c_printf(b"[%s] [%n] [%p]\n", [0, 0, 0]) == b"[(null)] [] [(nil)]\n"
+
+
+LOCAL_FMT_PTX = r"""
+.version 7.8
+.target sm_90
+.address_size 64
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.visible .entry k(.param .u64 out)
+{
+    .local .align 8 .b8 fmt[8];
+    .local .align 8 .b8 buf[8];
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    selp.u32 %r2, 100, 120, %p1;
+    shl.b32 %r2, %r2, 8;
+    or.b32 %r2, %r2, 655397;
+    mov.u64 %rd1, fmt;
+    st.local.u32 [%rd1], %r2;
+    mov.u64 %rd2, buf;
+    mov.u32 %r3, 255;
+    st.local.u32 [%rd2], %r3;
+    cvta.local.u64 %rd3, %rd1;
+    cvta.local.u64 %rd4, %rd2;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd3;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd4;
+    .param .b32 retval0;
+    call.uni (retval0), vprintf, (param0, param1);
+    }
+    ret;
+}
+"""
+
+
+def test_format_in_local_memory_is_read_per_thread(capsys):
+    """A format the thread built in its own .local frame ('%d\\n' / '%x\\n'): each lane's."""
+    assert 655397 == int.from_bytes(b"%\0\n\0", "little")  # the bytes around the conversion
+    image = ptx_run(LOCAL_FMT_PTX, "k", 1, 2, (np.zeros(1, np.int32),))
+    assert image.printed == ["255", "ff"]
+    assert capsys.readouterr().out == "255\nff\n"

@@ -40,7 +40,7 @@ import numpy as np
 
 from simgpu.ptx import instrs
 from simgpu.ptx.instrs import guarded, unsupported
-from simgpu.ptx.memory import load
+from simgpu.ptx.memory import classify_generic, load
 from simgpu.ptx.ops_mem import resolve
 
 MAX_STRING = 1 << 16            # longest %s / format string read (bytes)
@@ -239,15 +239,20 @@ def format_lanes(ex, lanes, fmts, bufs):
     """(texts, consumed-argument counts) for the lanes' vprintf(fmt, buf) calls."""
     texts, counts = [b""] * len(lanes), np.zeros(len(lanes), np.int32)
     cache = ex.im.__dict__.setdefault("printf_formats", {})
-    for f in np.unique(fmts):
-        pos = np.flatnonzero(fmts == f)
-        if int(f) == 0:
+    const = classify_generic(fmts)[2]
+    # a format in .const (numba's) is parsed once per image; one elsewhere, per lane
+    groups = [np.flatnonzero(fmts == f) for f in np.unique(fmts[const])] + \
+        [np.array([p]) for p in np.flatnonzero(~const)]
+    for pos in groups:
+        key = int(fmts[pos[0]])
+        if key == 0:
             counts[pos] = -1                            # NULL format: CUDA returns -1
             continue
-        key = int(f)
-        items = cache.get(key)
+        items = cache.get(key) if const[pos[0]] else None
         if items is None:
-            items = cache[key] = parse_format(read_cstring(ex, key, int(lanes[pos[0]])))
+            items = parse_format(read_cstring(ex, key, int(lanes[pos[0]])))
+            if const[pos[0]]:
+                cache[key] = items
         specs = [x for x in items if not isinstance(x, bytes)]
         slots = [s for x in specs for s in x.slots]
         sub = lanes[pos]
