@@ -1,0 +1,217 @@
+"""Run every generated kernel through simgpu (executor="ir" and executor="ptx", memory=False,
+timing=False) and compare bit for bit with what the H200 wrote.
+
+    PYTHONPATH=. python validation/generated/compare.py [--jobs 2] [--only k0001,k0002] [--out PATH]
+
+Reads validation/data/h200_generated.npz (outputs, inputs) and h200_generated_device.json
+(device status, versions); writes validation/data/h200_generated.json: per path a summary
+(kernels, equal, differ, error, numba_compile_error) and per kernel the class
+
+    equal          every output and acc bit-identical (floats by bit pattern, so NaN == NaN only
+                   when the payload is the same; -0.0 != 0.0)
+    differs        outputs that differ: count, first indices, (H200, simgpu) values, ulp distance
+                   for floats, the expression's source line
+    simgpu_error   simgpu raised (type and message)
+    numba_error    numba refused the kernel on the GPU too (not simgpu's fault)
+
+plus DIAGNOSIS (below): the cause, for the differing kernels looked at by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(ROOT, "validation", "data")
+sys.path.insert(0, HERE)
+
+EXECUTORS = ("ir", "ptx")
+
+# cause of a disagreement, per (path, kernel), for the ones looked at by hand (filled in after
+# the measurement; see the "diagnosis" entries in validation/data/h200_generated.json)
+DIAGNOSIS: dict[tuple[str, str], str] = {}
+
+
+def poisoned(n, dtype):
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return np.zeros(n, dtype=dt)
+    return np.frombuffer(b"\xa5" * (n * dt.itemsize), dtype=dt).copy()
+
+
+def bits(a):
+    a = np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def ulp_distance(x, y):
+    """Distance in units in the last place between floats x and y (same dtype), by their
+    order-preserving integer images; NaN against a number: None."""
+    if np.isnan(x) or np.isnan(y):
+        return None
+    it = np.int32 if x.dtype == np.float32 else np.int64
+    xi, yi = int(np.array(x).view(it)), int(np.array(y).view(it))
+    lim = 1 << (8 * x.dtype.itemsize - 1)
+    xi = xi if xi >= 0 else -lim - xi
+    yi = yi if yi >= 0 else -lim - yi
+    return abs(xi - yi)
+
+
+def compare_arrays(h, s):
+    """None if bit-identical, else a dict describing the difference."""
+    if h.shape != s.shape or h.dtype != s.dtype:
+        return {"shape_or_dtype": [str(h.dtype), list(h.shape), str(s.dtype), list(s.shape)]}
+    bad = np.nonzero(bits(h) != bits(s))[0]
+    if bad.size == 0:
+        return None
+    first = []
+    for ix in bad[:4]:
+        e = {"i": int(ix), "h200": repr(h[ix].item()), "simgpu": repr(s[ix].item())}
+        if h.dtype.kind == "f":
+            e["ulp"] = ulp_distance(h[ix], s[ix])
+        first.append(e)
+    return {"n": int(bad.size), "of": int(h.size), "dtype": str(h.dtype), "first": first}
+
+
+def expr_lines(spec):
+    """{"o<k>": source line computing e<k>} from the kernel's source."""
+    import inspect
+    out = {}
+    for ln in inspect.getsource(spec["fn"]).splitlines():
+        m = re.match(r"\s*e(\d+) = (.*)", ln)
+        if m:
+            out[f"o{m.group(1)}"] = ln.strip()[:300]
+    return out
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def clean(msg, n):
+    return _ANSI.sub("", msg)[:n]
+
+
+def run_one(job):
+    """Compare one kernel on one executor: (name, executor, record)."""
+    batch, name, ex = job
+    import importlib
+    import gen
+    import simgpu
+    mod = importlib.import_module(f"kernels.{batch}")
+    spec = next(s for s in mod.KERNELS if s["name"] == name)
+    ref = _REF
+    st = _DEV["kernels"].get(name, {"status": "missing"})
+    if st["status"] != "ok":
+        return name, ex, {"class": "numba_error" if st["status"] == "compile_error" else "h200_" + st["status"],
+                          "error": clean(st.get("error", ""), 500)}
+    n = spec["grid"] * spec["block"]
+    inputs = gen.make_inputs()
+    outs = [poisoned(n, dt) for dt in spec["out_dtypes"]]
+    acc = np.zeros(4, np.int64)
+    args = tuple(inputs[x] for x in gen.INPUTS) + (acc, *outs)
+    t0 = time.time()
+    try:
+        simgpu.launch(spec["fn"], spec["grid"], spec["block"], args, executor=ex, memory=False, timing=False)
+    except Exception as exc:  # noqa: BLE001
+        msg = f"{type(exc).__name__}: {exc}"
+        return name, ex, {"class": "simgpu_error", "error": clean(msg, 800), "s": round(time.time() - t0, 2)}
+    diffs = {}
+    for k, o in enumerate(outs):
+        d = compare_arrays(ref[f"{name}/o{k}"], o)
+        if d:
+            diffs[f"o{k}"] = d
+    d = compare_arrays(ref[f"{name}/acc"], acc)
+    if d:
+        diffs["acc"] = d
+    rec = {"class": "differs" if diffs else "equal", "s": round(time.time() - t0, 2)}
+    if diffs:
+        lines = expr_lines(spec)
+        for key, d in diffs.items():
+            if key in lines:
+                d["expr"] = lines[key]
+        rec["diffs"] = diffs
+        rec["features"] = spec.get("features", [])
+    return name, ex, rec
+
+
+_REF = None
+_DEV = None
+
+
+def _init(ref_path, dev_path):
+    global _REF, _DEV
+    os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
+    with np.load(ref_path) as z:
+        _REF = {k: z[k] for k in z.files}
+    with open(dev_path) as f:
+        _DEV = json.load(f)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--executors", default=",".join(EXECUTORS))
+    ap.add_argument("--ref", default=os.path.join(DATA, "h200_generated.npz"))
+    ap.add_argument("--dev", default=os.path.join(DATA, "h200_generated_device.json"))
+    ap.add_argument("--out", default=os.path.join(DATA, "h200_generated.json"))
+    a = ap.parse_args(argv)
+    import gen
+    _init(a.ref, a.dev)
+    for k, v in gen.make_inputs().items():          # the stored inputs are the ones we regenerate
+        assert np.array_equal(bits(_REF[f"inputs/{k}"]), bits(v)), f"input {k} differs from gen.make_inputs()"
+    only = set(a.only.split(",")) if a.only else None
+    jobs = [(b, s["name"], ex) for b, ks in gen.load_batches() for s in ks
+            for ex in a.executors.split(",") if only is None or s["name"] in only]
+    t0 = time.time()
+    res = {ex: {} for ex in a.executors.split(",")}
+    if a.jobs > 1:
+        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref, a.dev)) as pool:
+            it = pool.imap_unordered(run_one, jobs, chunksize=1)
+            for i, (name, ex, rec) in enumerate(it):
+                res[ex][name] = rec
+                if i % 50 == 0:
+                    print(f"{i}/{len(jobs)} {time.time() - t0:.0f}s", flush=True)
+    else:
+        for job in jobs:
+            name, ex, rec = run_one(job)
+            res[ex][name] = rec
+    out = {"device": _DEV["versions"], "simulated_reference": _DEV.get("simulated", False),
+           "seed": _DEV.get("seed"), "paths": {}}
+    for ex, recs in res.items():
+        classes = {}
+        for r in recs.values():
+            classes[r["class"]] = classes.get(r["class"], 0) + 1
+        differing = sorted(n for n, r in recs.items() if r["class"] == "differs")
+        errors = sorted(n for n, r in recs.items() if r["class"] == "simgpu_error")
+        out["paths"][ex] = {
+            "summary": {"kernels": len(recs), "equal": classes.get("equal", 0), "differ": classes.get("differs", 0),
+                        "errors": classes.get("simgpu_error", 0), "numba_compile_error": classes.get("numba_error", 0),
+                        "other": {k: v for k, v in classes.items()
+                                  if k not in ("equal", "differs", "simgpu_error", "numba_error")}},
+            "differing": differing, "erroring": errors,
+            "diagnosis": {n: DIAGNOSIS[(ex, n)] for n in differing + errors if (ex, n) in DIAGNOSIS},
+            "kernels": dict(sorted(recs.items()))}
+        s = out["paths"][ex]["summary"]
+        print(f"{ex}: {s}")
+    if only is None:
+        with open(a.out, "w") as f:
+            json.dump(out, f, indent=1, sort_keys=True, default=str)
+        print("wrote", a.out)
+    else:
+        print(json.dumps({ex: out["paths"][ex]["kernels"] for ex in out["paths"]}, indent=1, default=str)[:20000])
+    return out
+
+
+if __name__ == "__main__":
+    main()
