@@ -1,4 +1,4 @@
-"""Run every generated kernel (validation/generated/kernels/) with numba.cuda on the GPU and save
+"""Run every generated kernel (validation/generated/gen_kernels/) with numba.cuda on the GPU and save
 what it wrote (device only; NUMBA_ENABLE_CUDASIM=1 runs it on the CPU as a dry run).
 
     python3 validation/generated/device_run.py OUTDIR [--workers 8] [--only batch_00,...]
@@ -44,7 +44,7 @@ def run_batch(batch):
     import importlib
     import gen
     from numba import cuda
-    mod = importlib.import_module(f"kernels.{batch}")
+    mod = importlib.import_module(f"gen_kernels.{batch}")
     inputs = gen.make_inputs()
     d_in = {k: cuda.to_device(v) for k, v in inputs.items()}
     arrays, status = {}, {}
@@ -105,7 +105,7 @@ def main(argv):
     outdir = argv[1] if len(argv) > 1 and not argv[1].startswith("--") else "."
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 8
     import gen
-    import kernels
+    import gen_kernels as kernels
     batches = list(kernels.BATCHES)
     if "--only" in argv:
         batches = argv[argv.index("--only") + 1].split(",")

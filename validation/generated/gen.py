@@ -2,7 +2,7 @@
 
     python validation/generated/gen.py [--n 400] [--batch 50] [--seed 20261130] [--no-types]
 
-Writes validation/generated/kernels/batch_XX.py (one module per batch).  Plain ``random.Random``
+Writes validation/generated/gen_kernels/batch_XX.py (one module per batch).  Plain ``random.Random``
 with a seed derived from (seed, kernel index, attempt): the output is reproducible for a given
 numba-cuda version.  Each module holds plain (undecorated) kernel functions, their device
 functions (``@cuda.jit(device=True)``), and ``KERNELS``: a list of dicts
@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KDIR = os.path.join(HERE, "kernels")
+KDIR = os.path.join(HERE, "gen_kernels")
 L = 128
 SEED = 20261130
 INPUTS = ("ai32", "ai64", "au32", "au64", "af32", "af64")
@@ -372,8 +372,8 @@ def load_batches():
     """[(module name, KERNELS)] for every generated batch."""
     import importlib
     sys.path.insert(0, HERE)
-    pkg = importlib.import_module("kernels")
-    return [(b, importlib.import_module(f"kernels.{b}").KERNELS) for b in pkg.BATCHES]
+    pkg = importlib.import_module("gen_kernels")
+    return [(b, importlib.import_module(f"gen_kernels.{b}").KERNELS) for b in pkg.BATCHES]
 
 
 if __name__ == "__main__":
