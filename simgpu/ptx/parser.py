@@ -175,6 +175,26 @@ class Parser:
             self.error(f"expected a name, found {tok[1]!r}", tok)
         return tok[1]
 
+    def loc_directive(self):
+        """.loc file line [col] [, function_name label[+off]] [, inlined_at file line col]
+        (NVVM writes the long form for code it inlined) -> (file, line)."""
+        f, ln = self.integer(), self.integer()
+        if self.peek()[0] in ("int", "hex"):
+            self.next()
+        while self.at(","):
+            self.next()
+            what = self.next()[1]
+            if what == "function_name":
+                self.next()                                   # the label of the name string
+                if self.at("+"):
+                    self.next()
+                    self.next()
+            elif what == "inlined_at":
+                for _ in range(3):
+                    if self.peek()[0] in ("int", "hex"):
+                        self.next()
+        return (f, ln)
+
     def integer(self):
         neg = self.accept("-")
         tok = self.next()
@@ -201,10 +221,23 @@ class Parser:
                 self.file_directive(mod)
             elif d in (".pragma",):
                 self.skip_to(";")
+            elif d == ".section":                  # DWARF data (e.g. .debug_str for .loc's
+                self.skip_section()                # function_name): nothing to execute
             else:
                 self.i -= 1
                 self.toplevel(mod)
         return mod
+
+    def skip_section(self):
+        """.section NAME { ... }: skipped whole, nested braces included."""
+        self.next()
+        self.expect("{")
+        depth = 1
+        while depth:
+            t = self.next()
+            if t[0] == "eof":
+                self.error("unterminated .section")
+            depth += {"{": 1, "}": -1}.get(t[1], 0)
 
     def skip_to(self, val):
         while self.next()[1] != val:
@@ -330,10 +363,7 @@ class Parser:
                 out.append(("label", tok[1]))
             elif tok[1] == ".loc":
                 self.next()
-                f, ln = self.integer(), self.integer()
-                while self.peek()[0] in ("int", "hex") or self.at(","):
-                    self.next()
-                self.loc = (f, ln)
+                self.loc = self.loc_directive()
             elif tok[1] == ".reg":
                 self.regdecl(fn)
             elif tok[1] in (".local", ".shared", ".param", ".const", ".global"):
