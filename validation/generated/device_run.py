@@ -23,11 +23,12 @@ import traceback
 
 import numpy as np
 
-if not hasattr(np, "row_stack"):          # numba 0.68.0 calls np.row_stack (removed in numpy 2.5)
-    np.row_stack = np.vstack
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))              # validation/: its one numpy patch
+from _common import patch_numpy_for_numba  # noqa: E402
+
+patch_numpy_for_numba()                                # numba 0.68.0 calls np.row_stack
 
 
 def poisoned(n, dtype):
@@ -39,8 +40,7 @@ def poisoned(n, dtype):
 
 def run_batch(batch):
     """(batch, {key: array}, {kernel: status dict}) for one batch module, run on the GPU."""
-    if not hasattr(np, "row_stack"):
-        np.row_stack = np.vstack
+    patch_numpy_for_numba()                            # in each worker process too
     import importlib
     import gen
     from numba import cuda
