@@ -81,24 +81,41 @@ def shared_layout(fn):
     return layout, off
 
 
+class DeviceAddresses:
+    """Device addresses handed out as cudaMalloc would: from 1 << 40, each allocation
+    aligned to ALIGN with an ALIGN gap after the previous one.  Both paths place arrays
+    with it, so their memory counters see the same addresses."""
+
+    def __init__(self, start=1 << 40):
+        self.next = start
+
+    def place(self, nbytes):
+        addr = self.next
+        self.next += -(-nbytes // ALIGN) * ALIGN + ALIGN
+        return addr
+
+
+def global_array(name, host, orig, addresses):
+    """An argument array at its device address; a non-contiguous or read-only array is
+    worked on in a contiguous copy, which copy_back writes to the user's array."""
+    work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
+    return ArrayHandle(name, "global", host.shape, host.dtype, work.reshape(-1),
+                       base_addr=addresses.place(work.nbytes), user_array=(host, orig, work))
+
+
 def bind_memory(fn, values):
     """Give each argument array a device address (aligned like cudaMalloc) and a handle."""
-    bindings, handles, next_addr = {}, [], 1 << 40
+    bindings, handles, addresses = {}, [], DeviceAddresses()
     for name, v in zip(fn.params, values):
         if isinstance(v, tuple):
             host, orig = v
-            work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
-            h = ArrayHandle(name.split(".")[-1], "global", host.shape, host.dtype, work.reshape(-1),
-                            base_addr=next_addr, user_array=(host, orig, work))
-            next_addr += -(-work.nbytes // ALIGN) * ALIGN + ALIGN
-            bindings[name] = h
+            h = bindings[name] = global_array(name.split(".")[-1], host, orig, addresses)
             handles.append(h)
         else:
             bindings[name] = v
     for key, arr in fn.consts.items():
         bindings[key] = ArrayHandle("const", "const", arr.shape, arr.dtype, arr.reshape(-1),
-                                    base_addr=next_addr)
-        next_addr += -(-arr.nbytes // ALIGN) * ALIGN + ALIGN
+                                    base_addr=addresses.place(arr.nbytes))
     return bindings, handles
 
 

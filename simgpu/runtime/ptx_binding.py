@@ -8,9 +8,8 @@ from what Python itself says:
 * the parameters: the names in the function's signature (``inspect.signature``);
 * the arguments: numpy arrays (any dtype numba takes: numbers, complex, float16, records),
   numba device arrays (through ``copy_to_host``), scalars and (nested) tuples of them; arrays are
-  placed at device addresses exactly as ``binding.bind_memory`` places them (first at 1<<40,
-  each ``ceil(nbytes / ALIGN) * ALIGN + ALIGN`` after the previous) so the memory model's
-  counters stay comparable between the paths;
+  placed at device addresses by ``binding.DeviceAddresses``, as the IR path places them, so the
+  memory model's counters stay comparable between the paths;
 * the Report's source lines: the kernel's source (``inspect``), plus every line the PTX's
   ``.loc`` names (device functions) once the kernel is compiled.
 
@@ -29,7 +28,7 @@ from ..errors import ArgumentError, DSLError
 from ..exec.state import ArrayHandle
 from ..ir.nodes import Loc
 from ..ptx.args import _scalar_values
-from .binding import ALIGN
+from .binding import DeviceAddresses, global_array
 
 
 @dataclass(eq=False)
@@ -109,16 +108,11 @@ def _host_value(kernel, name, a):
 def bind_memory_python(sig, values):
     """Give each argument array (also inside tuples, depth first: the order numba flattens
     them) a device address and a handle, exactly as binding.bind_memory does."""
-    bindings, handles = {}, []
-    state = {"next": 1 << 40}
+    bindings, handles, addresses = {}, [], DeviceAddresses()
 
     def place(name, v):
         if isinstance(v, HostArray):
-            host = v.host
-            work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
-            h = ArrayHandle(name, "global", host.shape, host.dtype, work.reshape(-1),
-                            base_addr=state["next"], user_array=(host, v.orig, work))
-            state["next"] += -(-work.nbytes // ALIGN) * ALIGN + ALIGN
+            h = global_array(name, v.host, v.orig, addresses)
             handles.append(h)
             return h
         if isinstance(v, tuple):
