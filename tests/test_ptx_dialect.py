@@ -369,3 +369,31 @@ def test_numba_typing_error_reaches_the_user():
     assert type(e.value).__module__.startswith("numba") and type(e.value).__name__ == "TypingError"
     note = "".join(getattr(e.value, "__notes__", ()))
     assert "test_ptx_dialect.py" in note and "x[i] = undefined_helper(i)" in note
+
+
+# -- kernels written against simgpu's stand-ins compile with numba-cuda ----------------------
+from simgpu import cuda as scuda          # noqa: E402
+
+
+@simgpu.jit(device=True)
+def _s_twice(v):
+    return v * 2
+
+
+def _s_plus_one(v):                       # a plain Python helper: compiled as a device function
+    return v + 1
+
+
+def k_simgpu_standins(x, out):
+    i = scuda.grid(1)
+    if i < x.size:
+        out[i] = _s_plus_one(_s_twice(x[i])) + scuda.threadIdx.x * 0
+
+
+def test_simgpu_standins_and_device_functions_compile_on_the_ptx_path():
+    """`from simgpu import cuda`, simgpu.jit(device=True) functions and plain helpers become
+    numba.cuda's objects and device functions for numba-cuda (sass.toolchain.numba_view)."""
+    x = np.arange(100, dtype=np.int32)
+    out = np.zeros_like(x)
+    simgpu.launch(k_simgpu_standins, 1, 128, (x, out), executor="ptx", timing=False)
+    assert np.array_equal(out, 2 * x + 1)

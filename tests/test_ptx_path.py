@@ -432,13 +432,13 @@ def test_instruction_section_reads_the_same():
 
 
 # -- errors ----------------------------------------------------------------------------------
-def test_timing_is_a_clear_error_on_the_ptx_path():
-    """timing=True with executor="ptx" says what is supported; timing defaults to off there."""
+def test_timing_is_on_by_default_on_the_ptx_path():
+    """timing=None turns the timing model on for the compiled path too (tests/test_ptx_timing.py)."""
     args = (np.float32(2), np.ones(100, np.float32), np.ones(100, np.float32), np.zeros(100, np.float32))
-    with pytest.raises(LaunchError, match=r'executor=.ptx. supports memory=True, timing=False for now'):
-        simgpu.launch(saxpy, 1, 128, args, executor="ptx", timing=True)
-    rep = simgpu.launch(saxpy, 1, 128, args, executor="ptx")          # timing=None: off here
-    assert rep.metrics["smsp__inst_executed.sum"] > 0
+    rep = simgpu.launch(saxpy, 1, 128, args, executor="ptx")
+    assert rep.metrics["smsp__inst_executed.sum"] > 0 and rep.metrics["gpu__time_duration.sum"] > 0
+    rep = simgpu.launch(saxpy, 1, 128, args, executor="ptx", timing=False)
+    assert "gpu__time_duration.sum" not in rep.metrics
 
 
 def test_out_of_bounds_names_thread_block_and_line():

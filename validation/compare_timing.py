@@ -124,11 +124,12 @@ def load_measured(data_dir, names):
     return {k: v for k, v in out.items() if "ns" in v} | {k: v for k, v in out.items() if "ns" not in v}
 
 
-def predict_case(c, full=False, registers=None):
+def predict_case(c, full=False, registers=None, executor="ir"):
     from simgpu import predict
     args = c["args"](np.random.default_rng(0))
     t0 = time.time()
-    rep = predict(c["kernel"], c["grid"], c["block"], args, sample=not full, registers_per_thread=registers)
+    rep = predict(c["kernel"], c["grid"], c["block"], args, sample=not full, registers_per_thread=registers,
+                  executor=executor)
     r = rep.extras["timing"]
     return {"ns": r.time_s * 1e9, "bottleneck": r.bottleneck, "registers": r.registers,
             "wall_s": time.time() - t0, "waves": r.plan.waves}
@@ -204,6 +205,7 @@ def main(argv=None):
     ap.add_argument("--only", default=None)
     ap.add_argument("--full", action="store_true", help="run every block (slow)")
     ap.add_argument("--measured-registers", action="store_true")
+    ap.add_argument("--executor", default="ir", help="ir (simgpu's IR) or ptx (the compiled code)")
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "timing_scatter.png"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "timing_accuracy.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "data", "timing_compare.json"))
@@ -215,7 +217,7 @@ def main(argv=None):
     for c in cases:
         m = measured.get(c["name"], {})
         try:
-            p = predict_case(c, a.full)
+            p = predict_case(c, a.full, executor=a.executor)
         except Exception as e:  # noqa: BLE001 -- one failing case never stops the comparison
             print(f"{c['name']:34s} FAILED: {e!r}", flush=True)
             continue

@@ -8,10 +8,12 @@ second implementation of `Executor.run`, not a fork of `launch`.
 """
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 from ..exec.interp import Interpreter
 from ..exec.state import Chunk
+from ..sass.toolchain import compiled_path_available
 from .ptx_path import PTXExecutor
 
 
@@ -42,7 +44,18 @@ class IRExecutor:
 EXECUTORS = {"ir": IRExecutor, "ptx": PTXExecutor}
 
 
-def get_executor(name_or_executor="ir") -> Executor:
+def default_executor():
+    """The executor `executor="auto"` (the default) means: $SIMGPU_EXECUTOR if set, else the
+    compiled code ("ptx") where numba-cuda and ptxas are installed, else simgpu's IR ("ir")."""
+    env = os.environ.get("SIMGPU_EXECUTOR", "").strip().lower()
+    if env and env != "auto":
+        return env
+    return "ptx" if compiled_path_available()[0] else "ir"
+
+
+def get_executor(name_or_executor="auto") -> Executor:
+    if name_or_executor is None or name_or_executor == "auto":
+        name_or_executor = default_executor()
     if isinstance(name_or_executor, str):
         if name_or_executor not in EXECUTORS:
             raise ValueError(f"unknown executor {name_or_executor!r}; known: {', '.join(EXECUTORS)}")

@@ -197,15 +197,12 @@ def make_report(k, info, counter, models, executed, sample):
 
 
 def check_timing(ex, timing):
-    """timing=None: on where the executor can feed the timing model.  The PTX executor
-    cannot yet (the timing model replays IR instructions)."""
+    """timing=None: on where the executor can feed the timing model."""
     supported = getattr(ex, "supports_timing", True)
     if timing is None:
         return supported
     if timing and not supported:
-        raise LaunchError(f"executor={ex.name!r} supports memory=True, timing=False for now: the timing "
-                          "model replays simgpu's IR instructions, not the compiled code "
-                          "(use executor='ir' for timing)")
+        raise LaunchError(f"executor={ex.name!r} cannot feed the timing model; use timing=False")
     return bool(timing)
 
 
@@ -224,19 +221,19 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
-    memory / timing: switch the memory and timing models on or off (timing=None: on where
-        the executor supports it -- not yet with executor="ptx").  memory may also be a
-        MemoryModel class, e.g. simgpu.memory.PerfectMemory for a what-if experiment.
-    registers_per_thread: override the estimate from the IR (occupancy and timing use it).
+    memory / timing: switch the memory and timing models on or off (timing=None: on).  memory
+        may also be a MemoryModel class, e.g. simgpu.memory.PerfectMemory for a what-if.
+    registers_per_thread: override ptxas' count (or, on the IR path, the estimate); occupancy and
+        timing use it.
     sample: run only the blocks the timing model samples (the first and the partial last
         wave) and scale counts up: fast predictions for big launches, outputs only partly
-        computed.  The error this adds is measured in docs/timing.md.  On the PTX path
-        (no timing yet) the instruction counts are scaled; memory counters cover the run blocks.
+        computed.  The error this adds is measured in docs/timing.md.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
-    executor: "ir" (simgpu's IR interpreter), "ptx" (the code numba-cuda compiles, counted
-        with ptxas' SASS; runtime/ptx_path.py) or an object with Executor's `run`.  The PTX
-        path does not use simgpu's frontend: it binds the arguments from the Python signature
-        (runtime/ptx_binding.py) and numba-cuda's typing errors reach the caller unchanged.
+    executor: "ir" (the default for now), "auto" ("ptx" where numba-cuda and ptxas are
+        installed, else "ir"; $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
+        as PTX and costed with ptxas' SASS; runtime/ptx_path.py: numba-cuda types the kernel
+        and its errors reach the caller unchanged), "ir" (simgpu's own IR interpreter, for
+        machines without the toolchain) or an object with Executor's `run`.
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
     """

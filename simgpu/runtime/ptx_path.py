@@ -148,6 +148,11 @@ class SassInstCounter(Observer):
         self.resources = None
         self.cur_line = 0
         self.printed = []           # print()'s lines (the launch's Image.printed)
+        self._all_lanes = (-1, 0)   # (threads, warps) of the running chunk
+
+    def chunk_begin(self, chunk):
+        """The chunk's thread and warp counts: an event of all its threads counts all warps."""
+        self._all_lanes = (chunk.n_blocks * chunk.tpb, chunk.n_warps)
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
@@ -159,8 +164,11 @@ class SassInstCounter(Observer):
         n = len(lanes)
         if n == 0:
             return
-        w = lanes >> 5
-        warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+        if n == self._all_lanes[0]:           # every thread of the chunk: every warp
+            warps = self._all_lanes[1]
+        else:
+            w = lanes >> 5
+            warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
         e = self.per_line.get(line)
         if e is None:
             e = self.per_line[line] = [0, 0]
@@ -367,7 +375,7 @@ class PTXExecutor:
     """Runs the kernel's compiled PTX (numba-cuda -> PTX, ptxas' SASS for the counts)."""
 
     name = "ptx"
-    supports_timing = False
+    supports_timing = True
     binds_python = True     # launch binds from the Python signature, not simgpu's frontend
 
     def __init__(self, use_cache=True):

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import linecache
 import os
 import re
@@ -22,6 +23,7 @@ import site
 import subprocess
 import sys
 import threading
+import types as pytypes
 from pathlib import Path
 
 from simgpu._compat import patch_numpy_for_numba
@@ -94,6 +96,21 @@ def find_tool(name):
     raise ToolNotFoundError(
         f"NVIDIA tool {name!r} not found (looked with cuda.pathfinder, in the nvidia/*/bin "
         f"folders of site-packages and on PATH); install it with: pip install {package}")
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_path_available():
+    """(True, "") when this machine can compile kernels with numba-cuda and assemble them
+    with ptxas (the compiled path), else (False, why).  Cheap: finds the tools and the
+    numba-cuda package without importing numba."""
+    for name in ("ptxas", "nvdisasm"):
+        try:
+            find_tool(name)
+        except ToolNotFoundError as e:
+            return False, str(e)
+    if importlib.util.find_spec("numba_cuda") is None and importlib.util.find_spec("numba") is None:
+        return False, "numba-cuda is not installed (pip install 'numba-cuda[cu13]')"
+    return True, ""
 
 
 def run_tool(name, args, timeout=120):
@@ -237,7 +254,7 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     Returns (ptx, entry_name).  numba's errors propagate unchanged."""
     cuda = _numba_cuda()
     from numba.cuda import dispatcher
-    func = py_function(py_func)
+    func = numba_view(py_function(py_func), cuda)
     with _compile_lock:
         saved = dispatcher.get_current_device
         dispatcher.get_current_device = lambda: _TargetDevice(tuple(cc))
@@ -249,6 +266,78 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
         finally:
             dispatcher.get_current_device = saved
     return ptx, entry_name(ptx)
+
+
+_VIEWS = {}          # id(function) -> (function, its numba view): one dispatcher per device function
+
+
+def numba_view(func, cuda):
+    """``func`` as numba-cuda can compile it: simgpu's stand-ins (``from simgpu import cuda``,
+    simgpu/frontend/stubs.py) become numba.cuda's own objects, and device functions (simgpu
+    kernels with device=True, plain Python functions) become numba device functions, in the
+    function's globals and closure.  ``func`` itself when it uses none of them."""
+    hit = _VIEWS.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    g = func.__globals__
+    repl = {}
+    for name in func.__code__.co_names:
+        if name in g:
+            r = _numba_object(g[name], cuda)
+            if r is not g[name]:
+                repl[name] = r
+    cells = func.__closure__ or ()
+    new_cells = tuple(_cell(_numba_object(c.cell_contents, cuda)) if _filled(c) else c for c in cells)
+    changed = any(a is not b for a, b in zip(cells, new_cells))
+    view = func
+    if repl or changed:
+        view = pytypes.FunctionType(func.__code__, {**g, **repl}, func.__name__, func.__defaults__,
+                                    new_cells or None)
+        view.__kwdefaults__, view.__qualname__ = func.__kwdefaults__, func.__qualname__
+        view.__module__ = func.__module__
+    _VIEWS[id(func)] = (func, view)
+    return view
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _cell(value):
+    return pytypes.CellType(value)
+
+
+def _numba_object(v, cuda):
+    """numba.cuda's object for one of simgpu's stand-ins, a numba device function for a
+    simgpu device function or a plain Python function; ``v`` otherwise."""
+    if isinstance(v, pytypes.ModuleType):
+        return cuda if v.__name__ == "simgpu.cuda" else v
+    path = getattr(type(v), "__name__", "") == "_Stub" and v.__dict__.get("_path")
+    if path:
+        obj = cuda
+        for part in path.split(".")[1:]:
+            obj = getattr(obj, part)
+        return obj
+    if getattr(v, "device", False) is True and isinstance(getattr(v, "py_func", None), pytypes.FunctionType) \
+            and type(v).__module__.startswith("simgpu."):
+        return _device(v.py_func, cuda)
+    if isinstance(v, pytypes.FunctionType) and not v.__module__.startswith(("numba", "numpy", "simgpu.sass")):
+        return _device(v, cuda)
+    return v
+
+
+_DEVICE = {}
+
+
+def _device(fn, cuda):
+    d = _DEVICE.get(id(fn))
+    if d is None or d[0] is not fn:
+        d = _DEVICE[id(fn)] = (fn, cuda.jit(device=True)(numba_view(fn, cuda)))
+    return d[1]
 
 
 def _note_source_location(exc):

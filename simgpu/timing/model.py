@@ -18,6 +18,7 @@ from .analysis import TimingResult, fill_report
 from .memfacts import memory_info
 from .params import TimingParams
 from .program import ProgramBuilder
+from .ptx_trace import PtxCode, PtxTraceRecorder
 from .registers import estimate_registers
 from .sampling import combine_loops, combine_waves, plan_waves
 from .sim import CYCLES, TOTALS, simulate_sm, totals
@@ -55,9 +56,14 @@ class TimingModel(Observer):
     # -- set-up: occupancy (refusing launches the driver refuses) and the sample ------------
     def _setup(self, info):
         self.info = info
-        contract(info.fn)
+        self.compiled = getattr(info, "ptx", None) is not None      # the compiled path
+        if not self.compiled:
+            contract(info.fn)
         regs = self.registers_override or getattr(info, "registers_per_thread", None)
         self.registers_estimated = regs is None
+        if regs is None and self.compiled:
+            raise LaunchError(f"kernel {info.kernel_name!r}: ptxas reported no register count; "
+                              "pass registers_per_thread= to time it")
         self.registers = int(regs) if regs is not None else estimate_registers(info.fn, self.gpu)
         try:
             self.occupancy = occupancy(self.gpu, info.threads_per_block, self.registers, info.smem_bytes)
@@ -68,7 +74,15 @@ class TimingModel(Observer):
         self.groups = [GroupTrace("main", self.plan.main_blocks, wpb)]
         if self.plan.tail_blocks:
             self.groups.append(GroupTrace("tail", self.plan.tail_blocks, wpb))
-        self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info)
+        if self.compiled:
+            self.recorder = PtxTraceRecorder(self.groups, self.max_iterations, self._memory_info, self._ptx_code)
+        else:
+            self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info)
+
+    def _ptx_code(self):
+        """The compiled program as the timing model costs it (ptx_trace.PtxCode)."""
+        st = self.info.ptx
+        return PtxCode(st.image.linked, st.facts.sass, st.facts.source, tuple(self.gpu.compute_capability))
 
     def _memory_info(self, ev, lanes, act):
         """memfacts.memory_info of a memory event, its atomics' contention over one wave."""
@@ -94,6 +108,10 @@ class TimingModel(Observer):
 
     def inst(self, ins, mask):
         self.recorder.inst(ins, mask)
+
+    def instruction(self, ev):
+        """The compiled path's executed PTX instruction (ptx/events.py)."""
+        self.recorder.instruction(ev)
 
     def mem(self, ev):
         self.recorder.mem(ev)
@@ -203,7 +221,7 @@ class Simulations:
         P, mm = model.params, model.memory_model
         stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
                                            P.dram_write_cost) if mm is not None else {}
-        self.builder = ProgramBuilder(P, stats, model.info.fn.var_types)
+        self.builder = ProgramBuilder(P, stats, getattr(model.info.fn, "var_types", None))
         self.main = model.groups[0]
         self.tail = model.groups[1] if len(model.groups) > 1 else None
         self._programs = {}

@@ -63,13 +63,13 @@ class TimingParams:
                     "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
                     "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
                     "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
-                    "barrier": 1.0}
+                    "barrier": 1.0, "uniform": 1.0}   # uniform datapath (compiled path): issue only
         latency = {"fp32": gpu.fp32_latency_cycles, "fp64": gpu.fp64_latency_cycles,
                    "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "iadd": gpu.int_latency_cycles,
                    "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
                    "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
-                   "barrier": 1.0}
+                   "barrier": 1.0, "uniform": gpu.int_latency_cycles}
         clk = gpu.clock_hz
         l2_bw = gpu.l2_read_bytes_per_s or gpu.l2_bandwidth_bytes_per_s or 2.5 * gpu.dram.bandwidth_bytes_per_s
         dram_bw = gpu.dram_read_bytes_per_s or gpu.dram.bandwidth_bytes_per_s

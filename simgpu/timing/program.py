@@ -14,6 +14,7 @@ from ..ir.nodes import Const
 from ..sass.costs import pipe_mix, sass_count
 from .memfacts import MemFacts, OnChipFacts
 from .memstats import default_stat
+from .ptx_trace import PtxOp
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
@@ -81,6 +82,8 @@ class ProgramBuilder:
         return s
 
     def spec(self, ins, space=None, mkind=None):
+        if isinstance(ins, PtxOp):
+            return self.ptx_spec(ins, space, mkind)
         if ins.op == "branch":
             return self.branch_spec(ins)
         sp = self.specs.get(ins.id)
@@ -95,10 +98,7 @@ class ProgramBuilder:
         if ins.op in ("syncthreads",):
             kind = BAR
         elif ins.op in ("ld", "st", "atomic") and space is not None:
-            kind = {("shared", "ld"): SLD, ("shared", "st"): SST, ("shared", "atom"): SATOM,
-                    ("const", "ld"): CLD}.get((space, mkind))
-            if kind is None:
-                kind = {"ld": LD, "st": ST, "atom": ATOM}[mkind]
+            kind = memory_kind(space, mkind)
         elif n == 0:
             kind = ALIAS
         stat = None
@@ -106,6 +106,28 @@ class ProgramBuilder:
             stat = self.memstats.get(ins.id) or default_stat(mkind)
         lat = self.params.op_latency(mix) if kind == ALU else 0.0
         sp = self.specs[ins.id] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, line, ins.id, stat)
+        return sp
+
+    def ptx_spec(self, op, space, mkind):
+        """The OpSpec of a compiled PTX instruction (ptx_trace.PtxOp: SASS count and pipes),
+        as a memory access of `space` when the executed instance made one."""
+        key = (op.id, space, mkind)
+        sp = self.specs.get(key)
+        if sp is not None:
+            return sp
+        if space is not None:
+            kind = memory_kind(space, mkind)
+        else:
+            kind = BAR if op.bar else (BRANCH if op.branch else ALU) if op.n else ALIAS
+        n = max(op.n, 1) if space is not None else op.n
+        mix = op.mix or ({"lsu": 1} if n else {})
+        dst = self.slot(op.dsts[0]) if op.dsts else -1
+        for d in op.dsts[1:]:              # a vector's other registers: ready with the first
+            self.slots.setdefault(d, dst)
+        deps = tuple(self.slot(r) for r in op.srcs)
+        stat = self.memstats.get(op.id) or default_stat(mkind) if kind in (LD, ST, ATOM) else None
+        lat = self.params.op_latency(mix) if kind in (ALU, BRANCH) else 0.0
+        sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
         return sp
 
     def programs(self, group, keep_iterations=None):
@@ -139,6 +161,13 @@ class ProgramBuilder:
                     prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
             progs.append(prog)
         return progs
+
+
+def memory_kind(space, mkind):
+    """The OpSpec kind of a memory access: on-chip (shared, constant) or through the L1."""
+    kind = {("shared", "ld"): SLD, ("shared", "st"): SST, ("shared", "atom"): SATOM,
+            ("const", "ld"): CLD}.get((space, mkind))
+    return kind if kind is not None else {"ld": LD, "st": ST, "atom": ATOM}[mkind]
 
 
 def loop_kind(ins, var_types):

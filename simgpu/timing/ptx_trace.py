@@ -1,0 +1,257 @@
+"""The timing model's view of the compiled code: PTX instructions costed by ptxas' SASS.
+
+On the compiled path (runtime/ptx_path.py) the executor reports every executed PTX
+instruction (``instruction(ev)``: its pc and the chunk lanes that ran it) and, after it, the
+memory access it made (``mem(ev)``, an exec.state.MemEvent).  `PtxTraceRecorder` turns these
+into the same entries the IR recorder (trace.py) makes, so the sampling, the per-warp
+programs (program.py) and the SM simulation (sim.py) are shared by both paths.
+
+What an entry costs comes from the SASS, not from estimates (`PtxOp`):
+
+* issue cycles: the number of SASS instructions ptxas made from that PTX line (a CALL to a
+  slow-path subroutine counts the subroutine once, as sass facts give it);
+* pipes: each SASS opcode's pipe (sass/opclasses.py), in the simulator's pipe names;
+* latency: the slowest pipe's latency, plus half the rest of a routine's instructions on the
+  critical path (params.op_latency, as for the IR);
+* dependencies: the PTX registers read (guard predicate included) and written;
+* FLOPs: FADD/FMUL = 1, FFMA = 2 (and the FP64/FP16 forms) per thread, as Nsight Compute's
+  roofline counts executed SASS; ``HFMA2.MMA`` with zero operands is ptxas' register-move
+  idiom, not arithmetic, and counts none.
+
+Loops are found in the linked program (program.link lays every loop out as one contiguous
+range starting at its head): a branch back to an earlier pc of the same function closes the
+loop whose head is its target.  An execution of a head pc by sampled warps is one iteration,
+so loop sampling (sampling.py) works as on the IR path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sass.opclasses import base_opcode, pipe_of
+from .trace import Entry, LoopInstance, TraceRecorder, _full, _full_info
+
+NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
+                    "fence", "prefetch", "prefetchu", "call", "nanosleep", "cp", "discard",
+                    "vprintf", "pmevent", "griddepcontrol", "setmaxnreg"))
+IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
+_FP32 = frozenset("FFMA FFMA32I FADD FADD32I FMUL FMUL32I FSWZADD HFMA2 HADD2 HMUL2 HMNMX2 FMNMX".split())
+_IADD = frozenset("IADD3 IADD IADD32I VIADD MOV MOV32I".split())
+_CONV = frozenset("F2F F2I I2F I2I FRND F2IP I2FP".split())
+FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I": 1,
+         "DFMA": 2, "DADD": 1, "DMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2}
+# sass/opclasses pipe (Nsight Compute's names) -> the simulator's pipe (params.py)
+SIM_PIPE = {"fma": "fp32", "fmaheavy": "imad", "alu": "int", "xu": "sfu", "lsu": "lsu", "adu": "lsu",
+            "cbu": "branch", "uniform": "uniform", "fp64": "fp64", "fp16": "fp32", "tensor": "fp32",
+            "tex": "lsu", "none": "uniform", "unknown": "int"}
+
+
+def sim_pipe(opcode, cc=(9, 0)):
+    """The simulator's pipe for one SASS opcode: integer adds and moves on either integer
+    pipe ("iadd", as ptxas splits IADD3/IMAD.IADD and MOV/IMAD.MOV), conversions on the
+    conversion unit, shuffles and barriers on their own, the rest by sass/opclasses."""
+    base = base_opcode(opcode)
+    if base in _IADD or opcode.startswith(("IMAD.MOV", "IMAD.IADD")):
+        return "iadd"
+    if base in _FP32:
+        return "fp32"
+    if base in _CONV:
+        return "conv"
+    if base == "SHFL":
+        return "shfl"
+    if base == "BAR":
+        return "barrier"
+    return SIM_PIPE.get(pipe_of(opcode, cc), "int")
+
+
+class PtxOp:
+    """One PTX instruction as the timing model costs it (built once per pc)."""
+    __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch")
+
+    def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
+        self.id = ins.line                  # the PTX line: memory statistics are keyed by it
+        self.opcode = ins.opcode
+        self.op = IR_OP.get(ins.opcode, ins.opcode)
+        self.loc = source
+        self.line = (source.file, source.line) if source is not None else None
+        self.n = len(sass_ops)
+        mix = {}
+        for s in sass_ops:
+            p = sim_pipe(s, cc)
+            mix[p] = mix.get(p, 0) + 1
+        self.mix = mix
+        self.flops = sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
+        self.dsts, self.srcs = operand_registers(ins, func)
+        self.bar = ins.opcode in ("bar", "barrier") and "warp" not in ins.mods
+        self.branch = ins.opcode in ("bra", "brx", "ret", "exit")
+
+    def __repr__(self):
+        return f"<PtxOp PTX line {self.id} {self.opcode} n={self.n} {self.mix}>"
+
+
+def operand_registers(ins, func):
+    """(registers written, registers read) of a PTX instruction, named '<function>:<reg>'."""
+    ops = list(ins.operands)
+    dst_ops = [] if (ins.opcode in NO_DST or not ops) else [ops.pop(0)]
+    dsts, srcs = [], []
+    for o in dst_ops:
+        _registers(o, func, dsts)
+    for o in ops:
+        _registers(o, func, srcs)
+    if ins.guard is not None:
+        srcs.append(f"{func}:{ins.guard[0]}")
+    return tuple(dsts), tuple(dict.fromkeys(srcs))
+
+
+def _registers(op, func, out):
+    kind = op[0]
+    if kind == "reg":
+        out.append(f"{func}:{op[1]}")
+    elif kind in ("vec", "list"):
+        for o in op[1]:
+            _registers(o, func, out)
+    elif kind == "pair":
+        _registers(op[1], func, out)
+        _registers(op[2], func, out)
+    elif kind == "not":
+        _registers(op[1], func, out)
+    elif kind == "addr" and op[1] is not None and op[1][0] == "reg":
+        out.append(f"{func}:{op[1][1]}")
+
+
+class PtxCode:
+    """Per pc of the linked program (ptx.program.Linked): its PtxOp (built on first use) and
+    the loops around it (heads, outermost first)."""
+
+    def __init__(self, linked, sass, source, cc=(9, 0)):
+        self.linked, self.sass, self.source, self.cc = linked, sass, source, cc
+        self.ops = [None] * len(linked.code)
+        self.end = {}                       # loop head pc -> last pc of the loop
+        func_of = linked.func_of
+        for pc, ins in enumerate(linked.code):
+            t = linked.target.get(pc)
+            if ins.opcode in ("bra", "brx") and t is not None and t <= pc and func_of[t] == func_of[pc]:
+                self.end[t] = max(self.end.get(t, t), pc)
+        heads = sorted(self.end)
+        self.loops_at = [()] * len(linked.code)
+        for h in heads:
+            for pc in range(h, self.end[h] + 1):
+                self.loops_at[pc] = self.loops_at[pc] + (h,)
+
+    def op(self, pc):
+        o = self.ops[pc]
+        if o is None:
+            ins = self.linked.code[pc]
+            sass = self.sass.get(ins.line, ()) if ins.line else ()
+            o = self.ops[pc] = PtxOp(ins, self.linked.func_of[pc], sass, self.source.get(ins.line), self.cc)
+        return o
+
+    def inside(self, pc, head):
+        """Whether pc is in the loop at `head` (or in a function called from it)."""
+        f = self.linked.func_of
+        return head <= pc <= self.end[head] or f[pc] != f[head]
+
+
+class PtxTraceRecorder(TraceRecorder):
+    """TraceRecorder fed by the PTX executor's instruction events (see the module docstring).
+    `code_of()` returns the launch's PtxCode once the program is linked (the first chunk)."""
+
+    def __init__(self, groups, max_iterations, memory_info, code_of):
+        super().__init__(groups, max_iterations, memory_info)
+        self.code_of = code_of
+        self.code = None
+        self._last = None
+
+    def chunk_begin(self, chunk):
+        if self.code is None:
+            self.code = self.code_of()
+        super().chunk_begin(chunk)
+        self._last = None
+        self.skip = None
+        self.nwarps = chunk.n_warps
+        self.n_real = chunk.n_blocks * chunk.tpb
+        self._all = None
+
+    def _acts(self, lanes):
+        """Per view: which of its warps executed `lanes` (every warp when every thread did)."""
+        if len(lanes) == self.n_real:
+            if self._all is None:
+                wa = np.zeros(self.nwarps, bool)
+                wa[lanes >> 5] = True
+                self._all = [wa[cols] for _, cols, _, _ in self.views]
+            return self._all
+        wa = np.zeros(self.nwarps, bool)
+        wa[lanes >> 5] = True
+        return [wa[cols] for _, cols, _, _ in self.views]
+
+    def instruction(self, ev):
+        op = self.code.op(ev.pc)
+        lanes = ev.lanes
+        if op.flops:
+            self.flops += op.flops * len(lanes)
+        self._last = None
+        if not self.active or len(lanes) == 0:
+            return
+        acts = self._acts(lanes)
+        if not any(a.any() for a in acts):
+            return
+        pc = ev.pc
+        if pc in self.code.end:
+            self._iteration(pc)
+        if self.skip is not None:
+            if self.code.inside(pc, self.skip):
+                return
+            self.skip = None
+        loops = self._enclosing(pc)
+        last = []
+        for v, ((g, cols, gcols, _), act) in enumerate(zip(self.views, acts)):
+            if act.any():
+                e = Entry(op, _full(act, gcols, g.n_warps), None, loops)
+                g.entries.append(e)
+                last.append((v, e))
+        self._last = last
+
+    def mem(self, ev):
+        """The memory access of the instruction just recorded: its per-warp facts."""
+        if not self._last or self.memory_info is None:
+            return
+        wa = ev.mask.warp_any
+        for v, e in self._last:
+            g, cols, gcols, lanes = self.views[v]
+            act = wa[cols]
+            if not act.any():
+                continue
+            info = _full_info(self.memory_info(ev, lanes, act), gcols, g.n_warps)
+            info["space"], info["kind"] = ev.space, ev.kind
+            e.mem = info
+
+    def _iteration(self, head):
+        """One more iteration of the loop at `head` (a new instance when its parent loop
+        moved on since the last one)."""
+        outer = self.code.loops_at[head][:-1]
+        parent = self.last_serial.get(outer[-1], 0) if outer else 0
+        self.serial += 1
+        st = self.loop_state.get(head)
+        if st is None or st[0] != parent:
+            inst = LoopInstance(head, None)
+            for g, *_ in self.views:
+                g.loops.append(inst)
+            st = self.loop_state[head] = (parent, inst)
+        inst = st[1]
+        inst.count += 1
+        self.last_serial[head] = self.serial
+        if self.max_iterations is not None and inst.count > self.max_iterations:
+            inst.truncated = True
+            if self.skip is None:
+                self.skip = head
+
+    def _enclosing(self, pc):
+        """(LoopInstance, iteration) of every loop around pc, outermost first."""
+        out = []
+        for h in self.code.loops_at[pc]:
+            st = self.loop_state.get(h)
+            if st is not None:
+                out.append((st[1], st[1].count))
+        return tuple(out)
+
+
+__all__ = ["PtxTraceRecorder", "PtxCode", "PtxOp", "sim_pipe", "operand_registers"]
