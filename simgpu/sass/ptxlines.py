@@ -85,23 +85,31 @@ def number_ptx_lines(ptx):
             loc = _parse_loc(s, files)
             new.append("")
             continue
-        one_line_block = s.startswith("{") and s.endswith("}") and ";" in s
-        if not continuing and s.startswith("{") and not one_line_block:
-            depth += 1
-        elif not continuing and s.startswith("}"):
-            depth -= 1
-        elif s and (continuing or not (s.startswith(".") or _LABEL.match(s))):
+        if continuing or _is_instruction(s):
             if not continuing:
                 new.append(f"\t.loc\t{file_id} {n} 0")
                 out.instruction_lines.append(n)
                 out.source[n] = loc
                 out.function_of_line[n] = func
-            continuing = not (s.endswith(";") or one_line_block)
+            continuing = not (s.endswith(";") or s.endswith("}"))
+        depth += s.count("{") - s.count("}")
         new.append(raw)
     if not file_decl_done:
         raise ValueError("PTX without .target/.address_size: not a PTX module")
     out.text = "\n".join(new) + "\n"
     return out
+
+
+def _is_instruction(s):
+    """Whether a stripped PTX line inside a function starts an instruction: not a directive,
+    label or brace; an inline-asm scope's last line ``selp.u16 %rs1, 1, 0, p;}`` is one, and so
+    is a one-line scope ``{ .reg .b32 t; mov.b32 t, 1; }`` (as a whole).  The braces an
+    instruction line opens or closes are counted by the caller."""
+    if not s or s.startswith("}"):
+        return False
+    if s.startswith("{"):
+        return s.endswith("}") and ";" in s
+    return not (s.startswith(".") or _LABEL.match(s))
 
 
 def _parse_loc(s, files):

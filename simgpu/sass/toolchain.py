@@ -260,12 +260,99 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
         dispatcher.get_current_device = lambda: _TargetDevice(tuple(cc))
         try:
             ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+            if _needs_linking(ptx):
+                ptx = merge_ptx(ptx, linked_sources_ptx(func, argtypes, cc))
         except Exception as exc:
             _note_source_location(exc)
             raise
         finally:
             dispatcher.get_current_device = saved
     return ptx, entry_name(ptx)
+
+
+_EXTERN_DECL = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*(?:\([^)]*\))?\s*;[ \t]*\n?",
+                          re.M | re.S)
+_PROVIDED = frozenset(("vprintf",))        # simgpu.ptx implements these itself
+
+
+def _needs_linking(ptx):
+    return any(n not in _PROVIDED for n in _EXTERN_DECL.findall(ptx))
+
+
+def linked_sources_ptx(func, argtypes, cc):
+    """PTX of the CUDA C++ sources numba links into the kernel when it loads it (the fp16
+    operator shims of ``cuda.fp16``/float16 arithmetic, ``cuda.declare_device`` sources), compiled
+    with NVRTC as numba compiles them (numba's include paths, relocatable device code) -- but
+    through NVRTC's own API, which needs no driver.  Without line information: their lines
+    are numba's shims, not the user's."""
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=True, device=False,
+                                        abi="numba", cc=tuple(cc))
+    out = []
+    for obj in getattr(lib, "_linking_files", ()):
+        if getattr(obj, "kind", None) != "cu":
+            raise SimGPUError(f"the kernel links {type(obj).__name__} code ({getattr(obj, 'name', '?')}); "
+                              "simgpu can link CUDA C++ sources only")
+        data = obj.data.decode() if isinstance(obj.data, bytes) else obj.data
+        out.append(nvrtc_ptx(data, getattr(obj, "name", "linked.cu"), cc, lineinfo=False))
+    return out
+
+
+def _nvrtc_includes():
+    from numba.cuda.cuda_paths import get_cuda_paths
+    import numba.cuda.cudadrv.nvrtc as numba_nvrtc
+    from cuda import pathfinder
+    root = os.path.dirname(os.path.dirname(os.path.abspath(numba_nvrtc.__file__)))
+    inc = [os.path.join(root, "include", "13"), get_cuda_paths()["include_dir"].info]
+    cccl = pathfinder.locate_nvidia_header_directory("cccl")
+    if cccl is not None:
+        inc.append(cccl.abs_path)
+    return [d for d in inc if d and os.path.isdir(d)]
+
+
+def nvrtc_ptx(source, name, cc, lineinfo=True):
+    """PTX of CUDA C++ `source` for compute capability `cc` (NVRTC, relocatable device code)."""
+    from cuda.bindings import nvrtc
+    opts = [f"-arch=compute_{cc[0]}{cc[1]}", "-rdc=true"] + [f"-I{d}" for d in _nvrtc_includes()]
+    if lineinfo:
+        opts.append("-lineinfo")
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    try:
+        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise ToolFailedError(f"NVRTC failed on {name}: {log.decode(errors='replace').strip()}")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        buf = b" " * size
+        nvrtc.nvrtcGetPTX(prog, buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return buf.rstrip(b"\0").decode()
+
+
+_HEADER = re.compile(r"^\s*\.(version|target|address_size|file)\b[^\n]*\n?", re.M)
+
+
+def merge_ptx(kernel_ptx, extra):
+    """One PTX module: the kernel's, with the functions the `extra` modules define placed
+    before it (after its header) and their `.extern` declarations dropped; the newest
+    `.version` of all of them."""
+    defined = set()
+    bodies = []
+    versions = re.findall(r"^\s*\.version\s+(\d+)\.(\d+)", kernel_ptx, re.M)
+    for text in extra:
+        versions += re.findall(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
+        defined.update(re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", text, re.M))
+        bodies.append(_HEADER.sub("", text))
+    out = _EXTERN_DECL.sub(lambda m: "" if m.group(1) in defined else m.group(0), kernel_ptx)
+    if versions:
+        major, minor = max((int(a), int(b)) for a, b in versions)
+        out = re.sub(r"^(\s*)\.version\s+\d+\.\d+", rf"\g<1>.version {major}.{minor}", out, count=1, flags=re.M)
+    m = re.search(r"^\s*\.address_size\s+\d+[^\n]*\n", out, re.M)
+    at = m.end() if m else 0
+    return out[:at] + "\n" + "\n".join(bodies) + "\n" + out[at:]
 
 
 _VIEWS = {}          # id(function) -> (function, its numba view): one dispatcher per device function
