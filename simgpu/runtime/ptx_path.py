@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import LaunchError, SimGPUError
+from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
 from ..ir.nodes import Loc
 from ..memory import MemoryModel
@@ -149,10 +149,33 @@ class SassInstCounter(Observer):
         self.cur_line = 0
         self.printed = []           # print()'s lines (the launch's Image.printed)
         self._all_lanes = (-1, 0)   # (threads, warps) of the running chunk
+        self.max_steps = None       # launch.max_loop_iterations: steps of one PTX line per chunk
+        self._steps = defaultdict(int)
+        self.chunk = None
+        self.kernel = ""
 
     def chunk_begin(self, chunk):
         """The chunk's thread and warp counts: an event of all its threads counts all warps."""
         self._all_lanes = (chunk.n_blocks * chunk.tpb, chunk.n_warps)
+        self._steps.clear()
+        self.chunk = chunk
+
+    def runaway(self, line, lanes):
+        """A KernelError when one PTX instruction ran more than max_loop_iterations steps in a
+        chunk: a loop around it iterated that often (the IR path's loop budget)."""
+        s = self.facts.source.get(line) if self.facts else None
+        loc = f"{s.file}:{s.line}" if s is not None else None
+        c, lane = self.chunk, int(lanes[0])
+        blk = thr = None
+        if c is not None:
+            b = c.first_block + lane // c.lanes_per_block
+            gx, gy, _ = c.grid_dim
+            blk = (b % gx, (b // gx) % gy, b // (gx * gy))
+            t = lane % c.lanes_per_block
+            bx, by, _ = c.block_dim
+            thr = (t % bx, (t // bx) % by, t // (bx * by))
+        raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations; "
+                          f"a runaway loop?)", loc=loc, kernel=self.kernel, block=blk, thread=thr)
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
@@ -164,6 +187,9 @@ class SassInstCounter(Observer):
         n = len(lanes)
         if n == 0:
             return
+        steps = self._steps[line] = self._steps[line] + 1
+        if self.max_steps is not None and steps > self.max_steps:
+            self.runaway(line, lanes)
         if n == self._all_lanes[0]:           # every thread of the chunk: every warp
             warps = self._all_lanes[1]
         else:
@@ -403,6 +429,7 @@ class PTXExecutor:
         facts = SassFacts(ck, program.py_func.__code__.co_filename)
         counter = SassInstCounter()
         counter.set_facts(facts, res)
+        counter.max_steps, counter.kernel = launch.max_loop_iterations, program.name
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         if launch.registers_per_thread is None and res.registers is not None:
             launch.registers_per_thread = int(res.registers)
