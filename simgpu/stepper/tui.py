@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import SimGPUError
 from ..runtime.loader import build_args, load_target, parse_dims
-from .api import step
+from .compiled import step
 from .plot import warp_lanes
 from .record import StepError
 from .text import Style, format_state, var_rows  # noqa: F401  (format_state: the text face, re-exported)
