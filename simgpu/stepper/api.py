@@ -88,6 +88,8 @@ class Stepper:
     """Steps through the record of one warp.  `pos` is how many steps have been executed
     (0: the start, len(st): the end); `state` is the state there."""
 
+    executor = "ir"              # what it steps: simgpu's IR (PtxStepper: the compiled code)
+
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None):
         self.kernel_name, self.fn, self.report = kernel_name, fn, report
         self.block_idx, self.warp, self.error = block_idx, warp, error

@@ -270,8 +270,8 @@ def reconvergence(steps):
     """Fill each step's `stack`, `reconverged` and `rejoin_of`; return {node id: rejoin line}."""
     open_, rejoin, prev = [], {}, None
     for i, s in enumerate(steps):
-        if prev is not None and s.mask & ~prev.mask:
-            s.reconverged = s.mask & ~prev.mask
+        if prev is not None and s.mask != prev.mask and prev.mask & ~s.mask == 0:
+            s.reconverged = s.mask & ~prev.mask         # the mask grows (not: the other side runs)
         keep = []
         for node, m in open_:
             if m & ~s.mask == 0:
