@@ -204,9 +204,25 @@ class _Record:
 
     def __init__(self, rec, compiled, fn):
         src = compiled.ptx_source if compiled is not None else {}
-        self.source_locs = [s for s in src.values() if s is not None]
+        self.source_locs = [_Loc(_same_file(s.file, fn), s.line) for s in src.values() if s is not None]
         self.steps, self.rejoin = build_steps(rec.raw, compiled, fn.loc.file, fn.loc.line)
+        for s in self.steps:
+            s.file = _same_file(s.file, fn)
         self.valid, self.registers_read = rec.valid, rec.registers_read
+
+
+@dataclass(frozen=True)
+class _Loc:
+    file: str
+    line: int
+
+
+def _same_file(path, fn):
+    """The PTX .loc's path, spelt as the kernel's source lines spell it (the .loc path is
+    normalised: 'tests/../examples/x.py' is '/.../examples/x.py' there)."""
+    if path != fn.loc.file and _real(path) == _real(fn.loc.file):
+        return fn.loc.file
+    return path
 
 
 def _side_by_side(kernel, grid, block, args, block_idx, warp, gpu):
