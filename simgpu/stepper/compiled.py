@@ -164,11 +164,12 @@ class PtxStepper(Stepper):
         return self.ir.assigned(name, self.ir_pos(pos))
 
     def _ir_values(self, n):
+        """Variables, their assigned lanes and arrays from the side-by-side IR run, its position."""
         if self.ir is None:
-            return {}, {}, None
+            return {}, {}, {}, None
         p = self.ir_pos(n)
         s = self.ir.state_at(p)
-        return s.values, s.assigned, p
+        return s.values, s.assigned, s.arrays, p
 
     def state_at(self, n):
         """The state after `n` steps."""
@@ -179,14 +180,14 @@ class PtxStepper(Stepper):
             s = Step(-1, None, f, ln, self.valid, None, 0)
         else:
             s = self.steps[pos]
-        values, assigned, irp = self._ir_values(n)
+        values, assigned, arrays, irp = self._ir_values(n)
         stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
         w = int(self._cum_w[pos]) if pos >= 0 else 0
         eff = float(self._cum_t[pos]) / (32 * w) if w else 1.0
         last = pos >= len(self.steps) - 1
         return PtxWarpState(
             n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
-            s.text, s.kind, s.mask, s.taken, stack, values, assigned, {}, s.memory, eff, w, self.valid,
+            s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory, eff, w, self.valid,
             self.error if last else None, ptx_line=getattr(s, "ptx_line", 0), pc=getattr(s, "pc", None),
             sass=getattr(s, "sass", ()), registers=dict(getattr(s, "regs", {})),
             reconverged=getattr(s, "reconverged", 0), rejoin_of=getattr(s, "rejoin_of", ()),
