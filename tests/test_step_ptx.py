@@ -16,6 +16,7 @@ from simgpu.runtime.executor import default_executor
 from simgpu.sass.toolchain import compiled_path_available
 from simgpu.stepper import PtxStepper, StepError, Stepper, step
 from simgpu.stepper.html import page_data
+from simgpu.stepper.tui import main
 
 pytestmark = pytest.mark.skipif(not compiled_path_available()[0],
                                 reason="the compiled path needs numba-cuda and ptxas")
@@ -191,3 +192,14 @@ def test_the_default_executor_is_the_machines_default(monkeypatch):
     assert st.executor == "ir"
     with pytest.raises(StepError, match="executor"):
         step(parity, 1, 32, parity_args(32), executor="nope")
+
+
+def test_simgpu_step_in_a_terminal_steps_the_compiled_code(capsys):
+    args = "(np.arange(64, dtype=np.float32),) + tuple(np.zeros(64, np.float32) for _ in range(3))"
+    then_l = line_of(parity, "v * 2.0")
+    assert main([f"{__file__}::parity", "--block", "64", "--executor", "ptx", "--args", args,
+                 "--script", f"b {then_l} c p i p %nope"]) == 0
+    out = capsys.readouterr().out
+    assert f"=>*{then_l:>4} |" in out
+    assert "#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.  16/32 active" in out and "PTX line" in out
+    assert "i       [ 0-15]  0  1  2" in out and "error: register %nope is never written" in out

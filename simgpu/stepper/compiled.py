@@ -113,7 +113,8 @@ class PtxStepper(Stepper):
         self.block_idx, self.warp, self.error = block_idx, warp, error
         self.steps, self._rejoin = rec.steps, rec.rejoin
         self.valid, self.registers_read = rec.valid, bool(rec.registers_read)
-        self._hist, self._arrays = _register_history(self.steps), {}
+        self._hist = _register_history(self.steps)
+        self._arrays = ir._arrays if ir is not None else {}      # shared/local arrays: the IR run's
         self.ir, self.ir_note = ir, ir_note
         self._ir_pos = ir_positions(self.steps, ir.steps) if ir is not None else None
         self.values_from = IR_VALUES if ir is not None else f"{NO_NAMES}; {ir_note}"
@@ -281,4 +282,5 @@ def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memor
     if name != "ir":
         raise StepError(f"executor={executor!r}: the stepper runs on 'ptx' (the compiled code), "
                         "'ir' (simgpu's IR) or 'auto'")
+    kw.pop("ir_values", None)          # the IR stepper has the variables itself
     return step_ir(kernel, grid, block, args, block_idx, warp, gpu, memory, timing, **kw)

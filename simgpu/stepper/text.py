@@ -175,10 +175,8 @@ def _ptx_variables(s, st, show):
                 out.extend(var_rows(n, st.value(n, s.step), st.assigned(n, s.step)))
             except StepError:
                 out.append(f"  {n}: (no value yet)")
-        elif n in s.values:
-            out.extend(var_rows(n, s.values[n], s.assigned.get(n)))
         else:
-            out.append(f"  {n}: (no value yet)")
+            out.extend(_variable(s, st, n))
     return out
 
 
