@@ -14,8 +14,9 @@ from numba import cuda
 
 from simgpu.runtime.executor import default_executor
 from simgpu.sass.toolchain import compiled_path_available
-from simgpu.stepper import PtxStepper, StepError, Stepper, step
+from simgpu.stepper import PtxStepper, StepError, Stepper, ptxrec, step
 from simgpu.stepper.html import page_data
+from simgpu.stepper.text import format_state
 from simgpu.stepper.tui import main
 
 pytestmark = pytest.mark.skipif(not compiled_path_available()[0],
@@ -203,3 +204,19 @@ def test_simgpu_step_in_a_terminal_steps_the_compiled_code(capsys):
     assert f"=>*{then_l:>4} |" in out
     assert "#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.  16/32 active" in out and "PTX line" in out
     assert "i       [ 0-15]  0  1  2" in out and "error: register %nope is never written" in out
+
+
+def test_without_the_executors_registers_masks_and_reconvergence_remain(monkeypatch):
+    """Should the register file be out of reach, the record keeps what the events carry
+    (lines, masks, divergence seen from the lanes that run next, reconvergence) and says
+    that it has no register values."""
+    monkeypatch.setattr(ptxrec, "_find_executor", lambda ev: None)
+    st = step(parity, 1, 32, parity_args(32), executor="ptx", ir_values=False)
+    assert not st.registers_read and all(not s.regs for s in st.steps)
+    rj = [s for s in st.steps if s.reconverged]
+    assert len(rj) == 1 and rj[0].line == line_of(parity, "out[i] = v") and rj[0].mask == 0xFFFFFFFF
+    assert rj[0].rejoin_of == (line_of(parity, "if i % 2"),)
+    s = st.goto(rj[0].index + 1)
+    assert s.registers == {} and "registers could not be read" in format_state(s, st)
+    with pytest.raises(StepError, match="registers could not be read"):
+        st.value("%r1")

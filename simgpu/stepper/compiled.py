@@ -52,6 +52,7 @@ class PtxWarpState(WarpState):
     reconverged: int = 0              # lanes that rejoined the warp at this step
     rejoin_of: tuple = ()             # lines of the divergent branches that closed here
     target: object = None             # branch target label
+    guard: object = None              # lanes whose guard predicate held (None: no guard / unread)
     no_loc: bool = False              # the compiler gave no source line; shown under the previous
     values_from: str = ""             # where `values` come from (or why there are none)
     ir_step: object = None            # the IR stepper's position whose values are shown
@@ -99,7 +100,7 @@ def _register_history(steps):
             idx, vals, asg = hist.setdefault(name, ([], [], []))
             idx.append(s.index)
             vals.append(v)
-            asg.append((asg[-1] if asg else 0) | s.mask)
+            asg.append((asg[-1] if asg else 0) | (s.mask if s.guard is None else s.guard))
     return hist
 
 
@@ -193,6 +194,7 @@ class PtxStepper(Stepper):
             sass=getattr(s, "sass", ()), registers=dict(getattr(s, "regs", {})),
             reconverged=getattr(s, "reconverged", 0), rejoin_of=getattr(s, "rejoin_of", ()),
             target=getattr(s, "target", None), no_loc=getattr(s, "no_loc", False),
+            guard=getattr(s, "guard", None),
             values_from=self.values_from, ir_step=irp)
 
     def __repr__(self):

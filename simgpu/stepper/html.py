@@ -61,7 +61,8 @@ def _ptx_step(s):
         rejoin = (f"{bin(s.reconverged).count('1')} lane(s) rejoin the warp here (reconvergence" +
                   (" after the branch at line " + ", ".join(map(str, s.rejoin_of)) if s.rejoin_of else "") + ")")
     return {"ptx_line": s.ptx_line, "sass": list(s.sass), "target": s.target, "rejoin": rejoin,
-            "no_loc": s.no_loc, "regs": {k: _cells(v, s.mask) for k, v in s.regs.items()}}
+            "no_loc": s.no_loc,
+            "regs": {k: _cells(v, s.mask if s.guard is None else s.guard) for k, v in s.regs.items()}}
 
 
 def page_data(st, variables=None):

@@ -45,6 +45,7 @@ class PtxStep(Step):
     sass: tuple = ()          # SASS instructions ptxas made from this PTX line
     regs: dict = field(default_factory=dict)   # register -> (32,) value per lane after the step
     target: object = None     # branch: the label it jumps to
+    guard: object = None      # lanes whose guard predicate held (@%p ...): they took effect
     reconverged: int = 0      # lanes that rejoin the warp at this step (0: none)
     rejoin_of: tuple = ()     # source lines of the divergent branches whose lanes all rejoin here
     no_loc: bool = False      # the compiler gave no source line (.loc line 0): shown under the previous
@@ -66,6 +67,7 @@ class _Raw:
     opcode: str
     mask: int
     taken: object = None
+    guard: object = None
     target: object = None
     regs: dict = field(default_factory=dict)
     memory: object = None
@@ -76,8 +78,12 @@ def lane_mask(lanes):
     return int(np.left_shift(np.uint64(1), np.asarray(lanes, np.uint64)).sum())
 
 
-def _find_executor():
-    """The PTX chunk executor that is notifying us (a caller's `self`), or None."""
+def _find_executor(ev):
+    """The PTX chunk executor that is notifying us, or None: the event's, should it carry one,
+    else a caller's `self` (Executor.notify_instr is two frames up)."""
+    ex = getattr(ev, "executor", None)
+    if isinstance(ex, PtxChunkExecutor):
+        return ex
     f = sys._getframe(2)
     for _ in range(6):
         if f is None:
@@ -129,26 +135,32 @@ class PtxRecorder:
             return
         self.flush()
         if self.ex is None:
-            self.ex = _find_executor()
+            self.ex = _find_executor(ev)
             self.registers_read = self.ex is not None
         r = _Raw(ev.pc, ev.line, ev.loc, ev.text, ev.opcode, lane_mask(ev.lanes[a:b] - self.lo))
         if self.ex is not None:
             self._decode(r)
         self.raw.append(r)
 
+    def _guard(self, ins, func, mask):
+        """Lanes of `mask` whose guard predicate holds (all of them without a guard; None if
+        the predicate register cannot be read)."""
+        if ins.guard is None:
+            return mask
+        p = self.ex.regs.get((func, ins.guard[0]))
+        if p is None:
+            return None
+        bits = np.asarray(p[self.lo:self.lo + WARP], bool) ^ bool(ins.guard[1])
+        return mask & lane_mask(np.flatnonzero(bits))
+
     def _decode(self, r):
         """Branch target and decision (from the guard predicate), registers to read later."""
-        lk, ex = self.ex.im.linked, self.ex
+        lk = self.ex.im.linked
         ins, func = lk.code[r.pc], lk.func_of[r.pc]
+        r.guard = self._guard(ins, func, r.mask)
         if ins.opcode == "bra":
             r.target = ins.operands[0][1] if ins.operands and ins.operands[0][0] == "sym" else None
-            if ins.guard is None:
-                r.taken = r.mask
-            else:
-                p = ex.regs.get((func, ins.guard[0]))
-                if p is not None:
-                    bits = np.asarray(p[self.lo:self.lo + WARP], bool) ^ bool(ins.guard[1])
-                    r.taken = r.mask & lane_mask(np.flatnonzero(bits))
+            r.taken = r.guard
         elif ins.opcode not in NO_DST and ins.operands:
             keys = [(func, reg) for reg in _dst_regs(ins.operands[0])]
             self.pending = (r, keys, ins.types[0] if ins.types else None)
@@ -249,7 +261,7 @@ def build_steps(raw, compiled, kernel_file, first_line):
         ops = sass.get(r.ptx_line, ())
         s = PtxStep(i, _kind(r.opcode), f, ln, r.mask, r.text, len(ops), taken=r.taken,
                     memory=r.memory, pc=r.pc, ptx_line=r.ptx_line, opcode=r.opcode, sass=ops,
-                    regs=r.regs, target=r.target, no_loc=no_loc,
+                    regs=r.regs, target=r.target, guard=r.guard, no_loc=no_loc,
                     dst=next(iter(r.regs), None))
         steps.append(s)
         prev = s

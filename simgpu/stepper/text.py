@@ -80,6 +80,9 @@ def _ptx_branch(s):
         where = s.target or "the target"
         out.append(f"  branch    {nt} lane(s) jump to {where} {s.taken:#010x}, "
                    f"{s.n_active - nt} fall through" + ("  (the warp diverges)" if 0 < nt < s.n_active else ""))
+    elif s.guard is not None and s.guard != s.active_mask and s.instruction.lstrip().startswith("@"):
+        out.append(f"  guard     {bin(s.guard).count('1')} lane(s) {s.guard:#010x} have the predicate true: "
+                   f"only they take effect")
     if s.reconverged:
         after = (" after the divergent branch at line " + ", ".join(map(str, s.rejoin_of))) if s.rejoin_of else ""
         out.append(f"  rejoin    {bin(s.reconverged).count('1')} lane(s) {s.reconverged:#010x} rejoin the warp "
@@ -164,7 +167,7 @@ def _ptx_variables(s, st, show):
     if s.registers:
         out.append("  registers written by this step (the compiled code's values; - = idle lane):")
         for name, v in s.registers.items():
-            out.extend(var_rows(name, v, s.active_mask))
+            out.extend(var_rows(name, v, s.active_mask if s.guard is None else s.guard))
     elif s.step > 0 and st is not None and not st.registers_read:
         out.append("  registers: none (the executor's registers could not be read)")
     names = list(show) if show else list(s.values)
