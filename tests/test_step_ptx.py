@@ -4,6 +4,7 @@ PTX and its SASS, the registers written, and the variables from a side-by-side I
 labelled as such.  Small launches only."""
 import inspect
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -220,3 +221,26 @@ def test_without_the_executors_registers_masks_and_reconvergence_remain(monkeypa
     assert s.registers == {} and "registers could not be read" in format_state(s, st)
     with pytest.raises(StepError, match="registers could not be read"):
         st.value("%r1")
+
+
+@cuda.jit(device=True)
+def twice_sin(v):
+    return math.sin(v) * 2.0
+
+
+def calls(x, out):
+    i = cuda.grid(1)
+    v = x[i]
+    v = twice_sin(v)
+    out[i] = v
+
+
+def test_the_ir_values_of_a_call_line_are_those_after_the_inlined_call_returns():
+    """The PTX gives an inlined device function's code the call's line; the IR run's values
+    for that line are taken after the call, where the compiled code's result agrees."""
+    x = np.linspace(0, 3, 32).astype(np.float32)
+    st = step(calls, 1, 32, (x, np.zeros_like(x)), executor="ptx")
+    call = line_of(calls, "v = twice_sin(v)")
+    s = st.run(until_line=call)
+    assert s.line == call and s.ir_step is not None
+    np.testing.assert_allclose(s.values["v"], 2 * np.sin(x), rtol=1e-5)

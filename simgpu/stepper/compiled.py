@@ -64,11 +64,14 @@ def _real(path):
     return os.path.realpath(path) if path and not path.startswith("<") else path
 
 
-def _visits(steps):
-    """Maximal runs of steps on one source line: [((file, line), start, end)]."""
+def _visits(steps, keep=None):
+    """Maximal runs of steps on one source line: [((file, line), start, end)]; with `keep`,
+    steps on other lines are passed over (they neither end a run nor start one)."""
     out = []
     for i, s in enumerate(steps):
         key = (_real(s.file), s.line)
+        if keep is not None and key not in keep:
+            continue
         if out and out[-1][0] == key:
             out[-1][2] = i + 1
         else:
@@ -79,12 +82,15 @@ def _visits(steps):
 def ir_positions(ptx_steps, ir_steps):
     """For each PTX step: the IR position (steps executed) whose values go with it -- the end
     of the IR warp's k-th visit to the line of the PTX step's k-th visit (its last visit if it
-    has fewer; the previous position if it never runs that line)."""
+    has fewer; the previous position if it never runs that line).  IR lines the compiled code
+    never names (an inlined device function's, which the PTX .loc gives the call's line) are
+    passed over, so the call line's visit ends after the call returns."""
+    ptx_visits = _visits(ptx_steps)
     ends = {}
-    for key, _, b in _visits(ir_steps):
+    for key, _, b in _visits(ir_steps, {v[0] for v in ptx_visits}):
         ends.setdefault(key, []).append(b)
     out, seen, last = [], {}, 0
-    for key, a, b in _visits(ptx_steps):
+    for key, a, b in ptx_visits:
         k = seen[key] = seen.get(key, -1) + 1
         if key in ends:
             last = ends[key][min(k, len(ends[key]) - 1)]
