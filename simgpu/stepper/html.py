@@ -171,7 +171,7 @@ function render() {
   if (PTX && s) Object.keys(s.regs).reverse().forEach(r => vrows.unshift([r, s.regs[r]]));
   vrows.forEach(([name, v]) => {
     const tr = document.createElement('tr');
-    tr.innerHTML = `<td><b>${name}</b></td>` + v.map((x, i) =>
+    tr.innerHTML = (name[0] === "%" ? `<td><code>${name}</code></td>` : `<td><b>${name}</b></td>`) + v.map((x, i) =>
       `<td class="${((mask >>> i) & 1) ? '' : 'off'}">${x === true ? 'T' : x === false ? 'F' : x}</td>`).join('');
     t.appendChild(tr);
   });
