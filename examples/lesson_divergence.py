@@ -8,7 +8,7 @@ whole warp (its warp index) sends each warp down one side only: same work, no id
 (`i & 1` is `i % 2` and `i >> 5` is `i // 32`, written as the compiler emits them.)
 
     python examples/lesson_divergence.py
-    simgpu step examples/lesson_divergence.py::by_parity --block 128 --script "n n n n n p i"
+    simgpu step examples/lesson_divergence.py::by_parity --executor ir --block 128 --script "n n n n n p i"
 """
 import numpy as np
 
@@ -60,7 +60,7 @@ def main():
         results[k.__name__] = (eff, cost)
         print(f"  {name:<22}{100 * eff:>15.1f} %{cost:>20,.0f}")
     print("  (warp instructions: smsp__inst_executed.sum of the simulated launch)\n")
-    st = step(by_parity, N // BLOCK, BLOCK, args_by_parity(), block_idx=0, warp=0)
+    st = step(by_parity, N // BLOCK, BLOCK, args_by_parity(), block_idx=0, warp=0, executor="ir")
     st.run(until_line=st.find_line("x[i] * 2.0"))
     print(f"by_parity, warp 0 of block 0 at line {st.state.line}: {st.state.source.strip()}")
     print(f"  lanes {lanes(st.state.active_mask)}  {st.state.n_active}/32 active")

@@ -7,7 +7,7 @@ lanes' slots are idle.  Giving every lane of a warp the same trip count (it depe
 warp index instead) does the same total work with no idle lanes.
 
     python examples/lesson_loop.py
-    simgpu step examples/lesson_loop.py::trips_by_lane --block 64 --script "b 27 c c c p acc"
+    simgpu step examples/lesson_loop.py::trips_by_lane --executor ir --block 64 --script "b 27 c c c p acc"
 """
 import numpy as np
 
@@ -58,7 +58,7 @@ def main():
         results[k.__name__] = (eff, cost)
         print(f"  {name:<24}{100 * eff:>15.1f} %{cost:>20,.0f}")
     print("  (warp instructions: smsp__inst_executed.sum of the simulated launch)\n")
-    st = step(trips_by_lane, N // BLOCK, BLOCK, args_trips_by_lane(), block_idx=0, warp=0)
+    st = step(trips_by_lane, N // BLOCK, BLOCK, args_trips_by_lane(), block_idx=0, warp=0, executor="ir")
     body = st.find_line("acc += x[i]")
     print("trips_by_lane, warp 0 of block 0: active lanes at each pass through the loop body")
     passes = 0

@@ -7,7 +7,7 @@ lanes.  Sequential addressing keeps threads 0..s-1 working: whole warps drop out
 and the warps that remain are full until fewer than 32 threads are left.
 
     python examples/lesson_reduction.py
-    simgpu step examples/lesson_reduction.py::reduce_interleaved --block 256 --script "b 30 c c c"
+    simgpu step examples/lesson_reduction.py::reduce_interleaved --executor ir --block 256 --script "b 30 c c c"
 """
 import numpy as np
 
@@ -73,7 +73,7 @@ def main():
     print("  (warp instructions: smsp__inst_executed.sum of the simulated launch)\n")
     for k in (reduce_interleaved, reduce_sequential):
         print(f"{k.__name__}: lanes of warp 1 (threads 32..63) that add, step by step")
-        st = step(k, N // BLOCK, BLOCK, args_reduce_interleaved(), block_idx=0, warp=1)
+        st = step(k, N // BLOCK, BLOCK, args_reduce_interleaved(), block_idx=0, warp=1, executor="ir")
         test = st.find_line("while s ")
         branch = st.find_line("if t % (2 * s)" if k is reduce_interleaved else "if t < s")
         rows = []

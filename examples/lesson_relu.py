@@ -8,7 +8,7 @@ the same compare and multiply, and the warp never splits.
 `if` as written, so you see the cost that the source code describes.)
 
     python examples/lesson_relu.py
-    simgpu step examples/lesson_relu.py::relu_if --block 128 --script "b 27 c c p v"
+    simgpu step examples/lesson_relu.py::relu_if --executor ir --block 128 --script "b 27 c c p v"
 """
 import numpy as np
 
@@ -57,7 +57,7 @@ def main():
         results[k.__name__] = (eff, cost, ok)
         print(f"  {k.__name__:<12}{100 * eff:>15.1f} %{cost:>20,.0f}   {ok}")
     print("  (warp instructions: smsp__inst_executed.sum of the simulated launch)\n")
-    st = step(relu_if, N // BLOCK, BLOCK, args_relu_if(), block_idx=0, warp=0)
+    st = step(relu_if, N // BLOCK, BLOCK, args_relu_if(), block_idx=0, warp=0, executor="ir")
     st.run(until_line=st.find_line("if v > 0"))
     taken = st.state.taken
     print(f"relu_if, warp 0 of block 0 at `if v > 0`: {bin(taken).count('1')} lanes go to the "

@@ -7,7 +7,7 @@ diverges until the one lane that writes.  Compared with the shared-memory tree (
 addressing), the block needs one barrier instead of nine and far fewer instructions.
 
     python examples/lesson_shuffle.py
-    simgpu step examples/lesson_shuffle.py::reduce_shuffle --block 256 --show v --script "b 29 c c c"
+    simgpu step examples/lesson_shuffle.py::reduce_shuffle --executor ir --block 256 --show v --script "b 29 c c c"
 """
 import numpy as np
 
@@ -75,7 +75,7 @@ def main():
         x, out = args_reduce_shuffle()
         rep = simgpu.launch(k, N // BLOCK, BLOCK, (x, out))
         eff, cost = rep.simt_efficiency, rep.metrics["smsp__inst_executed.sum"]
-        st = step(k, N // BLOCK, BLOCK, args_reduce_shuffle(), block_idx=0, warp=0)
+        st = step(k, N // BLOCK, BLOCK, args_reduce_shuffle(), block_idx=0, warp=0, executor="ir")
         bars = sum("syncthreads(" in s.text for s in st.steps)
         ok = bool(np.array_equal(out, x.reshape(-1, BLOCK).sum(axis=1)))
         results[k.__name__] = (eff, cost, bars, ok)
@@ -83,7 +83,7 @@ def main():
     print("  (warp instructions: smsp__inst_executed.sum of the simulated launch;"
           " barriers: cuda.syncthreads() per block)\n")
     x, out = args_reduce_shuffle()
-    st = step(reduce_shuffle, N // BLOCK, BLOCK, (x, out), block_idx=0, warp=0)
+    st = step(reduce_shuffle, N // BLOCK, BLOCK, (x, out), block_idx=0, warp=0, executor="ir")
     shfl = st.find_line("v += cuda.shfl_down_sync(0xffffffff, v, d)")
     print("reduce_shuffle, warp 0 of block 0: v in lanes 0..7 after each shuffle "
           f"(the warp's 32 inputs sum to {x[:32].sum():g})")

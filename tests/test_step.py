@@ -13,6 +13,13 @@ import simgpu
 from simgpu.stepper import StepError, Stepper, step
 
 
+@pytest.fixture(autouse=True)
+def ir_stepper(monkeypatch):
+    """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
+    default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+
+
 def parity(x, out):
     i = cuda.grid(1)
     if i < x.size:

@@ -14,6 +14,13 @@ from simgpu.stepper import step
 from simgpu.stepper.html import page_data
 
 
+@pytest.fixture(autouse=True)
+def ir_stepper(monkeypatch):
+    """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
+    default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+
+
 def parity(x, out):
     i = cuda.grid(1)
     if i < x.size:

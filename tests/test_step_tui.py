@@ -11,6 +11,13 @@ import pytest
 from simgpu.stepper import step
 from simgpu.stepper.tui import Session, main, parse_commands
 
+
+@pytest.fixture(autouse=True)
+def ir_stepper(monkeypatch):
+    """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
+    default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+
 KERNEL = textwrap.dedent("""\
     import numpy as np
     from numba import cuda

@@ -1,4 +1,4 @@
-"""The warp stepper: one warp of one block, one instruction at a time.
+"""The warp stepper on simgpu's IR: one warp of one block, one instruction at a time.
 
     st = simgpu.step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0)
     st.next_line(); print(st.state)          # line, active lanes, stack, values, memory
@@ -33,7 +33,7 @@ from .text import format_state
 from .record import (MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int,
                           rejoin_lines)
 
-__all__ = ["step", "Stepper", "WarpState", "StepError", "StackEntry", "MemAccess", "Step",
+__all__ = ["step_ir", "check_target", "Stepper", "WarpState", "StepError", "StackEntry", "MemAccess", "Step",
            "mask_int", "mask_bools"]
 
 
@@ -88,6 +88,8 @@ class Stepper:
     """Steps through the record of one warp.  `pos` is how many steps have been executed
     (0: the start, len(st): the end); `state` is the state there."""
 
+    executor = "ir"              # what it steps: simgpu's IR (PtxStepper: the compiled code)
+
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None):
         self.kernel_name, self.fn, self.report = kernel_name, fn, report
         self.block_idx, self.warp, self.error = block_idx, warp, error
@@ -99,6 +101,10 @@ class Stepper:
         self.code_lines = {n.loc.line for n in walk(fn.body) if hasattr(n, "loc")}
         self.variables = sorted({n for n in fn.var_types if "%" not in n and not
                                  _is_array(fn.var_types[n])} | {k for k in self._hist if "%" not in k})
+        self._count_weights()
+
+    def _count_weights(self):
+        """Running SASS-instruction and active-lane totals (SIMT efficiency so far)."""
         w = np.array([s.weight for s in self.steps], dtype=np.int64)
         act = np.array([bin(s.mask).count("1") for s in self.steps], dtype=np.int64)
         self._cum_w, self._cum_t = np.cumsum(w), np.cumsum(w * act)
@@ -318,13 +324,8 @@ def _block3(block_idx):
     return b + (0,) * (3 - len(b))
 
 
-def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,
-         **launch_kw):
-    """Run the launch and return a Stepper over warp `warp` of block `block_idx`.
-
-    Arrays in `args` are updated as a launch updates them.  `st.report` is the launch's
-    Report; `memory`, `timing` and `launch_kw` go to simgpu.launch (off by default: the
-    stepper computes its warp's sectors and banks itself)."""
+def check_target(kernel, grid, block, block_idx, warp):
+    """(program, grid, block, block index (3), warp) after checking the warp is in the launch."""
     k = as_program(kernel)
     g, b = dim3(grid, "grid"), dim3(block, "block")
     bi = _block3(block_idx)
@@ -335,6 +336,19 @@ def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memor
     if not isinstance(warp, (int, np.integer)) or not 0 <= warp < wpb:
         raise StepError(f"warp {warp!r} is not in the block: a block of {b[0] * b[1] * b[2]} threads "
                         f"has {wpb} warp(s), numbered 0..{wpb - 1}")
+    return k, g, b, bi, int(warp)
+
+
+def step_ir(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,
+            **launch_kw):
+    """The stepper on simgpu's IR (executor="ir"): run the launch and return a Stepper over
+    warp `warp` of block `block_idx` (`simgpu.step` chooses between this and the compiled code).
+
+    Arrays in `args` are updated as a launch updates them.  `st.report` is the launch's
+    Report; `memory`, `timing` and `launch_kw` go to simgpu.launch (off by default: the
+    stepper computes its warp's sectors and banks itself)."""
+    k, g, b, bi, warp = check_target(kernel, grid, block, block_idx, warp)
+    launch_kw["executor"] = "ir"
     rec = Recorder(bi[0] + g[0] * (bi[1] + g[1] * bi[2]), int(warp))
     error, report = None, None
     try:

@@ -1,7 +1,9 @@
 """`Stepper.to_html`: one self-contained page that replays a warp's steps with buttons.
 
 The page holds the record as JSON (values as per-step changes) and a small script; it needs
-no network and no server.  Buttons: start, back, step, next line, end; the arrow keys step.
+no network and no server.  A compiled-path record (PtxStepper) also shows each step's PTX
+line, its SASS, where lanes rejoin, the registers the step wrote and the variables from the
+side-by-side IR run, labelled.  Buttons: start, back, step, next line, end; the arrow keys step.
 """
 from __future__ import annotations
 
@@ -20,23 +22,65 @@ def _num(v):
     return [int(x) for x in v]
 
 
-def page_data(st, variables=None):
-    keep = set(variables) if variables else None
-    changes = [dict() for _ in range(len(st.steps) + 1)]      # changes[n]: after n steps
+def _cells(v, assigned):
+    return [x if (assigned >> k) & 1 else "-" for k, x in enumerate(_num(v))]
+
+
+def _ir_changes(st, keep):
+    """changes[n]: the variables whose values change after n steps (IR record)."""
+    changes = [dict() for _ in range(len(st.steps) + 1)]
     for name, (idx, vals, assigned) in st._hist.items():
         if "%" in name or (keep is not None and name not in keep):
             continue
         for i, v, a in zip(idx, vals, assigned):
-            changes[i + 1 if i >= 0 else 0][name] = [x if (a >> k) & 1 else "-" for k, x in enumerate(_num(v))]
+            changes[i + 1 if i >= 0 else 0][name] = _cells(v, a)
+    return changes
+
+
+def _ptx_changes(st, keep):
+    """changes[n] on the compiled path: the side-by-side IR run's variables, wherever the IR
+    position that goes with the PTX state changes (none without that run)."""
+    changes = [dict() for _ in range(len(st.steps) + 1)]
+    if st.ir is None:
+        return changes
+    prev = None
+    for n in range(len(st.steps) + 1):
+        p = st.ir_pos(n)
+        if p != prev:
+            s = st.ir.state_at(p)
+            changes[n] = {k: _cells(v, s.assigned.get(k, -1)) for k, v in s.values.items()
+                          if keep is None or k in keep}
+            prev = p
+    return changes
+
+
+def _ptx_step(s):
+    """The compiled path's extra fields of one step."""
+    rejoin = ""
+    if s.reconverged:
+        rejoin = (f"{bin(s.reconverged).count('1')} lane(s) rejoin the warp here (reconvergence" +
+                  (" after the branch at line " + ", ".join(map(str, s.rejoin_of)) if s.rejoin_of else "") + ")")
+    return {"ptx_line": s.ptx_line, "sass": list(s.sass), "target": s.target, "rejoin": rejoin,
+            "no_loc": s.no_loc,
+            "regs": {k: _cells(v, s.mask if s.guard is None else s.guard) for k, v in s.regs.items()}}
+
+
+def page_data(st, variables=None):
+    keep = set(variables) if variables else None
+    ptx = getattr(st, "executor", "ir") == "ptx"
+    changes = _ptx_changes(st, keep) if ptx else _ir_changes(st, keep)   # changes[n]: after n steps
     steps = []
     for s in st.steps:
         steps.append({"line": s.line, "file": s.file, "mask": s.mask, "text": s.text, "kind": s.kind,
                       "taken": s.taken, "w": s.weight,
                       "stack": [[k, n.loc.line, m, st.rejoin_line(n)] for k, n, m in s.stack],
                       "mem": str(s.memory) if s.memory is not None else "-"})
+        if ptx:
+            steps[-1].update(_ptx_step(s))
     b = st.block_idx
     return {"kernel": st.kernel_name, "block": list(b), "warp": st.warp, "valid": st.valid,
-            "file": st.fn.loc.file,
+            "file": st.fn.loc.file, "executor": "ptx" if ptx else "ir",
+            "values_from": st.values_from if ptx else "",
             "source": {f"{f}:{ln}": t for (f, ln), t in st.fn.source_lines.items()},
             "steps": steps, "changes": changes,
             "error": str(st.error) if st.error else None}
@@ -63,6 +107,7 @@ table.vals td.off{color:#aaa;background:#f3f3f3}
 JS = r"""
 const D = JSON.parse(document.getElementById('data').textContent);
 const N = D.steps.length;
+const PTX = D.executor === 'ptx';
 const vals = [{}];
 for (let n = 0; n <= N; n++) {
   const prev = n ? vals[n - 1] : {};
@@ -100,8 +145,15 @@ function render() {
     E('lanes').appendChild(d);
   }
   E('active').textContent = `${popc(mask)}/32 active (${hex(mask)})`;
-  E('inst').textContent = s ? s.text + (s.kind === 'if' && s.taken !== null ?
-      `: ${popc(s.taken)} lanes take the if-side, ${popc(s.mask) - popc(s.taken)} the else-side` : '') : '(next to run)';
+  E('inst').textContent = s ? (PTX ? `PTX line ${s.ptx_line}: ` : '') + s.text + (s.kind === 'if' && s.taken !== null ?
+      `: ${popc(s.taken)} lanes take the if-side, ${popc(s.mask) - popc(s.taken)} the else-side` : '') +
+      (s.kind === 'bra' && s.taken !== null ? `: ${popc(s.taken)} lanes jump to ${s.target}, ` +
+       `${popc(s.mask) - popc(s.taken)} fall through` : '') +
+      (PTX && s.no_loc ? ' (no source line from the compiler: shown under the previous line)' : '') : '(next to run)';
+  if (PTX) {
+    E('sass').textContent = s ? (s.sass.length ? s.sass.join(' ; ') : '(no SASS from this PTX line)') : '-';
+    E('rejoin').textContent = s && s.rejoin ? s.rejoin : '-';
+  }
   E('stack').innerHTML = '';
   (s ? s.stack.slice().reverse() : []).forEach(([k, ln, m, rj]) => {
     const li = document.createElement('li');
@@ -115,10 +167,11 @@ function render() {
   const hr = document.createElement('tr');
   hr.innerHTML = '<td>lane</td>' + [...Array(32).keys()].map(i => `<td>${i}</td>`).join('');
   t.appendChild(hr);
-  Object.keys(vals[pos]).sort().forEach(name => {
+  const vrows = Object.keys(vals[pos]).sort().map(name => [name, vals[pos][name]]);
+  if (PTX && s) Object.keys(s.regs).reverse().forEach(r => vrows.unshift([r, s.regs[r]]));
+  vrows.forEach(([name, v]) => {
     const tr = document.createElement('tr');
-    const v = vals[pos][name];
-    tr.innerHTML = `<td><b>${name}</b></td>` + v.map((x, i) =>
+    tr.innerHTML = (name[0] === "%" ? `<td><code>${name}</code></td>` : `<td><b>${name}</b></td>`) + v.map((x, i) =>
       `<td class="${((mask >>> i) & 1) ? '' : 'off'}">${x === true ? 'T' : x === false ? 'F' : x}</td>`).join('');
     t.appendChild(tr);
   });
@@ -149,10 +202,25 @@ render();
 """
 
 
+def _ptx_rows(st):
+    if getattr(st, "executor", "ir") != "ptx":
+        return ""
+    return ('<div><span class="k">sass</span><code id="sass"></code></div>\n'
+            '<div><span class="k">rejoin</span><span id="rejoin"></span></div>\n')
+
+
+def _values_note(st):
+    if getattr(st, "executor", "ir") != "ptx":
+        return ""
+    return (": first the PTX registers this step wrote (%...: the compiled code's values), then the "
+            f"kernel's variables {html.escape(st.values_from)}")
+
+
 def render(st, variables=None):
     data = json.dumps(page_data(st, variables)).replace("</", "<\\/")
     b = st.block_idx
-    title = html.escape(f"{st.kernel_name}: block ({b[0]}, {b[1]}, {b[2]}) warp {st.warp}")
+    title = html.escape(f"{st.kernel_name}: block ({b[0]}, {b[1]}, {b[2]}) warp {st.warp}" +
+                        (" (compiled PTX)" if getattr(st, "executor", "ir") == "ptx" else ""))
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>simgpu step: {title}</title><style>{CSS}</style></head>
 <body>
@@ -168,7 +236,7 @@ def render(st, variables=None):
 <div id="lanes"></div>
 <div><span class="k">stack</span></div><ul id="stack"></ul>
 <div><span class="k">memory</span><code id="mem"></code></div>
-<div><span class="k">values</span> (grey: lane idle at this step)</div>
+{_ptx_rows(st)}<div><span class="k">values</span> (grey: lane idle at this step){_values_note(st)}</div>
 <table class="vals" id="vals"></table>
 <script type="application/json" id="data">{data}</script>
 <script>{JS}</script>

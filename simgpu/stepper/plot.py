@@ -63,7 +63,7 @@ def warp_lanes(st, ax=None, path=None, title=None, max_legend=14):
         fig = ax.figure
     n = m.shape[1]
     ax.imshow(rgba, aspect="auto", interpolation="nearest", extent=(0.5, n + 0.5, 31.5, -0.5))
-    ax.set_xlabel("warp instruction (step)")
+    ax.set_xlabel("PTX instruction (step)" if getattr(st, "executor", "ir") == "ptx" else "warp instruction (step)")
     ax.set_ylabel("lane")
     ax.set_yticks([0, 8, 16, 24, 31])
     if 0 < st.pos < n:

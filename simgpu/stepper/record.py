@@ -85,9 +85,14 @@ class MemAccess:
 def _mem_access(ev, lo, name):
     m = np.asarray(ev.mask.arr[lo:lo + WARP])
     addr = np.where(m, np.asarray(ev.addr[lo:lo + WARP], dtype=np.int64), -1)
-    a, size = addr[m], ev.size
-    acc = MemAccess(ev.space, ev.kind, name, size, addr, int(m.sum()))
-    if ev.space == "shared":
+    return warp_access(ev.space, ev.kind, name, ev.size, addr, m)
+
+
+def warp_access(space, kind, name, size, addr, m):
+    """The MemAccess of one warp: `addr` (32,) byte addresses (-1 idle), `m` (32,) active."""
+    a = addr[m]
+    acc = MemAccess(space, kind, name, size, addr, int(m.sum()))
+    if space == "shared":
         # 32 banks of 4 B; one wavefront serves one distinct word per bank (same word:
         # broadcast).  8-byte accesses go by half-warp, 16-byte ones by quarter-warp, as in
         # simgpu.memory.banks; conflicts = wavefronts - one per group with an active lane.
@@ -101,7 +106,7 @@ def _mem_access(ev, lo, name):
                 acc.conflicts -= 1
         acc.conflicts += acc.wavefronts
         return acc
-    if ev.space == "local":       # local memory is interleaved: word w of lane l sits at (w*32+l)*4
+    if space == "local":          # local memory is interleaved: word w of lane l sits at (w*32+l)*4
         lane = np.flatnonzero(m)
         a = (a // 4) * 4 * WARP + lane * 4 + a % 4
     sec = np.unique(np.concatenate([a // 32, (a + size - 1) // 32]))

@@ -1,4 +1,8 @@
-"""The stepper's text face: a warp's state as lines of text (lanes, values, source)."""
+"""The stepper's text face: a warp's state as lines of text (lanes, values, source).
+
+On the compiled path (a PtxWarpState) it shows the PTX instruction and its SASS instead of
+the IR instruction, the branch decision and reconvergence, the registers the step wrote
+and the variables from the side-by-side IR run, labelled as such."""
 from __future__ import annotations
 
 import numpy as np
@@ -54,16 +58,53 @@ def _header(s, st, style):
             f"({s.inst_executed} warp instructions)"]
 
 
+def _ptx_instruction(s):
+    """The executed PTX instruction, its SASS and where its line comes from (compiled path)."""
+    if not s.instruction:
+        return []
+    text = " ".join(s.instruction.split())
+    out = [f"  executed  PTX line {s.ptx_line}: {text}" +
+           (f"   (no source line from the compiler: shown under line {s.line})" if s.no_loc else "")]
+    if s.sass:
+        more = f"   (+{len(s.sass) - 3} more)" if len(s.sass) > 3 else ""
+        out.append("  sass      " + " ; ".join(s.sass[:3]) + more)
+    else:
+        out.append("  sass      (none: ptxas made no SASS instruction from this PTX line)")
+    return out
+
+
+def _ptx_branch(s):
+    out = []
+    if s.kind == "bra" and s.taken is not None:
+        nt = bin(s.taken).count("1")
+        where = s.target or "the target"
+        out.append(f"  branch    {nt} lane(s) jump to {where} {s.taken:#010x}, "
+                   f"{s.n_active - nt} fall through" + ("  (the warp diverges)" if 0 < nt < s.n_active else ""))
+    elif s.guard is not None and s.guard != s.active_mask and s.instruction.lstrip().startswith("@"):
+        out.append(f"  guard     {bin(s.guard).count('1')} lane(s) {s.guard:#010x} have the predicate true: "
+                   f"only they take effect")
+    if s.reconverged:
+        after = (" after the divergent branch at line " + ", ".join(map(str, s.rejoin_of))) if s.rejoin_of else ""
+        out.append(f"  rejoin    {bin(s.reconverged).count('1')} lane(s) {s.reconverged:#010x} rejoin the warp "
+                   f"here, on line {s.line}: reconvergence{after}")
+    return out
+
+
 def _lanes_and_stack(s, style):
     out = []
     mark = "next to run" if s.step == 0 else "executed"
-    if s.instruction:
+    ptx = getattr(s, "executor", "ir") == "ptx"
+    if ptx:
+        out.extend(_ptx_instruction(s))
+    elif s.instruction:
         out.append(f"  {mark:<9} {s.instruction}")
     on = "█" if style.color else "#"
     out.append(f"  lanes     {lane_strip(s.active_mask, s.valid_mask, style)}  "
                f"{s.n_active}/32 active  ({on} active, {'·' if style.color else '.'} idle)")
     out.append("            0       8       16      24    31")
-    if s.kind == "if" and s.taken is not None:
+    if ptx:
+        out.extend(_ptx_branch(s))
+    elif s.kind == "if" and s.taken is not None:
         nt = bin(s.taken).count("1")
         out.append(f"  branch    {nt} lane(s) take the if-side {s.taken:#010x}, "
                    f"{s.n_active - nt} the else-side")
@@ -119,6 +160,29 @@ def _variables(s, st, show):
     return out
 
 
+def _ptx_variables(s, st, show):
+    """Registers the step wrote (the compiled code's values) and the variables by name (from
+    the side-by-side IR run, labelled), or why there are none."""
+    out = []
+    if s.registers:
+        out.append("  registers written by this step (the compiled code's values; - = idle lane):")
+        for name, v in s.registers.items():
+            out.extend(var_rows(name, v, s.active_mask if s.guard is None else s.guard))
+    elif s.step > 0 and st is not None and not st.registers_read:
+        out.append("  registers: none (the executor's registers could not be read)")
+    names = list(show) if show else list(s.values)
+    out.append(f"  variables {s.values_from}" + (f" (IR step {s.ir_step})" if s.ir_step is not None else ""))
+    for n in names:
+        if n.startswith("%") and st is not None:
+            try:
+                out.extend(var_rows(n, st.value(n, s.step), st.assigned(n, s.step)))
+            except StepError:
+                out.append(f"  {n}: (no value yet)")
+        else:
+            out.extend(_variable(s, st, n))
+    return out
+
+
 def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), context=25, memory=None):
     """The state as text: header, source, lanes, stack, memory, variables.  `memory`: the
     requests to list (default: those of the step just executed)."""
@@ -127,7 +191,9 @@ def format_state(s, st=None, show=None, breakpoints=(), style=Style(False), cont
         out.extend(_source(st, s, breakpoints, style, context))
     else:
         out.append(f"  line {s.line}: {s.source.strip()}")
-    out += _lanes_and_stack(s, style) + _memory(s, memory) + _variables(s, st, show)
+    ptx = getattr(s, "executor", "ir") == "ptx"
+    out += _lanes_and_stack(s, style) + _memory(s, memory) + \
+        (_ptx_variables(s, st, show) if ptx else _variables(s, st, show))
     if s.done:
         out.append(style("  the warp has finished", "1"))
     if s.error is not None:

@@ -2,6 +2,11 @@
 
     simgpu step examples/lesson_divergence.py::by_parity --grid 1 --block 64 --warp 0
     simgpu step examples/lesson_divergence.py::by_parity --block 64 --script "s s n b 14 c p v q"
+    simgpu step examples/lesson_divergence.py::by_parity --block 64 --executor ir    (simgpu's IR)
+
+--executor ptx (the default where numba-cuda and ptxas are installed) steps the compiled code:
+PTX instructions with their SASS; `p %r5` prints a register, `p i` a variable as a side-by-side
+run on simgpu's IR computes it (the PTX has no variable names).  --executor ir steps simgpu's IR.
 
 The file defines the kernel function; its arguments come from `--args "expr"` (evaluated with
 the file's globals and numpy as `np`), else from a function in the file named
@@ -22,7 +27,7 @@ import numpy as np
 
 from ..errors import SimGPUError
 from ..runtime.loader import build_args, load_target, parse_dims
-from .api import step
+from .compiled import step
 from .plot import warp_lanes
 from .record import StepError
 from .text import Style, format_state, var_rows  # noqa: F401  (format_state: the text face, re-exported)
@@ -215,6 +220,9 @@ def build_parser():
     p.add_argument("--show", default="", help="variables to show, comma-separated (default: all)")
     p.add_argument("--script", default=None, help='commands to run without a prompt, e.g. "s s n b 14 c"')
     p.add_argument("--gpu", default=None, help="GPU preset (default H200)")
+    p.add_argument("--executor", choices=("auto", "ptx", "ir"), default="auto",
+                   help="step the compiled code (ptx: PTX instructions, SASS, registers; variables "
+                        "from a side-by-side IR run) or simgpu's IR (ir); auto: the machine's default")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("--html", default=None, help="also write a self-contained replay page here")
     p.add_argument("--plot", default=None, help="also write the lanes x time picture here (PNG)")
@@ -226,7 +234,7 @@ def main(argv=None):
     try:
         kernel, args = load(a.target, a.args)
         st = step(kernel, dims(a.grid, "grid"), dims(a.block, "block"), args,
-                  block_idx=dims(a.block_idx, "block-idx"), warp=a.warp, gpu=a.gpu)
+                  block_idx=dims(a.block_idx, "block-idx"), warp=a.warp, gpu=a.gpu, executor=a.executor)
         show = [v.strip() for v in a.show.split(",") if v.strip()]
         for v in show:
             if v not in st.variables and v not in st._arrays and v not in st._hist:
