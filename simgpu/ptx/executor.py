@@ -68,6 +68,15 @@ class Chunk:
         self.warp_global = (self.block_row + first_block) * self.wpb + tl // 32
         self.nwarps = nblocks * self.wpb
         self.real = tl < self.nthreads
+        self.all_idx = np.arange(self.L)     # every lane (shared: callers only read it)
+        self._row_off = {}
+
+    def row_offsets(self, size):
+        """block_row * size per lane (int64), cached: a shared-memory row's first byte."""
+        r = self._row_off.get(size)
+        if r is None:
+            r = self._row_off[size] = self.block_row * size
+        return r
 
     def where(self, lane):
         """(block xyz, thread xyz) of a chunk lane."""
@@ -113,8 +122,13 @@ class Executor:
         return convert_read(a, t)
 
     def write_reg(self, key, value, t, lanes):
+        value = np.asarray(value)
+        if lanes is None and value.base is None and value.shape == (self.ch.L,):
+            # a fresh array nobody else holds: it becomes the register's storage (no copy)
+            self.regs[key] = convert_write(value, t, self.im.reg_dtype[key])
+            return
         a = self.reg(key)
-        v = convert_write(np.asarray(value), t, a.dtype)
+        v = convert_write(value, t, a.dtype)
         if lanes is None:
             a[...] = v
         else:
@@ -183,7 +197,7 @@ class Executor:
                     self.fault(ins.ptx, e.msg, e.pos)
 
     def notify_instr(self, pc, ins, lanes):
-        ln = np.flatnonzero(self.status == RUN) if lanes is None else lanes
+        ln = self.ch.all_idx if lanes is None else lanes      # None: every lane runs
         ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
                         ins.ptx.opcode, ln, self.ch, len(ln))
         for f in self.instr_obs:
@@ -197,7 +211,7 @@ class Executor:
             self.pc[lanes] += 1
 
     def all_lanes(self, lanes):
-        return np.arange(self.ch.L) if lanes is None else lanes
+        return self.ch.all_idx if lanes is None else lanes
 
     def goto(self, lanes, taken, target, fall):
         """Lanes where ``taken`` go to ``target``, the others to ``fall``."""

@@ -304,9 +304,20 @@ class _Adapter:
         self.handles = handles
         self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
         self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
+        self._lanes = self._warps = self._full = None
+        # counting with the warps of the last lane array (the executor passes the same array
+        # while the chunk runs converged) is SassInstCounter.count's arithmetic, done here
+        self._fast_count = type(counter).count is SassInstCounter.count
 
     def instruction(self, ev):
-        self.counter.count(ev.line, ev.opcode, ev.lanes)
+        lanes = ev.lanes
+        if not self._fast_count:
+            self.counter.count(ev.line, ev.opcode, lanes)
+        else:
+            if lanes is not self._lanes:
+                w = lanes >> 5
+                self._lanes, self._warps = lanes, 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+            _count(self.counter, ev.line, ev.opcode, len(lanes), self._warps)
         for f in self.raw_instr:
             f(ev)
 
@@ -318,17 +329,31 @@ class _Adapter:
         if ev.space == "local" and not self.facts.issues_local(ev.line):
             return                  # ptxas kept this .local access in registers
         c = self.chunk
-        lanes = np.asarray(ev.lanes, np.int64)
+        addr, mask, a0 = self._lanes_of(ev, c)
+        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
+        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c)
+        for o in self.observers:
+            o.mem(me)
+
+    def _lanes_of(self, ev, c):
+        """(address per chunk lane (int64), Mask, first executing lane's address).  Every lane
+        executing (the common case): the event's addresses as they are and one shared Mask."""
+        lanes = ev.lanes
+        n = len(lanes)
+        if n == c.n_lanes and n:
+            a = np.asarray(ev.addresses, np.uint64)
+            addr = a.view(np.int64) if a.flags.c_contiguous else a.astype(np.int64)
+            if self._full is None:
+                self._full = np.ones(c.n_lanes, bool)
+            mask = Mask(self._full, c, full=True)
+            mask._any, mask._n_threads, mask._n_warps = True, n, c.n_warps
+            return addr, mask, addr[0]
+        lanes = np.asarray(lanes, np.int64)
         addr = np.zeros(c.n_lanes, np.int64)
         addr[lanes] = np.asarray(ev.addresses, np.uint64).astype(np.int64)
         arr = np.zeros(c.n_lanes, bool)
         arr[lanes] = True
-        mask = Mask(arr, c)
-        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
-        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width),
-                      self._array(ev, addr[lanes[0]] if len(lanes) else 0), c)
-        for o in self.observers:
-            o.mem(me)
+        return addr, Mask(arr, c), addr[lanes[0]] if n else 0
 
     def _array(self, ev, a0):
         if ev.space == "global":
@@ -340,6 +365,23 @@ class _Adapter:
 
 
 _SPACE_HANDLES = {}
+
+
+def _count(counter, line, opcode, n, warps):
+    """SassInstCounter.count for `n` lanes in `warps` warps (computed once per lane array)."""
+    counter.cur_line = line
+    if n == 0:
+        return
+    e = counter.per_line.get(line)
+    if e is None:
+        e = counter.per_line[line] = [0, 0]
+        counter.opcode[line] = opcode
+    e[0] += warps
+    e[1] += n
+    if opcode == "bra":
+        b = counter.branches[line]
+        b[0] += warps
+        b[2] += n
 
 
 def adapt_memory_model(mm, facts, image):
