@@ -37,7 +37,7 @@ def address_reader(ctx, op):
         a = np.uint64(ctx.im.symbol_address(ctx.func, base[1])) + off
         return lambda ex, lanes: np.array(a)
     r = reader(ctx, base, "u64")
-    return lambda ex, lanes: r(ex, lanes) + off
+    return lambda ex, lanes: r(ex, lanes) + off     # a fresh array (events hand it out)
 
 
 def resolve(ex, space, addrs, w, dtype, lanes, events):
@@ -50,7 +50,9 @@ def resolve(ex, space, addrs, w, dtype, lanes, events):
         if space == "global":
             return ex.im.memory.resolve(addrs, w, dtype)
         if space == "shared":
-            return ex.shared.resolve(addrs, w, dtype, ex.ch.block_row[lanes])
+            off = ex.ch.row_offsets(ex.shared.size)
+            return ex.shared.resolve(addrs, w, dtype, row_off=off if lanes is ex.ch.all_idx
+                                     else off[lanes])
         if space == "local":
             return ex.local.resolve(addrs, w, dtype, lanes)
         if space == "const":
@@ -153,7 +155,7 @@ def build_ld(ctx, ins):
             events = []
             for k, wr in enumerate(writes):
                 ev = [] if k else events
-                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                groups = resolve(ex, space, a + np.uint64(k * w) if k else a, w, T, sub, ev)
                 wr(ex, load(groups, len(sub), T), sub)
             _emit(ex, ins, pc, "load", w * n, sub, events)
         ex.advance(lanes)
@@ -197,7 +199,7 @@ def build_st(ctx, ins):
             events = []
             for k, r in enumerate(reads):
                 ev = [] if k else events
-                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                groups = resolve(ex, space, a + np.uint64(k * w) if k else a, w, T, sub, ev)
                 v = np.broadcast_to(np.asarray(r(ex, sub), T), (len(sub),))
                 store(groups, v)
             _emit(ex, ins, pc, "store", w * n, sub, events)
