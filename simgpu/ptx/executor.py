@@ -32,6 +32,8 @@ arithmetic comes from ``semantics.lookup`` (when that module exists) or ``basic_
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from simgpu.errors import KernelError
@@ -46,7 +48,8 @@ BIG = np.int64(1) << 62
 
 
 class Chunk:
-    """Thread/block geometry of one chunk of blocks."""
+    """Thread/block geometry of one chunk of blocks.  The per-lane arrays depend only on the
+    chunk's shape and are shared by the chunks of that shape: read them, never write."""
 
     def __init__(self, first_block, nblocks, grid, block):
         self.first, self.nblocks = first_block, nblocks
@@ -58,18 +61,17 @@ class Chunk:
         lin = np.arange(first_block, first_block + nblocks, dtype=np.int64)
         gx, gy, _ = grid
         self.block_xyz = np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], 1)
-        t = np.arange(self.pad, dtype=np.int64)
-        self.block_row = np.repeat(np.arange(nblocks, dtype=np.int64), self.pad)
-        tl = np.tile(t, nblocks)
-        self.tlin = tl
-        self.tid = np.stack([tl % bx, (tl // bx) % by, tl // (bx * by)]).astype(np.uint32)
-        self.laneid = (tl % 32).astype(np.uint32)
-        self.warp_in_block = (tl // 32).astype(np.uint32)
-        self.warp_global = (self.block_row + first_block) * self.wpb + tl // 32
+        (self.block_row, self.tlin, self.tid, self.laneid, self.warp_in_block, self.real,
+         self.all_idx, self._row_off) = _lane_geometry(nblocks, tuple(block))
         self.nwarps = nblocks * self.wpb
-        self.real = tl < self.nthreads
-        self.all_idx = np.arange(self.L)     # every lane (shared: callers only read it)
-        self._row_off = {}
+        self._warp_global = None
+
+    @property
+    def warp_global(self):
+        """Global warp id per lane."""
+        if self._warp_global is None:
+            self._warp_global = (self.block_row + self.first) * self.wpb + self.tlin // 32
+        return self._warp_global
 
     def row_offsets(self, size):
         """block_row * size per lane (int64), cached: a shared-memory row's first byte."""
@@ -83,6 +85,29 @@ class Chunk:
         return tuple(self.block_xyz[self.block_row[lane]]), tuple(self.tid[:, lane])
 
 
+_GEOMETRY = {}
+
+
+def _lane_geometry(nblocks, block):
+    """(block_row, thread linear id, tid (3, L), laneid, warp in block, real, every lane,
+    shared-row offsets cache) for a chunk of `nblocks` blocks of shape `block`."""
+    key = (nblocks, block)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        bx, by, bz = block
+        nthreads = bx * by * bz
+        pad = (nthreads + 31) // 32 * 32
+        tl = np.tile(np.arange(pad, dtype=np.int64), nblocks)
+        g = (np.repeat(np.arange(nblocks, dtype=np.int64), pad), tl,
+             np.stack([tl % bx, (tl // bx) % by, tl // (bx * by)]).astype(np.uint32),
+             (tl % 32).astype(np.uint32), (tl // 32).astype(np.uint32), tl < nthreads,
+             np.arange(nblocks * pad), {})
+        if len(_GEOMETRY) > 8:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
+
+
 class Executor:
     """Runs one chunk.  ``image`` is the prepared program (runner.Image)."""
 
@@ -94,8 +119,7 @@ class Executor:
         self.depth = np.zeros(L, np.int64)
         self.status = np.where(chunk.real, RUN, EXITED).astype(np.int8)
         self.n_running = int(chunk.real.sum())
-        self.ret_pc = np.zeros((MAX_DEPTH, L), np.int64)
-        self.call_site = np.zeros((MAX_DEPTH, L), np.int64)
+        self._calls = None          # (return pc, call site) per call depth and lane
         self.shared = RowMemory("shared", chunk.nblocks, image.shared_size)
         self.local = RowMemory("local", L, image.local_size)
         self.params = {}
@@ -108,6 +132,20 @@ class Executor:
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
 
+    @property
+    def ret_pc(self):
+        return self._call_stack()[0]
+
+    @property
+    def call_site(self):
+        return self._call_stack()[1]
+
+    def _call_stack(self):
+        if self._calls is None:     # allocated at the first call
+            self._calls = (np.zeros((MAX_DEPTH, self.ch.L), np.int64),
+                           np.zeros((MAX_DEPTH, self.ch.L), np.int64))
+        return self._calls
+
     # -- registers -------------------------------------------------------------------------
     def reg(self, key):
         a = self.regs.get(key)
@@ -117,14 +155,16 @@ class Executor:
 
     def read_reg(self, key, t, lanes):
         a = self.reg(key)
-        if lanes is not None:
+        if lanes is not None and lanes is not self.ch.all_idx:
             a = a[lanes]
         return convert_read(a, t)
 
     def write_reg(self, key, value, t, lanes):
         value = np.asarray(value)
-        if lanes is None and value.base is None and value.shape == (self.ch.L,):
-            # a fresh array nobody else holds: it becomes the register's storage (no copy)
+        if lanes is self.ch.all_idx:
+            lanes = None
+        if lanes is None and value.shape == (self.ch.L,) and unshared(value):
+            # a new array nobody else holds: it becomes the register's storage (no copy)
             self.regs[key] = convert_write(value, t, self.im.reg_dtype[key])
             return
         a = self.reg(key)
@@ -255,6 +295,34 @@ class Executor:
         self.epoch += 1
         self.conv = False
         return True
+
+
+def _base_refs(value):
+    b = value.base
+    return sys.getrefcount(b)
+
+
+def _sole_refs():
+    a = np.zeros(2)
+    v = a.view(np.int64)
+    del a
+    return _base_refs(v)
+
+
+_SOLE_REFS = _sole_refs()       # what _base_refs says for a view of an array only it holds
+
+
+def unshared(value):
+    """True for a new array (no base: the semantics made it) or a view of an array that only
+    this view holds (``(a + b).view(T)``); False for views of registers, chunk geometry,
+    memory.  Registers take such arrays as their storage without a copy."""
+    b = value.base
+    if b is None:
+        return True
+    if type(b) is not np.ndarray or b.base is not None:
+        return False
+    del b                       # (our own reference would count)
+    return _base_refs(value) == _SOLE_REFS
 
 
 def _uint(n):
