@@ -40,7 +40,7 @@ from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
 from ..ptx.memory import ALIGN as PTX_ALIGN
 from ..ptx.memory import DeviceMemory
-from ..ptx.parser import parse
+from ..ptx.parser import parse_cached
 from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
@@ -464,7 +464,7 @@ class PTXExecutor:
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
         values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
-        module = parse(st.compiled.ptx)
+        module = parse_cached(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,
                       int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS)
