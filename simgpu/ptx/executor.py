@@ -147,15 +147,23 @@ class Executor:
         return self._calls
 
     # -- registers -------------------------------------------------------------------------
+    # A register is an array over the chunk's lanes, or a 0-d array while every lane holds the
+    # same value (written for all lanes at once: kernel parameters, %ntid, constants and what
+    # is computed from them only).  Reads of a uniform register give the 0-d value.
     def reg(self, key):
+        """The register's per-lane storage (a uniform register is expanded first)."""
         a = self.regs.get(key)
         if a is None:
             a = self.regs[key] = np.zeros(self.ch.L, self.im.reg_dtype[key])
+        elif a.ndim == 0:
+            a = self.regs[key] = np.full(self.ch.L, a, a.dtype)
         return a
 
     def read_reg(self, key, t, lanes):
-        a = self.reg(key)
-        if lanes is not None and lanes is not self.ch.all_idx:
+        a = self.regs.get(key)
+        if a is None:
+            a = self.regs[key] = np.zeros((), self.im.reg_dtype[key])
+        if a.ndim and lanes is not None and lanes is not self.ch.all_idx:
             a = a[lanes]
         return convert_read(a, t)
 
@@ -163,16 +171,19 @@ class Executor:
         value = np.asarray(value)
         if lanes is self.ch.all_idx:
             lanes = None
-        if lanes is None and value.shape == (self.ch.L,) and unshared(value):
-            # a new array nobody else holds: it becomes the register's storage (no copy)
-            self.regs[key] = convert_write(value, t, self.im.reg_dtype[key])
+        if lanes is None:
+            S = self.im.reg_dtype[key]
+            if value.ndim == 0:                         # every lane: a uniform register
+                self.regs[key] = np.array(convert_write(value, t, S))
+            elif value.shape == (self.ch.L,) and unshared(value):
+                # a new array nobody else holds: it becomes the register's storage (no copy)
+                self.regs[key] = convert_write(value, t, S)
+            else:
+                a = self.regs[key] = np.empty(self.ch.L, S)
+                a[...] = convert_write(value, t, S)
             return
         a = self.reg(key)
-        v = convert_write(value, t, a.dtype)
-        if lanes is None:
-            a[...] = v
-        else:
-            a[lanes] = v
+        a[lanes] = convert_write(value, t, a.dtype)
 
     def param_store(self, key, size):
         p = self.params.get(key)
