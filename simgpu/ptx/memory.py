@@ -152,7 +152,7 @@ def load(groups, n, dtype):
     """Gather the resolved groups into one array of n values."""
     if len(groups) == 1 and isinstance(groups[0][2], slice):
         view, idx, _ = groups[0]
-        return view[idx]
+        return view.take(idx, mode="clip")      # idx checked by resolve: clip never clips
     out = np.empty(n, dtype)
     for view, idx, pos in groups:
         out[pos] = view[idx]

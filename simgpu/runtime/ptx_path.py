@@ -360,8 +360,11 @@ class _Adapter:
             for h in self.handles:
                 if h.base_addr <= a0 < h.base_addr + max(h.data.nbytes, 1):
                     return h
-        return _SPACE_HANDLES.setdefault(ev.space, ArrayHandle(
-            f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8)))
+        h = _SPACE_HANDLES.get(ev.space)
+        if h is None:
+            h = _SPACE_HANDLES[ev.space] = ArrayHandle(
+                f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8))
+        return h
 
 
 _SPACE_HANDLES = {}
