@@ -129,6 +129,8 @@ class Executor:
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
+        self._next = None           # (lanes, key) of lanes that advanced alone (see _pick)
+        self._key = self._klanes = self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
 
@@ -223,18 +225,12 @@ class Executor:
                             return
                         continue
                 else:
-                    key = np.where(self.status == RUN,
-                                   self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
-                    k = key.min()
-                    if k == BIG:
+                    sel = self._pick()
+                    if sel is None:
                         if not self.release_barrier():
                             return
                         continue
-                    lanes = np.flatnonzero(key == k)
-                    pc = int(k % DEPTH_W)
-                    if len(lanes) == self.n_running:
-                        self.conv, self.upc = True, pc
-                        lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
+                    pc, lanes = sel
                 self.steps += 1
                 if self.steps > max_steps:
                     self.fault(self.im.linked.code[pc], f"more than {max_steps} steps "
@@ -247,6 +243,32 @@ class Executor:
                 except MemFault as e:               # e.pos: the chunk lane at fault
                     self.fault(ins.ptx, e.msg, e.pos)
 
+    def _pick(self):
+        """Not converged: (pc, lanes) of the smallest key over the running lanes, or None when
+        none runs.  Lanes that only advanced at the last step go on without a scan while their
+        key stays below every other running lane's (the others have not moved meanwhile)."""
+        g, self._next = self._next, None
+        if g is not None:
+            lanes, k = g
+            if self._omin is None:
+                self._key[self._klanes] = BIG
+                self._omin = int(self._key.min())
+            if k < self._omin:
+                self._k = k
+                return k % DEPTH_W, lanes
+            self.pc[lanes] = k % DEPTH_W        # the deferred advance
+        key = np.where(self.status == RUN, self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
+        k = int(key.min())
+        if k == BIG:
+            return None
+        lanes = np.flatnonzero(key == k)
+        pc = k % DEPTH_W
+        self._key, self._klanes, self._k, self._omin = key, lanes, k, None
+        if len(lanes) == self.n_running:
+            self.conv, self.upc = True, pc
+            lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
+        return pc, lanes
+
     def notify_instr(self, pc, ins, lanes):
         ln = self.ch.all_idx if lanes is None else lanes      # None: every lane runs
         ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
@@ -258,14 +280,15 @@ class Executor:
         """Move the executing lanes to the next instruction."""
         if self.conv:
             self.upc += 1
-        else:
-            self.pc[lanes] += 1
+        else:                       # written by _pick when these lanes stop running alone
+            self._next = (lanes, self._k + 1)
 
     def all_lanes(self, lanes):
         return self.ch.all_idx if lanes is None else lanes
 
     def goto(self, lanes, taken, target, fall):
         """Lanes where ``taken`` go to ``target``, the others to ``fall``."""
+        self._next = None
         if taken is None or taken.all():
             dest = target
         elif not taken.any():
@@ -282,6 +305,7 @@ class Executor:
 
     def leave(self, lanes, gone, new_status, resume_pc):
         """Lanes ``lanes[gone]`` stop running (exit or wait); the rest go to resume_pc."""
+        self._next = None
         lanes = self.all_lanes(lanes)
         out = lanes if gone is None else lanes[gone]
         stay = None if gone is None else lanes[~gone]
@@ -298,6 +322,7 @@ class Executor:
 
     def release_barrier(self):
         """Nothing can run: release the lanes waiting at a barrier; False when all exited."""
+        self._next = None
         waiting = np.flatnonzero(self.status == WAIT)
         if len(waiting) == 0:
             return False
