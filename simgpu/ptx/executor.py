@@ -129,6 +129,8 @@ class Executor:
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
+        self.reg_version = {}       # register -> writes so far (keys ops_mem's shared_idx)
+        self.shared_idx = {}        # register -> its shared element indices (ops_mem)
         self._next = None           # (lanes, key) of lanes that advanced alone (see _pick)
         self._key = self._klanes = self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
@@ -170,6 +172,7 @@ class Executor:
         return convert_read(a, t)
 
     def write_reg(self, key, value, t, lanes):
+        self.reg_version[key] = self.reg_version.get(key, 0) + 1
         value = np.asarray(value)
         if lanes is self.ch.all_idx:
             lanes = None

@@ -133,6 +133,10 @@ class RowMemory:
         self.buf = np.zeros(rows * self.size, np.uint8)
         self._views = {}
 
+    def typed(self, dtype):
+        """The buffer viewed as dtype (cached)."""
+        return _typed(self.buf, dtype, self._views)
+
     def resolve(self, addrs, w, dtype, rows=None, row_off=None):
         """``rows``: row per lane, or ``row_off``: row * self.size per lane (int64)."""
         addrs = np.asarray(addrs, np.uint64)
