@@ -112,19 +112,31 @@ def startup_child(kernel):
     print(json.dumps({"import": t1 - t0, "launch": t2 - t1, "process": t2 - T_START}))
 
 
+def _child(code, env):
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def measure_startup(kernel, repeat):
-    """(first compile, cached start): medians over `repeat` fresh cache directories."""
+    """(first compile, cached start): medians over `repeat` fresh kernel-cache directories.
+    Python's bytecode is cached (in a private PYTHONPYCACHEPREFIX, warmed by one run first,
+    even where PYTHONDONTWRITEBYTECODE is set) as in an installed simgpu, so the first compile
+    times the kernel's compilation, not Python's compilation of simgpu's sources."""
     code = (f"import sys; sys.path.insert(0, {HERE!r}); import bench_vs_cudasim as b; "
             f"b.startup_child({kernel!r})")
     first, cached = [], []
-    for _ in range(repeat):
+    with tempfile.TemporaryDirectory() as pyc:
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        base["PYTHONPYCACHEPREFIX"] = pyc
         with tempfile.TemporaryDirectory() as d:
-            env = dict(os.environ, SIMGPU_CACHE_DIR=d)
-            for out in (first, cached):
-                r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-                if r.returncode:
-                    raise RuntimeError(r.stderr[-2000:])
-                out.append(json.loads(r.stdout.strip().splitlines()[-1]))
+            _child(code, dict(base, SIMGPU_CACHE_DIR=d))        # bytecode warm-up
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as d:
+                env = dict(base, SIMGPU_CACHE_DIR=d)
+                first.append(_child(code, env))
+                cached.append(_child(code, env))
     med = lambda rows, k: statistics.median(r[k] for r in rows)   # noqa: E731
     return {name: {k: med(rows, k) for k in ("import", "launch", "process")}
             for name, rows in (("first compile", first), ("cached start", cached))}
