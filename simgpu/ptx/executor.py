@@ -312,8 +312,9 @@ class Executor:
         lanes = self.all_lanes(lanes)
         out = lanes if gone is None else lanes[gone]
         stay = None if gone is None else lanes[~gone]
-        self.status[out] = new_status
-        self.pc[out] = resume_pc
+        sel = slice(None) if out is self.ch.all_idx else out     # every lane: no index
+        self.status[sel] = new_status
+        self.pc[sel] = resume_pc
         self.n_running -= len(out)
         if self.conv:
             if stay is None or len(stay) == 0:

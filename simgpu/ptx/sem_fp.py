@@ -359,6 +359,8 @@ def f32_rn(op, args):
         c = np.asarray(args[2], np.float32)
         s = np.asarray(a.astype(np.float64) * b + c)
         r = s.astype(np.float32)
+        # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
+        # bits; made NaNs are the default pattern): the exact path canonicalises them
         suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
         if suspect.any():
             if r.ndim == 0:
@@ -366,6 +368,7 @@ def f32_rn(op, args):
             A, B, C = np.broadcast_arrays(a, b, c)
             k = np.flatnonzero(suspect)
             r[k] = small_arith(FMT["f32"], op, RN, (A[k], B[k], C[k]), exact=True)
+        return r
     nan = np.isnan(r)
     return canon_nan(FMT["f32"], r) if nan.any() else r
 
