@@ -317,9 +317,26 @@ class _Adapter:
             if lanes is not self._lanes:
                 w = lanes >> 5
                 self._lanes, self._warps = lanes, 1 + int(np.count_nonzero(w[1:] != w[:-1]))
-            _count(self.counter, ev.line, ev.opcode, len(lanes), self._warps)
+            self._count(self.counter, ev.line, ev.opcode, len(lanes), self._warps)
         for f in self.raw_instr:
             f(ev)
+
+    @staticmethod
+    def _count(counter, line, opcode, n, warps):
+        """SassInstCounter.count for `n` lanes in `warps` warps (computed once per lane array)."""
+        counter.cur_line = line
+        if n == 0:
+            return
+        e = counter.per_line.get(line)
+        if e is None:
+            e = counter.per_line[line] = [0, 0]
+            counter.opcode[line] = opcode
+        e[0] += warps
+        e[1] += n
+        if opcode == "bra":
+            b = counter.branches[line]
+            b[0] += warps
+            b[2] += n
 
     def mem_access(self, ev):
         for f in self.raw_mem:
@@ -368,23 +385,6 @@ class _Adapter:
 
 
 _SPACE_HANDLES = {}
-
-
-def _count(counter, line, opcode, n, warps):
-    """SassInstCounter.count for `n` lanes in `warps` warps (computed once per lane array)."""
-    counter.cur_line = line
-    if n == 0:
-        return
-    e = counter.per_line.get(line)
-    if e is None:
-        e = counter.per_line[line] = [0, 0]
-        counter.opcode[line] = opcode
-    e[0] += warps
-    e[1] += n
-    if opcode == "bra":
-        b = counter.branches[line]
-        b[0] += warps
-        b[2] += n
 
 
 def adapt_memory_model(mm, facts, image):
