@@ -32,6 +32,8 @@ arithmetic comes from ``semantics.lookup`` (when that module exists) or ``basic_
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from simgpu.errors import KernelError
@@ -46,7 +48,8 @@ BIG = np.int64(1) << 62
 
 
 class Chunk:
-    """Thread/block geometry of one chunk of blocks."""
+    """Thread/block geometry of one chunk of blocks.  The per-lane arrays depend only on the
+    chunk's shape and are shared by the chunks of that shape: read them, never write."""
 
     def __init__(self, first_block, nblocks, grid, block):
         self.first, self.nblocks = first_block, nblocks
@@ -58,20 +61,51 @@ class Chunk:
         lin = np.arange(first_block, first_block + nblocks, dtype=np.int64)
         gx, gy, _ = grid
         self.block_xyz = np.stack([lin % gx, (lin // gx) % gy, lin // (gx * gy)], 1)
-        t = np.arange(self.pad, dtype=np.int64)
-        self.block_row = np.repeat(np.arange(nblocks, dtype=np.int64), self.pad)
-        tl = np.tile(t, nblocks)
-        self.tlin = tl
-        self.tid = np.stack([tl % bx, (tl // bx) % by, tl // (bx * by)]).astype(np.uint32)
-        self.laneid = (tl % 32).astype(np.uint32)
-        self.warp_in_block = (tl // 32).astype(np.uint32)
-        self.warp_global = (self.block_row + first_block) * self.wpb + tl // 32
+        (self.block_row, self.tlin, self.tid, self.laneid, self.warp_in_block, self.real,
+         self.all_idx, self._row_off) = _lane_geometry(nblocks, tuple(block))
         self.nwarps = nblocks * self.wpb
-        self.real = tl < self.nthreads
+        self._warp_global = None
+
+    @property
+    def warp_global(self):
+        """Global warp id per lane."""
+        if self._warp_global is None:
+            self._warp_global = (self.block_row + self.first) * self.wpb + self.tlin // 32
+        return self._warp_global
+
+    def row_offsets(self, size):
+        """block_row * size per lane (int64), cached: a shared-memory row's first byte."""
+        r = self._row_off.get(size)
+        if r is None:
+            r = self._row_off[size] = self.block_row * size
+        return r
 
     def where(self, lane):
         """(block xyz, thread xyz) of a chunk lane."""
         return tuple(self.block_xyz[self.block_row[lane]]), tuple(self.tid[:, lane])
+
+
+_GEOMETRY = {}
+
+
+def _lane_geometry(nblocks, block):
+    """(block_row, thread linear id, tid (3, L), laneid, warp in block, real, every lane,
+    shared-row offsets cache) for a chunk of `nblocks` blocks of shape `block`."""
+    key = (nblocks, block)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        bx, by, bz = block
+        nthreads = bx * by * bz
+        pad = (nthreads + 31) // 32 * 32
+        tl = np.tile(np.arange(pad, dtype=np.int64), nblocks)
+        g = (np.repeat(np.arange(nblocks, dtype=np.int64), pad), tl,
+             np.stack([tl % bx, (tl // bx) % by, tl // (bx * by)]).astype(np.uint32),
+             (tl % 32).astype(np.uint32), (tl // 32).astype(np.uint32), tl < nthreads,
+             np.arange(nblocks * pad), {})
+        if len(_GEOMETRY) > 8:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
 
 
 class Executor:
@@ -85,8 +119,7 @@ class Executor:
         self.depth = np.zeros(L, np.int64)
         self.status = np.where(chunk.real, RUN, EXITED).astype(np.int8)
         self.n_running = int(chunk.real.sum())
-        self.ret_pc = np.zeros((MAX_DEPTH, L), np.int64)
-        self.call_site = np.zeros((MAX_DEPTH, L), np.int64)
+        self._calls = None          # (return pc, call site) per call depth and lane
         self.shared = RowMemory("shared", chunk.nblocks, image.shared_size)
         self.local = RowMemory("local", L, image.local_size)
         self.params = {}
@@ -96,29 +129,66 @@ class Executor:
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
+        self.reg_version = {}       # register -> writes so far (keys ops_mem's shared_idx)
+        self.shared_idx = {}        # register -> its shared element indices (ops_mem)
+        self._next = None           # (lanes, key) of lanes that advanced alone (see _pick)
+        self._key = self._klanes = self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
 
+    @property
+    def ret_pc(self):
+        return self._call_stack()[0]
+
+    @property
+    def call_site(self):
+        return self._call_stack()[1]
+
+    def _call_stack(self):
+        if self._calls is None:     # allocated at the first call
+            self._calls = (np.zeros((MAX_DEPTH, self.ch.L), np.int64),
+                           np.zeros((MAX_DEPTH, self.ch.L), np.int64))
+        return self._calls
+
     # -- registers -------------------------------------------------------------------------
+    # A register is an array over the chunk's lanes, or a 0-d array while every lane holds the
+    # same value (written for all lanes at once: kernel parameters, %ntid, constants and what
+    # is computed from them only).  Reads of a uniform register give the 0-d value.
     def reg(self, key):
+        """The register's per-lane storage (a uniform register is expanded first)."""
         a = self.regs.get(key)
         if a is None:
             a = self.regs[key] = np.zeros(self.ch.L, self.im.reg_dtype[key])
+        elif a.ndim == 0:
+            a = self.regs[key] = np.full(self.ch.L, a, a.dtype)
         return a
 
     def read_reg(self, key, t, lanes):
-        a = self.reg(key)
-        if lanes is not None:
+        a = self.regs.get(key)
+        if a is None:
+            a = self.regs[key] = np.zeros((), self.im.reg_dtype[key])
+        if a.ndim and lanes is not None and lanes is not self.ch.all_idx:
             a = a[lanes]
         return convert_read(a, t)
 
     def write_reg(self, key, value, t, lanes):
-        a = self.reg(key)
-        v = convert_write(np.asarray(value), t, a.dtype)
+        self.reg_version[key] = self.reg_version.get(key, 0) + 1
+        value = np.asarray(value)
+        if lanes is self.ch.all_idx:
+            lanes = None
         if lanes is None:
-            a[...] = v
-        else:
-            a[lanes] = v
+            S = self.im.reg_dtype[key]
+            if value.ndim == 0:                         # every lane: a uniform register
+                self.regs[key] = np.array(convert_write(value, t, S))
+            elif value.shape == (self.ch.L,) and unshared(value):
+                # a new array nobody else holds: it becomes the register's storage (no copy)
+                self.regs[key] = convert_write(value, t, S)
+            else:
+                a = self.regs[key] = np.empty(self.ch.L, S)
+                a[...] = convert_write(value, t, S)
+            return
+        a = self.reg(key)
+        a[lanes] = convert_write(value, t, a.dtype)
 
     def param_store(self, key, size):
         p = self.params.get(key)
@@ -158,18 +228,12 @@ class Executor:
                             return
                         continue
                 else:
-                    key = np.where(self.status == RUN,
-                                   self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
-                    k = key.min()
-                    if k == BIG:
+                    sel = self._pick()
+                    if sel is None:
                         if not self.release_barrier():
                             return
                         continue
-                    lanes = np.flatnonzero(key == k)
-                    pc = int(k % DEPTH_W)
-                    if len(lanes) == self.n_running:
-                        self.conv, self.upc = True, pc
-                        lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
+                    pc, lanes = sel
                 self.steps += 1
                 if self.steps > max_steps:
                     self.fault(self.im.linked.code[pc], f"more than {max_steps} steps "
@@ -182,8 +246,34 @@ class Executor:
                 except MemFault as e:               # e.pos: the chunk lane at fault
                     self.fault(ins.ptx, e.msg, e.pos)
 
+    def _pick(self):
+        """Not converged: (pc, lanes) of the smallest key over the running lanes, or None when
+        none runs.  Lanes that only advanced at the last step go on without a scan while their
+        key stays below every other running lane's (the others have not moved meanwhile)."""
+        g, self._next = self._next, None
+        if g is not None:
+            lanes, k = g
+            if self._omin is None:
+                self._key[self._klanes] = BIG
+                self._omin = int(self._key.min())
+            if k < self._omin:
+                self._k = k
+                return k % DEPTH_W, lanes
+            self.pc[lanes] = k % DEPTH_W        # the deferred advance
+        key = np.where(self.status == RUN, self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
+        k = int(key.min())
+        if k == BIG:
+            return None
+        lanes = np.flatnonzero(key == k)
+        pc = k % DEPTH_W
+        self._key, self._klanes, self._k, self._omin = key, lanes, k, None
+        if len(lanes) == self.n_running:
+            self.conv, self.upc = True, pc
+            lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
+        return pc, lanes
+
     def notify_instr(self, pc, ins, lanes):
-        ln = np.flatnonzero(self.status == RUN) if lanes is None else lanes
+        ln = self.ch.all_idx if lanes is None else lanes      # None: every lane runs
         ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
                         ins.ptx.opcode, ln, self.ch, len(ln))
         for f in self.instr_obs:
@@ -193,14 +283,15 @@ class Executor:
         """Move the executing lanes to the next instruction."""
         if self.conv:
             self.upc += 1
-        else:
-            self.pc[lanes] += 1
+        else:                       # written by _pick when these lanes stop running alone
+            self._next = (lanes, self._k + 1)
 
     def all_lanes(self, lanes):
-        return np.arange(self.ch.L) if lanes is None else lanes
+        return self.ch.all_idx if lanes is None else lanes
 
     def goto(self, lanes, taken, target, fall):
         """Lanes where ``taken`` go to ``target``, the others to ``fall``."""
+        self._next = None
         if taken is None or taken.all():
             dest = target
         elif not taken.any():
@@ -217,11 +308,13 @@ class Executor:
 
     def leave(self, lanes, gone, new_status, resume_pc):
         """Lanes ``lanes[gone]`` stop running (exit or wait); the rest go to resume_pc."""
+        self._next = None
         lanes = self.all_lanes(lanes)
         out = lanes if gone is None else lanes[gone]
         stay = None if gone is None else lanes[~gone]
-        self.status[out] = new_status
-        self.pc[out] = resume_pc
+        sel = slice(None) if out is self.ch.all_idx else out     # every lane: no index
+        self.status[sel] = new_status
+        self.pc[sel] = resume_pc
         self.n_running -= len(out)
         if self.conv:
             if stay is None or len(stay) == 0:
@@ -233,6 +326,7 @@ class Executor:
 
     def release_barrier(self):
         """Nothing can run: release the lanes waiting at a barrier; False when all exited."""
+        self._next = None
         waiting = np.flatnonzero(self.status == WAIT)
         if len(waiting) == 0:
             return False
@@ -241,6 +335,34 @@ class Executor:
         self.epoch += 1
         self.conv = False
         return True
+
+
+def _base_refs(value):
+    b = value.base
+    return sys.getrefcount(b)
+
+
+def _sole_refs():
+    a = np.zeros(2)
+    v = a.view(np.int64)
+    del a
+    return _base_refs(v)
+
+
+_SOLE_REFS = _sole_refs()       # what _base_refs says for a view of an array only it holds
+
+
+def unshared(value):
+    """True for a new array (no base: the semantics made it) or a view of an array that only
+    this view holds (``(a + b).view(T)``); False for views of registers, chunk geometry,
+    memory.  Registers take such arrays as their storage without a copy."""
+    b = value.base
+    if b is None:
+        return True
+    if type(b) is not np.ndarray or b.base is not None:
+        return False
+    del b                       # (our own reference would count)
+    return _base_refs(value) == _SOLE_REFS
 
 
 def _uint(n):

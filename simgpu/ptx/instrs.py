@@ -159,6 +159,8 @@ def guarded(ctx, ins):
     def sub(ex, lanes):
         p = ex.read_reg(key, "pred", lanes)
         p = ~p if neg else p
+        if p.ndim == 0:                         # a uniform predicate
+            return lanes if p else np.zeros(0, np.int64)
         return np.flatnonzero(p) if lanes is None else lanes[p]
     return sub
 
@@ -189,9 +191,17 @@ def build_arith(ctx, ins):
     def run(ex, lanes, pc):
         sub = guard(ex, lanes)
         if sub is None or len(sub):
-            write(ex, fn(*[r(ex, sub) for r in reads]), sub)
+            write(ex, uniform_call(fn, [r(ex, sub) for r in reads]), sub)
         ex.advance(lanes)
     return run
+
+
+def uniform_call(fn, vals):
+    """fn(*vals); when every operand is uniform (0-d) it is computed once, on one element."""
+    for v in vals:
+        if np.ndim(v):
+            return fn(*vals)
+    return np.asarray(fn(*[np.reshape(v, 1) for v in vals])).reshape(())
 
 
 def build_setp(ctx, ins):
@@ -212,7 +222,7 @@ def build_setp(ctx, ins):
     def run(ex, lanes, pc):
         sub = guard(ex, lanes)
         if sub is None or len(sub):
-            r = np.asarray(cmp(ra(ex, sub), rb(ex, sub)), bool)
+            r = np.asarray(uniform_call(cmp, [ra(ex, sub), rb(ex, sub)]), bool)
             if comb is not None:
                 c = rc(ex, sub)
                 p, q = comb(r, c), comb(~r, c)
@@ -297,8 +307,12 @@ def guard_mask(ctx, ins):
     if ins.guard is None:
         return lambda ex, lanes: None
     key, neg = ctx.key(ins.guard[0]), ins.guard[1]
-    return lambda ex, lanes: (~ex.read_reg(key, "pred", lanes)) if neg else \
-        ex.read_reg(key, "pred", lanes)
+
+    def mask(ex, lanes):
+        p = ex.read_reg(key, "pred", lanes)
+        p = ~p if neg else p
+        return None if p.ndim == 0 and p else p     # uniform true: as if unguarded
+    return mask
 
 
 def build_bra(ctx, ins):

@@ -14,6 +14,8 @@ turns it into a ``KernelError`` naming that lane's thread and block and the sour
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 GLOBAL_BASE = 1 << 40
@@ -42,7 +44,8 @@ def _typed(buf, dtype, cache):
 
 
 def _check_align(addrs, w, space):
-    if w > 1:
+    # one pass: the OR of all addresses has a low bit set iff some address has
+    if w > 1 and int(np.bitwise_or.reduce(addrs, axis=None)) & (w - 1):
         bad = (addrs & np.uint64(w - 1)) != 0
         if bad.any():
             pos = int(np.argmax(bad))
@@ -75,6 +78,9 @@ class DeviceMemory:
         _check_align(addrs, w, "global")
         if not self.bases:
             raise MemFault(f"global access at address {int(addrs[0]):#x} with no memory", 0)
+        one = self._one_allocation(addrs, w, dtype)
+        if one is not None:
+            return one
         k = np.searchsorted(self._bases_arr, addrs, side="right") - 1
         k0 = int(k[0]) if k.size else 0
         uniform = k.size and (k == k0).all()
@@ -101,6 +107,23 @@ class DeviceMemory:
         return out
 
 
+    def _one_allocation(self, addrs, w, dtype):
+        """The groups when every address lies in bounds of one allocation (the common case:
+        found from the smallest and largest address, no per-lane search), else None."""
+        if addrs.ndim != 1 or not addrs.size:
+            return None
+        lo, hi = int(addrs.min()), int(addrs.max())
+        a = bisect.bisect_right(self.bases, lo) - 1
+        if a < 0 or hi + w > self.bases[a] + self.bufs[a].size:
+            return None
+        off = (addrs - np.uint64(self.bases[a])).view(np.int64)
+        idx = off >> _SHIFT[w] if w in _SHIFT else off // w
+        return [(_typed(self.bufs[a], dtype, self._views), idx, slice(None))]
+
+
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
 class RowMemory:
     """Shared (one row per block) or local (one row per lane) memory, or const (one row)."""
 
@@ -110,23 +133,30 @@ class RowMemory:
         self.buf = np.zeros(rows * self.size, np.uint8)
         self._views = {}
 
-    def resolve(self, addrs, w, dtype, rows):
+    def typed(self, dtype):
+        """The buffer viewed as dtype (cached)."""
+        return _typed(self.buf, dtype, self._views)
+
+    def resolve(self, addrs, w, dtype, rows=None, row_off=None):
+        """``rows``: row per lane, or ``row_off``: row * self.size per lane (int64)."""
         addrs = np.asarray(addrs, np.uint64)
         _check_align(addrs, w, self.space)
-        bad = addrs + np.uint64(w) > np.uint64(self.size)
-        if bad.any():
-            p = int(np.argmax(bad))
+        if addrs.size and int(addrs.max()) + w > self.size:
+            p = int(np.argmax(addrs > np.uint64(self.size - w)))
             raise MemFault(f"out-of-bounds {self.space} access: address {int(addrs[p]):#x}, "
                            f"{self.space} size {self.size} bytes", p)
-        flat = rows.astype(np.int64) * self.size + addrs.astype(np.int64)
-        return [(_typed(self.buf, dtype, self._views), flat // w, slice(None))]
+        if row_off is None:
+            row_off = rows.astype(np.int64) * self.size
+        flat = row_off + addrs.view(np.int64)            # in bounds: < 2**63
+        return [(_typed(self.buf, dtype, self._views), flat >> _SHIFT[w] if w in _SHIFT
+                 else flat // w, slice(None))]
 
 
 def load(groups, n, dtype):
     """Gather the resolved groups into one array of n values."""
     if len(groups) == 1 and isinstance(groups[0][2], slice):
         view, idx, _ = groups[0]
-        return view[idx]
+        return view.take(idx, mode="clip")      # idx checked by resolve: clip never clips
     out = np.empty(n, dtype)
     for view, idx, pos in groups:
         out[pos] = view[idx]

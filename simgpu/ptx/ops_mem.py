@@ -18,7 +18,7 @@ import numpy as np
 from simgpu.ptx.basic_ops import np_dtype, width
 from simgpu.ptx.events import MemEvent
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
-from simgpu.ptx.memory import (CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
+from simgpu.ptx.memory import (_SHIFT, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
                                classify_generic, load, store)
 
 SPACES = ("global", "shared", "local", "const", "param")
@@ -37,7 +37,7 @@ def address_reader(ctx, op):
         a = np.uint64(ctx.im.symbol_address(ctx.func, base[1])) + off
         return lambda ex, lanes: np.array(a)
     r = reader(ctx, base, "u64")
-    return lambda ex, lanes: r(ex, lanes) + off
+    return lambda ex, lanes: r(ex, lanes) + off     # a fresh array (events hand it out)
 
 
 def resolve(ex, space, addrs, w, dtype, lanes, events):
@@ -50,7 +50,9 @@ def resolve(ex, space, addrs, w, dtype, lanes, events):
         if space == "global":
             return ex.im.memory.resolve(addrs, w, dtype)
         if space == "shared":
-            return ex.shared.resolve(addrs, w, dtype, ex.ch.block_row[lanes])
+            off = ex.ch.row_offsets(ex.shared.size)
+            return ex.shared.resolve(addrs, w, dtype, row_off=off if lanes is ex.ch.all_idx
+                                     else off[lanes])
         if space == "local":
             return ex.local.resolve(addrs, w, dtype, lanes)
         if space == "const":
@@ -144,20 +146,59 @@ def build_ld(ctx, ins):
         return run_param
     addr = address_reader(ctx, ins.operands[1])
     w, T = width(t), np_dtype(t)
+    fast = _shared_reg(ctx, ins.operands[1], space, n, w)
 
     def run(ex, lanes, pc):
         sub = ex.all_lanes(guard(ex, lanes))
         if len(sub):
+            hit = fast and shared_fast(ex, fast, w, T, sub)
+            if hit:
+                writes[0](ex, load(hit[0], len(sub), T), sub)
+                _emit(ex, ins, pc, "load", w, sub, [("shared", slice(None), hit[1])])
+                return ex.advance(lanes)
             a = np.broadcast_to(addr(ex, sub), (len(sub),))
             _check_vec_align(ex, a, w * n, sub)
             events = []
             for k, wr in enumerate(writes):
                 ev = [] if k else events
-                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                groups = resolve(ex, space, a + np.uint64(k * w) if k else a, w, T, sub, ev)
                 wr(ex, load(groups, len(sub), T), sub)
             _emit(ex, ins, pc, "load", w * n, sub, events)
         ex.advance(lanes)
     return run
+
+
+def _shared_reg(ctx, op, space, n, w):
+    """(register key, offset) of a scalar ld/st.shared [reg+off] the cached path can take."""
+    if space != "shared" or n != 1 or op[0] != "addr" or op[1] is None or op[1][0] != "reg":
+        return None
+    off = op[2]
+    return (ctx.key(op[1][1]), off) if w in _SHIFT and 0 <= off < (1 << 32) and off % w == 0 \
+        else None
+
+
+def shared_fast(ex, fast, w, T, sub):
+    """(groups, addresses) of a shared access [reg+off] from the register's element indices,
+    kept until the register is written; None where the general path must check (misaligned or
+    out of bounds: it raises the fault).  Addresses only for memory observers."""
+    key, off = fast
+    ver = ex.reg_version.get(key, 0)
+    c = ex.shared_idx.get(key)
+    if c is None or c[0] != ver or c[1] is not sub or c[2] != w:
+        base = np.broadcast_to(ex.read_reg(key, "u64", sub), (len(sub),))
+        if int(np.bitwise_or.reduce(base, axis=None)) & (w - 1):
+            return None
+        mx = int(base.max())
+        if mx >= ex.shared.size:
+            return None
+        row = ex.ch.row_offsets(ex.shared.size)
+        row = row if sub is ex.ch.all_idx else row[sub]
+        c = ex.shared_idx[key] = (ver, sub, w, base, mx, (row + base.view(np.int64)) >> _SHIFT[w])
+    _, _, _, base, mx, idx = c
+    if mx + off + w > ex.shared.size:
+        return None
+    a = base + np.uint64(off) if ex.mem_obs else None
+    return [(ex.shared.typed(T)[off // w:], idx, slice(None))], a
 
 
 def _check_vec_align(ex, a, total, sub):
@@ -188,16 +229,21 @@ def build_st(ctx, ins):
         return run_param
     addr = address_reader(ctx, ins.operands[0])
     w, T = width(t), np_dtype(t)
+    fast = _shared_reg(ctx, ins.operands[0], space, n, w)
 
     def run(ex, lanes, pc):
         sub = ex.all_lanes(guard(ex, lanes))
-        if len(sub):
+        hit = len(sub) and fast and shared_fast(ex, fast, w, T, sub)
+        if hit:
+            store(hit[0], np.broadcast_to(np.asarray(reads[0](ex, sub), T), (len(sub),)))
+            _emit(ex, ins, pc, "store", w, sub, [("shared", slice(None), hit[1])])
+        elif len(sub):
             a = np.broadcast_to(addr(ex, sub), (len(sub),))
             _check_vec_align(ex, a, w * n, sub)
             events = []
             for k, r in enumerate(reads):
                 ev = [] if k else events
-                groups = resolve(ex, space, a + np.uint64(k * w), w, T, sub, ev)
+                groups = resolve(ex, space, a + np.uint64(k * w) if k else a, w, T, sub, ev)
                 v = np.broadcast_to(np.asarray(r(ex, sub), T), (len(sub),))
                 store(groups, v)
             _emit(ex, ins, pc, "store", w * n, sub, events)

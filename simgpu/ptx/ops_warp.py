@@ -83,7 +83,7 @@ def build_shfl(ctx, ins):
         j = np.where(ok, j, lane)
         src = sub - lane + j
         if ra is not None:
-            val = ex.read_reg(ra, "b32", None)[src]
+            val = np.broadcast_to(ex.read_reg(ra, "b32", None), (ex.ch.L,))[src]
         else:
             val = np.broadcast_to(ra_imm(ex, sub), (n,))
         wd(ex, val, sub)

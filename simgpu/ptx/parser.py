@@ -496,3 +496,17 @@ class Parser:
 def parse(text: str) -> Module:
     """Parse PTX text into a :class:`Module`."""
     return Parser(text).module()
+
+
+_PARSED = {}
+
+
+def parse_cached(text: str) -> Module:
+    """``parse(text)``, kept for the next launch of the same PTX (a few modules).  Nothing
+    downstream changes a Module: Image reads it and keeps its own layout and state."""
+    m = _PARSED.get(text)
+    if m is None:
+        if len(_PARSED) >= 16:
+            _PARSED.pop(next(iter(_PARSED)))
+        m = _PARSED[text] = parse(text)
+    return m

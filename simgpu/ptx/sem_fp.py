@@ -335,8 +335,49 @@ def f64_arith(op, mode, args, nan_order=None):
     return f64_nan_operand(res, args, nan_order if nan_order is not None else F64_NAN_ORDER[op])
 
 
-def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False):
-    """add/sub/mul/div/sqrt/fma/rcp on f32/f16/bf16 storage arrays, one correct rounding."""
+_F32_NATIVE = ("add", "sub", "mul", "fma")
+
+
+def f32_rn(op, args):
+    """add/sub/mul/fma.rn.f32 without .ftz/.sat, as small_arith computes them, faster.
+
+    add/sub/mul: numpy's float32 arithmetic is IEEE binary32, correctly rounded to nearest even
+    with gradual underflow -- the value small_arith's one rounding gives.  fma: the product is
+    exact in float64 and the sum is rounded to float64 then to float32; that double rounding
+    can differ from one correct rounding only when the float64 sum is inexact and lands on a
+    float32 rounding midpoint (IEEE rounding is monotonic and every midpoint is a float64),
+    and every such sum has its 28 low mantissa bits zero: those lanes (exact sums with few
+    bits, zeros) go through small_arith.  NaN results get the canonical pattern."""
+    a, b = np.asarray(args[0], np.float32), np.asarray(args[1], np.float32)
+    if op == "add":
+        r = np.asarray(a + b)
+    elif op == "sub":
+        r = np.asarray(a - b)
+    elif op == "mul":
+        r = np.asarray(a * b)
+    else:
+        c = np.asarray(args[2], np.float32)
+        s = np.asarray(a.astype(np.float64) * b + c)
+        r = s.astype(np.float32)
+        # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
+        # bits; made NaNs are the default pattern): the exact path canonicalises them
+        suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
+        if suspect.any():
+            if r.ndim == 0:
+                return small_arith(FMT["f32"], op, RN, (a, b, c), exact=True)
+            A, B, C = np.broadcast_arrays(a, b, c)
+            k = np.flatnonzero(suspect)
+            r[k] = small_arith(FMT["f32"], op, RN, (A[k], B[k], C[k]), exact=True)
+        return r
+    nan = np.isnan(r)
+    return canon_nan(FMT["f32"], r) if nan.any() else r
+
+
+def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False, exact=False):
+    """add/sub/mul/div/sqrt/fma/rcp on f32/f16/bf16 storage arrays, one correct rounding.
+    (.rn f32 add/sub/mul/fma go through f32_rn unless ``exact``: the same values, faster.)"""
+    if not (exact or ftz or sat) and mode == RN and fmt.name == "f32" and op in _F32_NATIVE:
+        return f32_rn(op, args)
     if ftz:
         args = [flush(fmt, v) for v in args]
     xs = np.broadcast_arrays(*(to_f64(fmt, v) for v in args))

@@ -22,8 +22,11 @@ def is_signed(t: str) -> bool:
 
 
 def as_u(x, w):
-    """Reinterpret (same width) as unsigned."""
-    return np.asarray(x).astype(SIGNED[w] if np.asarray(x).dtype.kind == "i" else UNSIGNED[w]).view(UNSIGNED[w])
+    """Reinterpret (same width) as unsigned (a view when x is an integer of width w)."""
+    x = np.asarray(x)
+    if x.dtype.kind in "iu" and x.dtype.itemsize * 8 == w:
+        return x.view(UNSIGNED[w])
+    return x.astype(SIGNED[w] if x.dtype.kind == "i" else UNSIGNED[w]).view(UNSIGNED[w])
 
 
 def limits(t):
@@ -127,6 +130,8 @@ def shl(t, a, n):
     w = width(t)
     ua = as_u(a, w)
     n = np.asarray(n).astype(np.uint64)
+    if n.ndim == 0:                         # one amount for every lane (an immediate)
+        return (ua << UNSIGNED[w](n) if n < w else np.zeros_like(ua)).view(INT_T[t])
     big = n >= w
     r = ua << np.minimum(n, w - 1).astype(UNSIGNED[w])
     return np.where(big, UNSIGNED[w](0), r).astype(UNSIGNED[w]).view(INT_T[t])
@@ -136,6 +141,11 @@ def shr(t, a, n):
     """shr.u/.b: zero fill; shr.s: sign fill; amounts >= width clamp to width."""
     w = width(t)
     n = np.minimum(np.asarray(n).astype(np.uint64), w)
+    if n.ndim == 0:                         # one amount for every lane (an immediate)
+        if is_signed(t):
+            return np.asarray(np.asarray(a, INT_T[t]) >> INT_T[t](min(int(n), w - 1)))
+        return np.asarray(as_u(a, w) >> UNSIGNED[w](n) if n < w else
+                          np.zeros_like(as_u(a, w))).view(INT_T[t])
     if is_signed(t):
         x = np.asarray(a, INT_T[t])
         return (x >> np.minimum(n, w - 1).astype(INT_T[t])).astype(INT_T[t])

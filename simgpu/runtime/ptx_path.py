@@ -40,7 +40,7 @@ from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
 from ..ptx.memory import ALIGN as PTX_ALIGN
 from ..ptx.memory import DeviceMemory
-from ..ptx.parser import parse
+from ..ptx.parser import parse_cached
 from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
@@ -338,11 +338,39 @@ class _Adapter:
         self.handles = handles
         self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
         self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
+        self._lanes = self._warps = self._full = None
+        # counting with the warps of the last lane array (the executor passes the same array
+        # while the chunk runs converged) is SassInstCounter.count's arithmetic, done here
+        self._fast_count = type(counter).count is SassInstCounter.count
 
     def instruction(self, ev):
-        self.counter.count(ev.line, ev.opcode, ev.lanes)
+        lanes = ev.lanes
+        if not self._fast_count:
+            self.counter.count(ev.line, ev.opcode, lanes)
+        else:
+            if lanes is not self._lanes:
+                w = lanes >> 5
+                self._lanes, self._warps = lanes, 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+            self._count(self.counter, ev.line, ev.opcode, len(lanes), self._warps)
         for f in self.raw_instr:
             f(ev)
+
+    @staticmethod
+    def _count(counter, line, opcode, n, warps):
+        """SassInstCounter.count for `n` lanes in `warps` warps (computed once per lane array)."""
+        counter.cur_line = line
+        if n == 0:
+            return
+        e = counter.per_line.get(line)
+        if e is None:
+            e = counter.per_line[line] = [0, 0]
+            counter.opcode[line] = opcode
+        e[0] += warps
+        e[1] += n
+        if opcode == "bra":
+            b = counter.branches[line]
+            b[0] += warps
+            b[2] += n
 
     def mem_access(self, ev):
         for f in self.raw_mem:
@@ -352,25 +380,42 @@ class _Adapter:
         if ev.space == "local" and not self.facts.issues_local(ev.line):
             return                  # ptxas kept this .local access in registers
         c = self.chunk
-        lanes = np.asarray(ev.lanes, np.int64)
+        addr, mask, a0 = self._lanes_of(ev, c)
+        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
+        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c)
+        for o in self.observers:
+            o.mem(me)
+
+    def _lanes_of(self, ev, c):
+        """(address per chunk lane (int64), Mask, first executing lane's address).  Every lane
+        executing (the common case): the event's addresses as they are and one shared Mask."""
+        lanes = ev.lanes
+        n = len(lanes)
+        if n == c.n_lanes and n:
+            a = np.asarray(ev.addresses, np.uint64)
+            addr = a.view(np.int64) if a.flags.c_contiguous else a.astype(np.int64)
+            if self._full is None:
+                self._full = np.ones(c.n_lanes, bool)
+            mask = Mask(self._full, c, full=True)
+            mask._any, mask._n_threads, mask._n_warps = True, n, c.n_warps
+            return addr, mask, addr[0]
+        lanes = np.asarray(lanes, np.int64)
         addr = np.zeros(c.n_lanes, np.int64)
         addr[lanes] = np.asarray(ev.addresses, np.uint64).astype(np.int64)
         arr = np.zeros(c.n_lanes, bool)
         arr[lanes] = True
-        mask = Mask(arr, c)
-        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
-        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width),
-                      self._array(ev, addr[lanes[0]] if len(lanes) else 0), c)
-        for o in self.observers:
-            o.mem(me)
+        return addr, Mask(arr, c), addr[lanes[0]] if n else 0
 
     def _array(self, ev, a0):
         if ev.space == "global":
             for h in self.handles:
                 if h.base_addr <= a0 < h.base_addr + max(h.data.nbytes, 1):
                     return h
-        return _SPACE_HANDLES.setdefault(ev.space, ArrayHandle(
-            f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8)))
+        h = _SPACE_HANDLES.get(ev.space)
+        if h is None:
+            h = _SPACE_HANDLES[ev.space] = ArrayHandle(
+                f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8))
+        return h
 
 
 _SPACE_HANDLES = {}
@@ -457,7 +502,7 @@ class PTXExecutor:
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
         values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
-        module = parse(st.compiled.ptx)
+        module = parse_cached(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,
                       int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS)
