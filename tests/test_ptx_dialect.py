@@ -397,3 +397,21 @@ def test_simgpu_standins_and_device_functions_compile_on_the_ptx_path():
     out = np.zeros_like(x)
     simgpu.launch(k_simgpu_standins, 1, 128, (x, out), executor="ptx", timing=False)
     assert np.array_equal(out, 2 * x + 1)
+
+
+# -- float16: numba links its fp16 operator shims (CUDA C++) at load time ---------------------
+def k_half_relu_scale(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        v = x[i]
+        y[i] = v * np.float16(2) if v > np.float16(0) else np.float16(0)
+
+
+def test_float16_operators_link_numbas_shims_and_match_numpy():
+    """float16 `>` and `*` compile to calls of numba's C++ shims (inline-asm setp.f16/mul.f16):
+    simgpu compiles them with NVRTC, links them into the PTX and runs them bit-exactly."""
+    x = (np.random.default_rng(3).random(300).astype(np.float16) - np.float16(0.5)) * np.float16(8)
+    y = np.zeros_like(x)
+    rep = simgpu.launch(k_half_relu_scale, 3, 128, (x, y), executor="ptx", timing=False)
+    assert np.array_equal(y, np.where(x > 0, x * np.float16(2), np.float16(0)))
+    assert rep.metrics["launch__registers_per_thread"] > 0

@@ -351,6 +351,7 @@ class Parser:
 
     # -- function bodies -------------------------------------------------------------------
     def body(self, fn, out):
+        self.cur_regs = fn.regs             # names declared with .reg (inline asm: any name)
         while not self.accept("}"):
             tok = self.peek()
             if tok[0] == "eof":
@@ -441,7 +442,7 @@ class Parser:
             if v in SPECIAL_REGS or v.split(".")[0] in SPECIAL_REGS:
                 comp = self.next()[1][1:] if self.peek()[0] == "dir" else None
                 return ("sreg", v, comp)
-            if v.startswith("%"):
+            if v.startswith("%") or v in getattr(self, "cur_regs", ()):
                 op = ("reg", v)
                 if self.accept("|"):
                     return ("pair", op, self.operand())
