@@ -148,15 +148,13 @@ class SassInstCounter(Observer):
         self.resources = None
         self.cur_line = 0
         self.printed = []           # print()'s lines (the launch's Image.printed)
-        self._all_lanes = (-1, 0)   # (threads, warps) of the running chunk
         self.max_steps = None       # launch.max_loop_iterations: steps of one PTX line per chunk
         self._steps = defaultdict(int)
         self.chunk = None
         self.kernel = ""
 
     def chunk_begin(self, chunk):
-        """The chunk's thread and warp counts: an event of all its threads counts all warps."""
-        self._all_lanes = (chunk.n_blocks * chunk.tpb, chunk.n_warps)
+        """A new chunk: the loop budget counts its steps afresh."""
         self._steps.clear()
         self.chunk = chunk
 
@@ -181,8 +179,9 @@ class SassInstCounter(Observer):
         self.facts, self.resources = facts, resources
 
     # -- fed by the PTX executor ---------------------------------------------------------
-    def count(self, line, opcode, lanes):
-        """`lanes`: the chunk lanes that executed PTX line `line` at one step (sorted)."""
+    def count(self, line, opcode, lanes, warps=None):
+        """`lanes`: the chunk lanes that executed PTX line `line` at one step (sorted);
+        `warps`: how many warps they fill, if the caller knows."""
         self.cur_line = line
         n = len(lanes)
         if n == 0:
@@ -190,9 +189,7 @@ class SassInstCounter(Observer):
         steps = self._steps[line] = self._steps[line] + 1
         if self.max_steps is not None and steps > self.max_steps:
             self.runaway(line, lanes)
-        if n == self._all_lanes[0]:           # every thread of the chunk: every warp
-            warps = self._all_lanes[1]
-        else:
+        if warps is None:
             w = lanes >> 5
             warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
         e = self.per_line.get(line)
@@ -295,7 +292,9 @@ class SassInstCounter(Observer):
 # -- device memory at the IR binding's addresses ------------------------------------------
 class PlacedMemory(DeviceMemory):
     """simgpu.ptx's device memory, with the argument arrays at the addresses the IR path's
-    binding gave them (runtime/binding.bind_memory), named after their parameters."""
+    binding gave them (runtime/binding.bind_memory), named after their parameters.  Other
+    allocations (the module's .global variables) follow the last one after a gap, as the
+    arrays are placed: an access just past an array faults instead of landing in them."""
 
     def __init__(self, places):
         super().__init__()
@@ -305,13 +304,13 @@ class PlacedMemory(DeviceMemory):
         if self.places:
             base, name = self.places.pop(0)
         else:
-            base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN
+            base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN + PTX_ALIGN
                                        for b, u in zip(self.bases, self.bufs)), default=self.next))
         k = bisect.bisect(self.bases, base)
         self.bases.insert(k, base)
         self.bufs.insert(k, buf)
         self.names.insert(k, name)
-        self.next = max(self.next, base + -(-max(buf.size, 1) // PTX_ALIGN) * PTX_ALIGN)
+        self.next = max(self.next, base + -(-max(buf.size, 1) // PTX_ALIGN) * PTX_ALIGN + PTX_ALIGN)
         self._bases_arr = np.array(self.bases, np.uint64)
         return base
 
@@ -339,38 +338,15 @@ class _Adapter:
         self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
         self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
         self._lanes = self._warps = self._full = None
-        # counting with the warps of the last lane array (the executor passes the same array
-        # while the chunk runs converged) is SassInstCounter.count's arithmetic, done here
-        self._fast_count = type(counter).count is SassInstCounter.count
 
     def instruction(self, ev):
         lanes = ev.lanes
-        if not self._fast_count:
-            self.counter.count(ev.line, ev.opcode, lanes)
-        else:
-            if lanes is not self._lanes:
-                w = lanes >> 5
-                self._lanes, self._warps = lanes, 1 + int(np.count_nonzero(w[1:] != w[:-1]))
-            self._count(self.counter, ev.line, ev.opcode, len(lanes), self._warps)
+        if lanes is not self._lanes:     # the executor passes one array while the chunk is converged
+            w = lanes >> 5
+            self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1]))) if len(w) else 0
+        self.counter.count(ev.line, ev.opcode, lanes, self._warps)
         for f in self.raw_instr:
             f(ev)
-
-    @staticmethod
-    def _count(counter, line, opcode, n, warps):
-        """SassInstCounter.count for `n` lanes in `warps` warps (computed once per lane array)."""
-        counter.cur_line = line
-        if n == 0:
-            return
-        e = counter.per_line.get(line)
-        if e is None:
-            e = counter.per_line[line] = [0, 0]
-            counter.opcode[line] = opcode
-        e[0] += warps
-        e[1] += n
-        if opcode == "bra":
-            b = counter.branches[line]
-            b[0] += warps
-            b[2] += n
 
     def mem_access(self, ev):
         for f in self.raw_mem:
