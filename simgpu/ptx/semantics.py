@@ -357,8 +357,21 @@ def b_shift(left):
         t = _one_type(types)
         if mods or t not in INT_T or sem_int.width(t) < 16 or (left and t[0] != "b"):
             return None
-        return (lambda a, n: sem_int.shl(t, a, n)) if left else (lambda a, n: sem_int.shr(t, a, n))
+        if left:
+            return lambda a, n: sem_int.shl(t, a, n)
+        if t[0] == "s":
+            return lambda a, n: _sign_fill(t, a, n)
+        return lambda a, n: sem_int.shr(t, a, n)
     return build
+
+
+def _sign_fill(t, a, n):
+    """shr.s; by width-1 or more (compiled code's sign mask) of lanes none of which is negative:
+    0 for every lane, returned as one value (the executor keeps it uniform)."""
+    w = sem_int.width(t)
+    if a.ndim and n.ndim == 0 and int(n) >= w - 1 and not (a < 0).any():
+        return np.zeros((), INT_T[t])
+    return sem_int.shr(t, a, n)
 
 
 def b_shf(mods, types):
