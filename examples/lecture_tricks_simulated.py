@@ -102,7 +102,10 @@ def main(argv=None):
     results = {}
 
     header("Trick 1 - avoid control divergence: ReLU with an if vs a multiply by a mask")
-    results["relu_if"] = row("relu with if", L(relu_branch, (x32, np.zeros_like(x32))))
+    results["relu_if_as_written"] = row("relu with if, as written (IR)", simgpu.launch(
+        relu_branch, grid, TPB, (x32, np.zeros_like(x32)), gpu=g, executor="ir"), "both sides run")
+    results["relu_if"] = row("relu with if, compiled", L(relu_branch, (x32, np.zeros_like(x32))),
+                             "the compiler predicates a short branch")
     results["relu_mask"] = row("relu as v * (v > 0)", L(relu_mask, (x32, np.zeros_like(x32))))
 
     header("Trick 2 - low precision: the same ReLU in float32 and float16")

@@ -73,7 +73,9 @@ def main():
     print(f"  {'kernel':<16}{'SIMT efficiency':>16}{'warp instructions':>20}{'barriers':>10}   correct")
     for k in (reduce_shuffle, reduce_tree):
         x, out = args_reduce_shuffle()
-        rep = simgpu.launch(k, N // BLOCK, BLOCK, (x, out))
+        # The IR path runs the branches as written; the compiled code (executor="ptx") may turn a
+        # short branch into a select and not diverge at all -- compare the two.
+        rep = simgpu.launch(k, N // BLOCK, BLOCK, (x, out), executor="ir")
         eff, cost = rep.simt_efficiency, rep.metrics["smsp__inst_executed.sum"]
         st = step(k, N // BLOCK, BLOCK, args_reduce_shuffle(), block_idx=0, warp=0, executor="ir")
         bars = sum("syncthreads(" in s.text for s in st.steps)

@@ -24,3 +24,13 @@ def verify_every_ir(monkeypatch):
     """Every kernel a test lowers or specialises passes the IR verifier (simgpu/ir/verify.py)."""
     monkeypatch.setattr(KernelProgram, "lower", _verified_lower)
     monkeypatch.setattr(KernelProgram, "specialize", _verified_specialize)
+
+
+@pytest.fixture(autouse=True)
+def executor_of_module(request, monkeypatch):
+    """A test module about one executor's own behaviour names it: EXECUTOR = "ir" runs its
+    launches on simgpu's IR path (e.g. its frontend's error messages, its SASS estimate)
+    whatever the default; modules without it run on the default (the compiled path)."""
+    ex = getattr(request.module, "EXECUTOR", None)
+    if ex:
+        monkeypatch.setenv("SIMGPU_EXECUTOR", ex)

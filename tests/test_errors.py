@@ -120,3 +120,21 @@ def test_typing_error_points_at_line():
 def test_unknown_gpu():
     with pytest.raises(simgpu.SimGPUError, match="unknown GPU"):
         simgpu.launch(ok, 1, 32, (np.zeros(32),), gpu="Z9000")
+
+
+# -- the same mistakes on the compiled path --------------------------------------------------
+@pytest.mark.parametrize("kernel,args,err,match", [
+    (oob_global, (np.zeros(64),), simgpu.KernelError,
+     r"test_errors.py:\d+: in kernel 'oob_global': out-of-bounds global access.*512-byte allocation \(x\).* "
+     r"in block \(1, 0, 0\) thread \(31, 0, 0\)"),
+    (big_shared, (np.zeros(3),), simgpu.LaunchError, "static_shared_mem_per_block_bytes"),
+    (runaway, (np.zeros(3),), simgpu.KernelError, r"test_errors.py:\d+: .*more than 100 iterations"),
+])
+def test_compiled_path_errors_name_the_line_thread_and_block(kernel, args, err, match):
+    with pytest.raises(err, match=match):
+        simgpu.launch(kernel, 2, 32, args, executor="ptx", timing=False, max_loop_iterations=100)
+
+
+# The tests above pin the IR path's messages (its frontend's DSLErrors, its bounds checks by
+# array and index); the compiled path's own errors are the test just above.
+EXECUTOR = "ir"

@@ -14,7 +14,10 @@ def results():
 
 
 def test_divergence_costs_simt_efficiency(results):
-    assert results["relu_if"].simt_efficiency < 0.9 <= results["relu_mask"].simt_efficiency
+    """The branch as written idles half the lanes; the mask never does; the compiled code of a
+    branch this short is predicated (NVVM's select), so it barely diverges either."""
+    assert results["relu_if_as_written"].simt_efficiency < 0.9 <= results["relu_mask"].simt_efficiency
+    assert results["relu_if"].simt_efficiency >= 0.9
 
 
 def test_float16_halves_the_bytes(results):
@@ -41,8 +44,13 @@ def test_tiling_reads_t_times_less_from_global(results):
 
 
 def test_simulated_mystery_plot_has_a_wave_quantisation_cliff():
-    """Just past a whole wave of blocks, throughput drops: 448 (0.99 waves) beats 496 (1.21)."""
+    """Just past a whole wave of blocks, throughput drops: the largest N whose (N/16)^2 blocks
+    fit in one wave beats the next N.  (Where the wave ends depends on the registers per
+    thread: ptxas' count on the compiled path, the estimate on the IR path.)"""
     import mystery_plot_simulated as ex
-    r448, r496 = ex.sweep([448, 496])
-    assert r448["waves"] <= 1.0 < r496["waves"]
-    assert r496["tflops"] < 0.9 * r448["tflops"]
+    probe = ex.sweep([64])[0]                         # 16 blocks: waves = 16 / (blocks per wave)
+    per_wave = round(probe["blocks"] / probe["waves"])
+    g = int(per_wave ** 0.5)
+    lo, hi = ex.sweep([16 * g, 16 * (g + 1)])
+    assert lo["waves"] <= 1.0 < hi["waves"]
+    assert hi["tflops"] < 0.9 * lo["tflops"]

@@ -160,12 +160,13 @@ def test_fma_loop_is_issue_bound_at_half_the_peak():
 
 
 def test_sin_uses_many_instructions_per_call():
-    """libdevice sin is a routine of ~23 SASS: a sin loop is much slower than an FMA loop."""
+    """libdevice sin is a routine of ~25 SASS (ptxas' count on the compiled path): a loop of
+    one sin per iteration takes well over twice the time of four FMAs per iteration."""
     n = 132 * 8 * 256
     a = (_f32(n), np.zeros(n, np.float32), np.int32(128))
     t_sin = cycles_of(simgpu.launch(sin_loop, (n // 256,), (256,), a))
     t_fma = cycles_of(simgpu.launch(fma_loop, (n // 256,), (256,), a))
-    assert t_sin > 3 * t_fma
+    assert t_sin > 2.5 * t_fma
 
 
 def test_divergence_runs_both_sides():
@@ -219,9 +220,13 @@ def test_partial_last_wave_is_a_tail():
 
 
 def test_registers_estimate_and_override():
+    """Registers: ptxas' count on the compiled path, the IR's estimate on the IR path; an
+    override wins on both."""
     n = 256
-    rep = simgpu.launch(copy, (1,), (256,), (_f32(n), np.zeros(n, np.float32)))
+    rep = simgpu.launch(copy, (1,), (256,), (_f32(n), np.zeros(n, np.float32)), executor="ir")
     assert 16 <= rep.metrics["launch__registers_per_thread"] <= 40
+    rep = simgpu.launch(copy, (1,), (256,), (_f32(n), np.zeros(n, np.float32)), executor="ptx")
+    assert rep.metrics["launch__registers_per_thread"] == rep.extras["ptx"]["registers"]
     rep2 = predict(copy, (1,), (256,), (_f32(n), np.zeros(n, np.float32)), registers_per_thread=128)
     assert rep2.metrics["launch__registers_per_thread"] == 128
     assert rep2.metrics["launch__occupancy_limit_registers"] == 2

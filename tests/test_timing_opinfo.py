@@ -107,3 +107,7 @@ def test_register_estimate_counts_live_values():
     fn = typed(axpy, (np.float32(2), np.ones(32, np.float32), np.ones(32, np.float32)))
     assert 4 <= max_live_registers(fn) <= 16
     assert 16 <= estimate_registers(fn, H200) <= 32
+
+
+# These check the IR path's own SASS estimate (sass/costs.py) and register estimate.
+EXECUTOR = "ir"

@@ -361,8 +361,8 @@ def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, c
                     l1pend += pd
                     if m == 0:
                         continue
-                else:
-                    full = _full_sectors(bm, j, m, spl, sb)
+                else:       # local memory is the thread's own: what it stores is what it reads
+                    full = m if kind == LOCAL_ST else _full_sectors(bm, j, m, spl, sb)
                     l1hit += _l1_store(l1, row, way, m, full)
             _enqueue(buf, pos, L, m, full, ex, bm, j, store)
             pos += 1

@@ -76,7 +76,7 @@ class MemoryModel(Observer):
             o = self._orders[key] = s.order(chunk.first_block, chunk.n_blocks)
         self._order = o
         self._local = None
-        if self._scratch is None or self._scratch[4].shape[0] < chunk.n_warps * MAX_LINES:
+        if self._scratch is None or self._scratch[3].shape[0] < chunk.n_warps * MAX_LINES:
             self._scratch = new_scratch(chunk.n_warps, self.gpu.l2.line_bytes)
             self._bank_scratch = bank_scratch(self.bank_mask + 1)
             self._const_seen = np.zeros(32, dtype=np.int64)

@@ -125,7 +125,7 @@ class ReferenceMemory:
             filled |= {(sm, line, k) for k in miss}
             e[1] |= miss
             return (line, miss, set(), 0) if miss else None
-        full = {k for k in sectors if all(k * sb + b in nbytes for b in range(sb))}
+        full = set(sectors) if kind == LOCAL_ST else {k for k in sectors if all(k * sb + b in nbytes for b in range(sb))}
         row[c[3]] += len(sectors & (e[1] | e[2]))
         e[1] |= full
         e[2] |= sectors

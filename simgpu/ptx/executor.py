@@ -206,7 +206,8 @@ class Executor:
             blk, thr = self.ch.where(int(lane))
         src = self.im.module.source(ins.loc)
         raise KernelError(f"{msg} (PTX line {ins.line}: {ins.text})", loc=src,
-                          kernel=self.im.kernel_name, block=blk, thread=thr)
+                          kernel=getattr(self.im, "display_name", None) or self.im.kernel_name,
+                          block=blk, thread=thr)
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, max_steps=None):

@@ -217,7 +217,7 @@ def prepare(ex, k, info, values):
 
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
-           registers_per_thread=None, sample=False, timing_detail="auto", executor="ir", shared_bytes=0):
+           registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
@@ -229,8 +229,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         wave) and scale counts up: fast predictions for big launches, outputs only partly
         computed.  The error this adds is measured in docs/timing.md.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
-    executor: "ir" (the default for now), "auto" ("ptx" where numba-cuda and ptxas are
-        installed, else "ir"; $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
+    executor: "auto" (the default: "ptx" where numba-cuda and ptxas are installed, else "ir";
+        $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
         as PTX and costed with ptxas' SASS; runtime/ptx_path.py: numba-cuda types the kernel
         and its errors reach the caller unchanged), "ir" (simgpu's own IR interpreter, for
         machines without the toolchain) or an object with Executor's `run`.

@@ -436,7 +436,7 @@ class PTXExecutor:
         try:
             ck = compile_kernel(program.py_func, args, cc=cc_for(launch.gpu), use_cache=self.use_cache)
         except ToolFailedError as e:
-            raise unlinked_extern_error(e, program.name) or e
+            raise unlinked_extern_error(e, program.name) or too_much_shared_error(e, program.name, launch.gpu) or e
         except SimGPUError:
             raise
         except Exception as e:
@@ -485,6 +485,7 @@ class PTXExecutor:
         for o in observers:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)
+        image.display_name = launch.kernel_name          # the Python name in messages, not the mangled one
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         executed = 0
@@ -540,6 +541,20 @@ def unlinked_extern_error(err, kernel):
     return LaunchError(f"executor='ptx': kernel {kernel!r} calls {shown}, which the PTX does not define: "
                        f"{why}simgpu does not link them yet, so ptxas cannot assemble the kernel "
                        f"(ptxas: {names[0]!r} unresolved)")
+
+
+_TOO_MUCH_SHARED = re.compile(r"uses too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)")
+
+
+def too_much_shared_error(err, kernel, gpu):
+    """ptxas' 'uses too much shared data' as the LaunchError the IR path gives (or None)."""
+    m = _TOO_MUCH_SHARED.search(str(err))
+    if not m:
+        return None
+    used, limit = int(m.group(1), 16), int(m.group(2), 16)
+    return LaunchError(f"kernel {kernel!r} declares {used:,} B of static shared memory per block; "
+                       f"the limit for static shared arrays is {limit:,} B on the {gpu.name} "
+                       "(static_shared_mem_per_block_bytes; ptxas refuses it)")
 
 
 def check_externs(ck, kernel):

@@ -174,8 +174,9 @@ class PtxRecorder:
         self.pending = None
         for key in keys:
             a = self.ex.regs.get(key)
-            if a is not None:
-                r.regs[key[1]] = _typed(a[self.lo:self.lo + WARP].copy(), t)
+            if a is not None:       # a uniform value is kept as one scalar for all lanes
+                a = np.full(WARP, a) if np.ndim(a) == 0 else a[self.lo:self.lo + WARP].copy()
+                r.regs[key[1]] = _typed(a, t)
 
     def mem_access(self, ev):
         if not self.on or not self.raw or self.raw[-1].pc != ev.pc or ev.space == "param":
