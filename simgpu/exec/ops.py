@@ -34,32 +34,147 @@ def conv(v, ty):
     raise TypeError(type(v))
 
 
+def _is_float(a):
+    return np.asarray(a).dtype.kind == "f"
+
+
 def _pymin(a, b):
-    return np.where(b < a, b, a)
+    """min() as numba-cuda compiles it: fmin on floats (a NaN operand is ignored, -0.0 < +0.0)."""
+    r = np.where(b < a, b, a)
+    if not _is_float(r):
+        return r
+    r = np.where(np.isnan(a), b, r)
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), a, b), r)
 
 
 def _pymax(a, b):
-    return np.where(b > a, b, a)
+    """max() as numba-cuda compiles it: fmax on floats (a NaN operand is ignored, +0.0 > -0.0)."""
+    r = np.where(b > a, b, a)
+    if not _is_float(r):
+        return r
+    r = np.where(np.isnan(a), b, r)
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), b, a), r)
+
+
+def _np_minmax(which):
+    """np.minimum / np.maximum as numba compiles them: a NaN operand wins (the first one)."""
+    def f(a, b):
+        keep_a = (a <= b) if which == "min" else (a >= b)
+        r = np.where(keep_a, a, b)
+        if not _is_float(r):
+            return r
+        return np.where(np.isnan(a) | np.isnan(b), np.where(np.isnan(a), a, b), r)
+    return f
+
+
+def _minmax_op(which):
+    """min/max; np.minimum/np.maximum (lowered with attrs['numpy']) keep a NaN."""
+    py, npf = BINARY[which], _np_minmax(which)
+    return lambda ins, v: (npf if ins.attrs.get("numpy") else py)(v[0], v[1])
 
 
 def _floordiv(a, b):
-    return np.floor_divide(a, b)
+    """Python's floor division; numba returns 0 for MIN // -1 (and for division by zero)."""
+    r = np.floor_divide(a, b)
+    dt = np.asarray(r).dtype
+    if dt.kind == "i":
+        r = np.where((a == np.iinfo(dt).min) & (b == -1), dt.type(0), r)
+    return r
+
+
+def _shift_amount(a, b):
+    """(amount, operand width): the GPU's shl/shr take the amount as a u32 and clamp it to
+    the width (NVVM truncates a 64-bit amount)."""
+    dt = np.asarray(a).dtype
+    amt = np.asarray(b).astype(np.int64).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    return amt, dt.itemsize * 8, dt
+
+
+def _lshift(a, b):
+    amt, bits, dt = _shift_amount(a, b)
+    r = np.left_shift(a, np.minimum(amt, bits - 1).astype(dt))
+    return np.where(amt >= bits, dt.type(0), r)
 
 
 def _rshift(a, b):
-    return np.right_shift(a, b)
+    amt, bits, dt = _shift_amount(a, b)
+    r = np.right_shift(a, np.minimum(amt, bits - 1).astype(dt))   # signed: the sign fills
+    return r if dt.kind == "i" else np.where(amt >= bits, dt.type(0), r)
 
 
-def _pow(a, b):
-    if np.asarray(a).dtype.kind in "iu" and np.any(np.asarray(b) < 0):
-        return np.where(np.asarray(b) < 0, 0, np.power(a, np.abs(b)))
+def float_to_int(f, dt):
+    """float64 -> integer dtype `dt` as the GPU converts (cvt.rzi): truncate, saturate at the
+    type's range, NaN -> 0."""
+    info = np.iinfo(dt)
+    f = np.asarray(f, dtype=np.float64)
+    lo, hi = float(info.min), float(info.max) + 1.0
+    ok = ~np.isnan(f) & (f > lo) & (f < hi)
+    r = np.where(ok, f, 0.0).astype(dt)
+    return np.where(f >= hi, dt.type(info.max), np.where(f <= lo, dt.type(info.min), r))
+
+
+def _int_power(a, b, dt):
+    """numba's int_power_impl (a ** b for an integer exponent b), lane-wise: exponentiation by
+    squaring in the result type; an integer result passes through float64 (numba's
+    `1.0 / r if invert else r`); 0 ** -n is MIN, other |a| > 1 ** -n is 0; |b| > 0x10000 is
+    math.pow."""
+    a = np.asarray(a).astype(dt)
+    b = np.asarray(b)
+    neg = b < 0
+    e = np.where(neg, -b, b) if b.dtype.kind == "i" else b
+    big = e > 0x10000
+    left = np.where(big, 0, e).astype(np.uint64)
+    r = np.ones(np.broadcast(a, b).shape, dtype=dt)
+    base = a
+    while np.any(left != 0):
+        r = np.where((left & np.uint64(1)) != 0, r * base, r).astype(dt)
+        left = left >> np.uint64(1)
+        base = (base * base).astype(dt)
+    a64 = a.astype(np.float64)
+    f = np.where(neg, 1.0 / r.astype(np.float64), r.astype(np.float64))
+    f = np.where(big, np.power(a64, b.astype(np.float64)), f)
+    if dt.kind == "f":
+        return np.where(neg | big, f.astype(dt), r)
+    f = np.where(neg & (a != 1) & (a != -1), 0.0, f)
+    out = float_to_int(f, dt)
+    return np.where(neg & (a == 0), dt.type(np.iinfo(dt).min), out)
+
+
+def _round_ndigits(x, nd):
+    """numba-cuda's round(x, ndigits) (cpython/builtins.py round_ndigits), lane-wise: scale by a
+    power of ten in float64, rint in x's type, scale back."""
+    dt = np.asarray(x).dtype
+    xf = np.asarray(x).astype(np.float64)
+    nd = np.asarray(nd).astype(np.int64)
+    pos = nd >= 0
+    pow1 = _int_power(np.float64(10.0), np.where(pos, np.where(nd > 22, nd - 22, nd), -nd),
+                      np.dtype(np.float64))
+    pow2 = np.where(pos & (nd > 22), 1e22, 1.0)
+    y = np.where(pos, (xf * pow1) * pow2, xf / pow1)
+    ry = np.rint(y.astype(dt)).astype(np.float64)
+    r = np.where(pos, (ry / pow2) / pow1, ry * pow1)
+    r = np.where((pos & np.isinf(y)) | np.isinf(xf) | np.isnan(xf), xf, r)
+    return r.astype(dt)
+
+
+def _round(ins, v):
+    """round(x): rint (typed to an integer); round(x, ndigits): numba's round_ndigits."""
+    if len(v) == 1:
+        return np.rint(v[0])
+    return _round_ndigits(v[0], v[1])
+
+
+def _pow(ins, v):
+    a, b = v
+    if np.asarray(b).dtype.kind in "iu":
+        return _int_power(a, b, np.asarray(a).dtype)
     return np.power(a, b)
 
 
 BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-    "floordiv": _floordiv, "mod": np.remainder, "pow": _pow,
-    "lshift": np.left_shift, "rshift": _rshift, "and": np.bitwise_and, "or": np.bitwise_or,
+    "floordiv": _floordiv, "mod": np.remainder,
+    "lshift": _lshift, "rshift": _rshift, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
     "min": _pymin, "max": _pymax, "land": np.logical_and, "lor": np.logical_or,
@@ -72,7 +187,7 @@ def _bool_not(a):
 
 UNARY = {"neg": np.negative, "pos": lambda a: a, "invert": np.invert, "not": _bool_not,
          "abs": np.abs, "truth": lambda a: a != 0 if np.asarray(a).dtype != np.bool_ else a,
-         "round": lambda a: np.rint(a)}
+         }
 
 
 @vectorize(["float64(float64)", "float32(float32)"], cache=True)
@@ -182,6 +297,7 @@ def _fma(a, b, c):
 # value op -> semantics(ins, operand values converted to ins.arg_tys)
 VALUE_OPS = {
     **{op: (lambda f: lambda ins, v: f(v[0], v[1]))(f) for op, f in BINARY.items()},
+    "pow": _pow, "min": _minmax_op("min"), "max": _minmax_op("max"), "round": _round,
     **{op: (lambda f: lambda ins, v: f(v[0]))(f) for op, f in UNARY.items()},
     "math": lambda ins, v: MATH[ins.attrs["fn"]](*v),
     "cast": lambda ins, v: conv(v[0], ins.attrs["to"]),
@@ -198,4 +314,7 @@ def evaluate(ins, vals):
     sem = VALUE_OPS.get(ins.op)
     if sem is None:
         raise NotImplementedError(ins.op)
-    return sem(ins, vals)
+    r = sem(ins, vals)
+    if isinstance(r, np.ndarray) and r.ndim == 0:      # np.where of uniform values: a scalar
+        r = r[()]
+    return r

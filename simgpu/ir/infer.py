@@ -45,13 +45,19 @@ def _rule_logic(ins, tys, env):
 
 def _rule_binop(ins, tys, env):
     _scalars(ins, tys)
-    ins.arg_tys, ret = T.binop_type(ins.op, tys[0], tys[1], ins.loc)
+    args, ret = T.binop_type(ins.op, tys[0], tys[1], ins.loc)
+    if T.is_int(ret) and all(T.is_int(t) for t in args) and ins.op != "pow":
+        args = (ret, ret)         # numba casts both operands to the result type (int64 op uint64)
+    ins.arg_tys = args
     return ret
 
 
 def _rule_unop(ins, tys, env):
     _need_scalar(tys[0], ins)
-    ins.arg_tys, ret = T.unop_type(ins.op, tys[0], ins.loc)
+    args, ret = T.unop_type(ins.op, tys[0], ins.loc)
+    if T.is_bool(args[0]) and T.is_int(ret):
+        args = (ret,)             # -(x > 0) is -1: the bool is widened first
+    ins.arg_tys = args
     return ret
 
 
