@@ -474,8 +474,9 @@ class Interpreter:
         src = np.broadcast_to(np.asarray(self.value(ins.args[2]), dtype=np.int64), (self.chunk.n_lanes,))
         lane = np.arange(self.chunk.n_lanes, dtype=np.int64) % WARP
         mode = ins.attrs["mode"]
+        src = src & (WARP - 1)          # the hardware reads the low 5 bits of the lane/delta
         if mode == "idx":
-            s = src % WARP
+            s = src
         elif mode == "up":
             s = lane - src
             s = np.where(s < 0, lane, s)
@@ -483,7 +484,7 @@ class Interpreter:
             s = lane + src
             s = np.where(s >= WARP, lane, s)
         else:
-            s = lane ^ (src % WARP)
+            s = lane ^ src
         V = self._warp_view(val)
         out = np.take_along_axis(V, s.reshape(-1, WARP), axis=1).reshape(-1)
         return out

@@ -143,6 +143,9 @@ def _rule_shfl(ins, tys, env):
     v = tys[1]
     if v not in (T.INT32, T.INT64, T.FLOAT32, T.FLOAT64, T.UINT32, T.UINT64):
         raise TypingError(f"shuffles move int32/int64/float32/float64 values, not {v}", ins.loc)
+    if not T.is_int(tys[2]):
+        raise TypingError(f"the shuffle's lane/delta must be an integer, not {tys[2]} (numba-cuda "
+                          "cannot compile a bool one: NVVM rejects the IR)", ins.loc, "pass an int")
     ins.arg_tys = (T.UINT32, v, T.INT32)
     return v
 
