@@ -146,12 +146,21 @@ class Interpreter:
                 if st.value is not None and f.ret is not None:
                     self.setvar(f.ret, self.value(st.value), m)
                 f.returned |= m.arr
+                if st.exit:
+                    self.exited |= m.arr
                 return self.empty
             elif k is Call:
-                self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
-                self.run_stmts(st.body, m)
-                self.frames.pop()
+                m = self.exec_call(st, m)
         return m
+
+    def exec_call(self, st, m):
+        """An inlined device function; lanes that left the thread inside it (a failed assert)
+        do not come back."""
+        self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
+        self.run_stmts(st.body, m)
+        self.frames.pop()
+        left = self.exited & m.arr
+        return m.minus(left) if left.any() else m
 
     def _branch(self, node, m, taken, kind):
         for o in self.observers:

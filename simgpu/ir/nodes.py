@@ -84,6 +84,7 @@ class Continue:
 class Return:
     loc: Loc
     value: Any = None
+    exit: bool = False       # leave the thread, not just the device function (a failed assert)
 
 
 @dataclass(eq=False)
