@@ -10,9 +10,11 @@ block must reach them together).
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
-from ..errors import KernelError
+from ..errors import DSLError, KernelError
 from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
@@ -36,8 +38,48 @@ class _Frame:
         self.ret = ret
 
 
+def _current_global(py, name):
+    """(found, value) of free name `name` of Python function `py` now."""
+    code = py.__code__
+    if py.__closure__ and name in code.co_freevars:
+        try:
+            return True, py.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:
+            return False, None
+    if name in py.__globals__:
+        return True, py.__globals__[name]
+    return hasattr(builtins, name), getattr(builtins, name, None)
+
+
+def _unchanged(old, now):
+    if isinstance(old, np.ndarray):
+        return now is old                # the same array (its contents are read at run time)
+    return now is old or (type(now) is type(old) and bool(np.all(now == old)))
+
+
+def check_globals(fn):
+    """numba.cuda freezes the numbers, tuples and arrays a kernel reads from its globals when it
+    compiles it, and the compiled path recompiles when one changes; the typed IR here is kept
+    per argument signature, so a global changed since it was lowered is refused, not ignored."""
+    for py, name, old, loc in fn.globals_read.values():
+        found, now = _current_global(py, name)
+        if not (found and _unchanged(old, now)):
+            shown = "is no longer defined" if not found else \
+                f"changed from {_short(old)} to {_short(now)}"
+            raise DSLError(f"global {name!r} {shown} since this kernel was compiled for these "
+                           "argument types; numba.cuda would keep the compiled value, simgpu's "
+                           "compiled path (executor='ptx') recompiles", loc,
+                           "pass the value as a kernel argument, or make a new kernel "
+                           "(simgpu.jit(f)) after changing it")
+
+
+def _short(v):
+    return f"an array {v.shape}" if isinstance(v, np.ndarray) else repr(v)[:40]
+
+
 class Interpreter:
     def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22):
+        check_globals(fn)
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)

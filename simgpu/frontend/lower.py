@@ -408,6 +408,7 @@ class Lowerer(ast.NodeVisitor):
         if not found:
             raise self.err(node, f"name {node.id!r} is not defined")
         c = classify(obj)
+        self.note_global(node, obj, c)
         if c is None:
             raise self.err(node, f"{node.id!r} ({type(obj).__name__}) cannot be used inside a kernel",
                            "kernels may read numbers, tuples and numpy arrays defined at module level, "
@@ -567,9 +568,17 @@ class Lowerer(ast.NodeVisitor):
                     return False
         return True
 
+    def note_global(self, node, obj, c):
+        """Remember a number, tuple or array read from the globals/closure: its value is part of
+        the compiled kernel (numba freezes it); exec/interp.py refuses to run if it changed."""
+        if isinstance(c, (bool, int, float, np.number, np.bool_, tuple, np.ndarray)):
+            self.fn.globals_read.setdefault((id(self.py), node.id), (self.py, node.id, obj, self.loc(node)))
+
     def expr_static_or_none(self, node):
         if isinstance(node, ast.Name) and node.id not in self.locals:
             found, obj = lookup(self.py, node.id)
+            if found:
+                self.note_global(node, obj, classify(obj))
             return Static(classify(obj)) if found else None
         if isinstance(node, ast.Attribute):
             b = self.expr_static_or_none(node.value)

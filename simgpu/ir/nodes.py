@@ -108,6 +108,8 @@ class Function:
     shared: dict = field(default_factory=dict)         # shared-array name -> (shape, dtype)
     local: dict = field(default_factory=dict)          # local-array name -> (shape, dtype)
     consts: dict = field(default_factory=dict)         # const-array name -> numpy array
+    globals_read: dict = field(default_factory=dict)   # (id(py func), name) -> (py func, name,
+    #                                                    value when lowered, Loc of a read)
 
 
 def walk(stmts):
