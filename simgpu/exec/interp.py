@@ -18,7 +18,7 @@ from ..errors import DSLError, KernelError
 from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
-from .ops import conv, evaluate
+from .ops import conv, evaluate, fused_mul_add
 from .state import WARP, ArrayHandle, Mask, MemEvent, Observer
 
 
@@ -333,11 +333,33 @@ class Interpreter:
         else:
             vals = [conv(self.value(a), t) for a, t in zip(ins.args, ins.arg_tys)] if ins.arg_tys \
                 else [self.value(a) for a in ins.args]
-            r = evaluate(ins, vals)
+            attrs = ins.attrs
+            if "fma_mul" in attrs:
+                r = self.fused(ins, vals, attrs["fma_mul"])
+            else:
+                r = evaluate(ins, vals)
+                if "fma_operands" in attrs:             # kept for the add it is fused into
+                    self.setvar(ins.dst + "#a", vals[0], m)
+                    self.setvar(ins.dst + "#b", vals[1], m)
         if ins.dst is not None and r is not None:
             self.setvar(ins.dst, r, m)
         for o in self.inst_observers:
             o.inst(ins, m)
+
+    def fused(self, ins, vals, k):
+        """An add/sub NVVM contracts with the multiply producing operand k (ir/passes.py
+        contract): a*b+c, a*b-c, c-a*b with one rounding (fma.rn), as the GPU computes them."""
+        k, name = k
+        t = T.FLOAT32 if "fma_float32" in ins.attrs else ins.arg_tys[k]   # ir/passes.py _narrowed
+        a, b = conv(self.env[name + "#a"], t), conv(self.env[name + "#b"], t)
+        c = conv(vals[1 - k], t)
+        if ins.op == "sub":
+            if k == 0:
+                c = -c
+            else:
+                a = -a
+        r = fused_mul_add(a, b, c)
+        return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 else r
 
     # memory ------------------------------------------------------------------------------
     def array(self, v):

@@ -7,6 +7,7 @@ cast to the instruction's result type.  float32 stays float32 throughout.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from numba import vectorize
@@ -287,11 +288,72 @@ def brev(a):
     return r.astype(a.dtype)
 
 
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _sum_round_odd(a, b):
+    """a + b in float64 rounded to odd (an inexact result gets an odd last bit), so that a
+    second rounding to a narrower type is the correct rounding of the exact sum."""
+    s, e = _two_sum(a, b)
+    even = (np.asarray(s).view(np.uint64) & np.uint64(1)) == 0
+    fix = even & (e != 0) & np.isfinite(s)
+    return np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+
+
+def _split(a):
+    c = 134217729.0 * a                       # Veltkamp: 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _fma64(a, b, c):
+    """Correctly rounded a*b+c in float64 (Boldo & Melquiond's emulated FMA: an exact product,
+    TwoSum, a sum rounded to odd); lanes out of its safe range are computed exactly with
+    fractions."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    uh = a * b
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
+    th, tl = _two_sum(c, uh)
+    z = th + _sum_round_odd(tl, ul)
+    mag = np.maximum(np.abs(a), np.abs(b))
+    odd = ~np.isfinite(z) | (mag > 2.0 ** 500) | ((uh != 0) & (np.abs(uh) < 2.0 ** -900)) | \
+        ((c != 0) & (np.abs(c) < 2.0 ** -900)) | ~np.isfinite(c)
+    if np.any(odd):
+        A, B, C, O = np.broadcast_arrays(a, b, c, odd)
+        z = np.array(np.broadcast_to(z, A.shape))
+        for i in np.flatnonzero(O):
+            z.flat[i] = _fma_exact(float(A.flat[i]), float(B.flat[i]), float(C.flat[i]))
+    return z
+
+
+def _fma_exact(a, b, c):
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    try:
+        r = float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
+    return r if r != 0 or exact != 0 else (a * b + c)       # keep IEEE's signed zero
+
+
+def fused_mul_add(a, b, c):
+    """a*b+c rounded once in the operands' float type (the GPU's fma.rn)."""
+    dt = np.result_type(np.asarray(a).dtype, np.asarray(b).dtype, np.asarray(c).dtype)
+    if dt == np.float64:
+        with np.errstate(all="ignore"):
+            return _fma64(a, b, c)
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)      # exact for float32/16
+    return _sum_round_odd(p, np.asarray(c, np.float64)).astype(dt)
+
+
 def _fma(a, b, c):
-    """a*b+c with one rounding: exact in float64 for float32 inputs."""
-    if np.asarray(a).dtype == np.float32:
-        return (np.float64(1) * a * b + c).astype(np.float32)
-    return a * b + c
+    """cuda.fma: a*b+c with one rounding."""
+    return fused_mul_add(a, b, c)
 
 
 # value op -> semantics(ins, operand values converted to ins.arg_tys)
