@@ -17,7 +17,7 @@ pytest.importorskip("numba_cuda")
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
-from numba import cuda  # noqa: E402
+from numba import cuda, int32, int64, uint32, uint64  # noqa: E402
 
 import simgpu  # noqa: E402
 from simgpu.errors import DSLError, LaunchError, TypingError  # noqa: E402
@@ -290,6 +290,58 @@ def test_round_with_ndigits(dt):
     x = np.array([1.23456, 2.5, -17.0625], dt)
     expect = [1.23, 0.0, 2.0, -17.062]          # -17062.5 rounds half to even
     check(round_digits, lambda: (x.copy(), np.zeros(4, dt)), expect)
+
+
+def round_edges(x, out, oi):
+    out[0] = round(x[0], 1)              # -0.01 -> +0.0: numba's rint goes through an int64
+    out[1] = round(x[1], 0)              # 3e38 -> 2^63 (the int64 saturates)
+    out[2] = round(x[2], -1)             # -4 -> +0.0
+    oi[0] = round(x[1])
+    oi[1] = round(x[3])                  # NaN -> INT64_MIN
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_round_edge_cases(dt):
+    mk = lambda: (np.array([-0.01, 3e38, -4.0, np.nan], dt), np.zeros(3, dt), np.zeros(2, np.int64))  # noqa: E731
+    check(round_edges, mk, [0.0, 2.0 ** 63, 0.0], out=1)
+    check(round_edges, mk, [I64_MAX, I64_MIN], out=2)
+
+
+def float_casts(f, g, oi, ou, oi32, ou32):
+    oi[0] = int64(f[0])
+    oi[1] = int64(f[1])
+    oi[2] = int64(f[2])
+    ou[0] = uint64(f[3])
+    ou[1] = uint64(f[1])
+    oi32[0] = int32(f[1])
+    oi32[1] = int32(f[2])
+    oi32[2] = int32(g[0])
+    ou32[0] = uint32(g[0])
+    ou32[1] = uint32(f[3])
+
+
+def test_float_to_int_casts_saturate():
+    """float -> int casts saturate as the GPU's cvt.rzi does; a NaN gives the sign-bit pattern
+    from a float64 or into 64 bits, else 0 (measured on the H200)."""
+    def mk():
+        return (np.array([1e300, -1e300, np.nan, -5.0]), np.array([np.nan], np.float32),
+                np.zeros(3, np.int64), np.zeros(2, np.uint64), np.zeros(3, np.int32), np.zeros(2, np.uint32))
+    check(float_casts, mk, [I64_MAX, I64_MIN, I64_MIN], out=2)
+    check(float_casts, mk, [0, 0], out=3)
+    check(float_casts, mk, [-2 ** 31, -2 ** 31, 0], out=4)
+    check(float_casts, mk, [0, 0], out=5)
+
+
+def pow_half(x, out):
+    out[0] = x[0] ** 0.5
+    out[1] = x[1] ** 0.5
+    out[2] = x[2] ** 0.5
+
+
+def test_float_power_one_half_is_pow_not_sqrt():
+    """libdevice pow: pow(-inf, 0.5) is +inf and pow(-0.0, 0.5) is +0.0 (numpy's sqrt fast path
+    gave nan and -0.0)."""
+    check(pow_half, lambda: (np.array([-np.inf, -0.0, 4.0]), np.zeros(3)), [np.inf, 0.0, 2.0])
 
 
 # -- 12. globals are frozen when the kernel is compiled ----------------------------------------------

@@ -16,13 +16,16 @@ from ..ir import types as T
 
 
 def conv(v, ty):
-    """Convert a lane value to numba type `ty` (C-style: float->int truncates)."""
+    """Convert a lane value to numba type `ty` (C-style: float->int truncates, saturating as
+    the GPU's cvt.rzi does)."""
     dt = T.np_dtype(ty)
     if isinstance(v, np.ndarray):
         if v.dtype == dt:
             return v
         if dt == np.bool_:
             return v != 0
+        if v.dtype.kind == "f" and dt.kind in "iu":
+            return float_to_int(v, dt, v.dtype == np.float64)
         return v.astype(dt)
     if isinstance(v, (np.generic, int, float, bool)):
         if dt == np.bool_:
@@ -31,6 +34,8 @@ def conv(v, ty):
             return v
         if isinstance(v, (int,)) and not isinstance(v, bool) and dt.kind in "iu":
             return np.array(v).astype(dt)[()]
+        if isinstance(v, (float, np.floating)) and dt.kind in "iu":
+            return float_to_int(v, dt, not isinstance(v, (np.float32, np.float16)))[()]
         return np.asarray(v).astype(dt)[()]
     raise TypeError(type(v))
 
@@ -103,15 +108,22 @@ def _rshift(a, b):
     return r if dt.kind == "i" else np.where(amt >= bits, dt.type(0), r)
 
 
-def float_to_int(f, dt):
-    """float64 -> integer dtype `dt` as the GPU converts (cvt.rzi): truncate, saturate at the
-    type's range, NaN -> 0."""
+def float_to_int(f, dt, from_f64=True):
+    """A float -> integer dtype `dt` as the GPU converts (cvt.rzi): truncate, saturate at the
+    type's range; a NaN gives the sign-bit pattern when the source is float64 or the destination
+    64-bit, else 0 (measured on the H200: simgpu/ptx/sem_cvt.py nan_to_int)."""
+    dt = np.dtype(dt)
     info = np.iinfo(dt)
     f = np.asarray(f, dtype=np.float64)
     lo, hi = float(info.min), float(info.max) + 1.0
-    ok = ~np.isnan(f) & (f > lo) & (f < hi)
+    nan = np.isnan(f)
+    ok = ~nan & (f > lo) & (f < hi)
     r = np.where(ok, f, 0.0).astype(dt)
-    return np.where(f >= hi, dt.type(info.max), np.where(f <= lo, dt.type(info.min), r))
+    r = np.where(f >= hi, dt.type(info.max), np.where(f <= lo, dt.type(info.min), r))
+    if from_f64 or dt.itemsize == 8:
+        sign = np.array(1 << (dt.itemsize * 8 - 1), dtype=f"u{dt.itemsize}").view(dt)
+        r = np.where(nan, sign, r)
+    return r.astype(dt)
 
 
 def _int_power(a, b, dt):
@@ -152,7 +164,9 @@ def _round_ndigits(x, nd):
                       np.dtype(np.float64))
     pow2 = np.where(pos & (nd > 22), 1e22, 1.0)
     y = np.where(pos, (xf * pow1) * pow2, xf / pow1)
-    ry = np.rint(y.astype(dt)).astype(np.float64)
+    # rint in x's type, compiled (measured on the compiled path) as cvt.rni.s64.f64 then back:
+    # saturated at +-2^63, and -0.0 comes back as +0.0
+    ry = float_to_int(np.rint(y.astype(dt).astype(np.float64)), np.int64).astype(np.float64)
     r = np.where(pos, (ry / pow2) / pow1, ry * pow1)
     r = np.where((pos & np.isinf(y)) | np.isinf(xf) | np.isnan(xf), xf, r)
     return r.astype(dt)
@@ -169,7 +183,11 @@ def _pow(ins, v):
     a, b = v
     if np.asarray(b).dtype.kind in "iu":
         return _int_power(a, b, np.asarray(a).dtype)
-    return np.power(a, b)
+    r = np.power(a, b)
+    if np.any(b == 0.5):        # numpy's fast path is sqrt; C's pow (libdevice): pow(-inf, .5)
+        a = np.asarray(a)       # is +inf and pow(-0.0, .5) is +0.0
+        r = np.where((b == 0.5) & (a == -np.inf), np.inf, np.where((b == 0.5) & (a == 0), 0.0, r))
+    return r.astype(np.result_type(np.asarray(a).dtype, np.asarray(b).dtype))
 
 
 BINARY = {
