@@ -145,14 +145,19 @@ def minmax(x, out):
     out[5] = min(x[1], x[2])
     out[6] = np.maximum(x[2], x[1])      # numpy's: the NaN wins
     out[7] = np.minimum(x[1], x[2])
+    out[8] = max(x[2], 1)                # not two floats: Python's `v if v > acc else acc`
+    out[9] = max(x[2], x[1], x[0])       # three arguments: Python's too
+    out[10] = min(x[1], x[0], 1.0)       # Python keeps the first of equal zeros
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
-def test_max_min_are_fmax_fmin(dt):
-    """max(nan, 0.0) is 0.0 (fmax), max(-0.0, 0.0) is +0.0; np.maximum keeps the NaN."""
+def test_max_min_of_two_floats_are_fmax_fmin(dt):
+    """numba-cuda lowers min/max of exactly two float32/float64 values to libdevice fmin/fmax:
+    max(nan, 0.0) is 0.0, max(-0.0, 0.0) is +0.0; np.maximum keeps the NaN; any other min/max
+    is Python's comparison (a NaN first operand stays)."""
     nan = np.nan
-    check(minmax, lambda: (np.array([-0.0, 0.0, nan], dt), np.zeros(8, dt)),
-          [0.0, 0.0, -0.0, -0.0, 0.0, 0.0, nan, nan])
+    check(minmax, lambda: (np.array([-0.0, 0.0, nan], dt), np.zeros(11)),
+          [0.0, 0.0, -0.0, -0.0, 0.0, 0.0, nan, nan, nan, nan, 0.0])
 
 
 # -- 5. integer ** (negative) exponent -----------------------------------------------------------

@@ -40,25 +40,25 @@ def conv(v, ty):
     raise TypeError(type(v))
 
 
-def _is_float(a):
-    return np.asarray(a).dtype.kind == "f"
-
-
 def _pymin(a, b):
-    """min() as numba-cuda compiles it: fmin on floats (a NaN operand is ignored, -0.0 < +0.0)."""
-    r = np.where(b < a, b, a)
-    if not _is_float(r):
-        return r
-    r = np.where(np.isnan(a), b, r)
-    return np.where((a == b) & (a == 0), np.where(np.signbit(a), a, b), r)
+    """Python's min(a, b): b if b < a else a (a NaN first operand stays)."""
+    return np.where(b < a, b, a)
 
 
 def _pymax(a, b):
-    """max() as numba-cuda compiles it: fmax on floats (a NaN operand is ignored, +0.0 > -0.0)."""
-    r = np.where(b > a, b, a)
-    if not _is_float(r):
-        return r
-    r = np.where(np.isnan(a), b, r)
+    """Python's max(a, b): b if b > a else a."""
+    return np.where(b > a, b, a)
+
+
+def _fmin(a, b):
+    """libdevice fmin: a NaN operand is ignored, -0.0 < +0.0."""
+    r = np.where(np.isnan(a), b, np.where(b < a, b, a))
+    return np.where((a == b) & (a == 0), np.where(np.signbit(a), a, b), r)
+
+
+def _fmax(a, b):
+    """libdevice fmax: a NaN operand is ignored, +0.0 > -0.0."""
+    r = np.where(np.isnan(a), b, np.where(b > a, b, a))
     return np.where((a == b) & (a == 0), np.where(np.signbit(a), b, a), r)
 
 
@@ -67,16 +67,23 @@ def _np_minmax(which):
     def f(a, b):
         keep_a = (a <= b) if which == "min" else (a >= b)
         r = np.where(keep_a, a, b)
-        if not _is_float(r):
+        if np.asarray(r).dtype.kind != "f":
             return r
         return np.where(np.isnan(a) | np.isnan(b), np.where(np.isnan(a), a, b), r)
     return f
 
 
 def _minmax_op(which):
-    """min/max; np.minimum/np.maximum (lowered with attrs['numpy']) keep a NaN."""
+    """min/max as numba-cuda compiles them: two float32/float64 operands (attrs['ieee'], set by
+    the type rule) libdevice fmin/fmax; np.minimum/np.maximum (attrs['numpy']) keep a NaN;
+    otherwise Python's comparison."""
     py, npf = BINARY[which], _np_minmax(which)
-    return lambda ins, v: (npf if ins.attrs.get("numpy") else py)(v[0], v[1])
+    ieee = _fmin if which == "min" else _fmax
+
+    def sem(ins, v):
+        a = ins.attrs
+        return (npf if a.get("numpy") else ieee if a.get("ieee") else py)(v[0], v[1])
+    return sem
 
 
 def _floordiv(a, b):

@@ -217,7 +217,7 @@ def _lower_minmax(lw, node, path):
     args = [_sc(lw, a) for a in node.args]
     if len(args) < 2:
         raise lw.err(node, f"{path[8:]}() of one value: pass two or more numbers")
-    return _minmax(lw, path[8:], args, node)
+    return _minmax(lw, path[8:], args, node, nargs=len(args))
 
 
 def _lower_round(lw, node, path):

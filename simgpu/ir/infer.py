@@ -104,6 +104,9 @@ def _rule_numeric_call(ins, tys, env):
         raise TypingError(f"numba.cuda has no {name}() for ({', '.join(map(str, tys))})", ins.loc)
     args, ret = r
     if ins.op in ("min", "max"):
+        # numba-cuda lowers min/max of exactly two float32/float64 values to libdevice
+        # fmin/fmax (a NaN is ignored); any other call is Python's `v if v > acc else acc`
+        ins.attrs["ieee"] = ins.attrs.get("nargs") == 2 and all(t in (T.FLOAT32, T.FLOAT64) for t in tys)
         args = (ret,) * len(tys)
     ins.arg_tys = tuple(args)
     return ret
