@@ -174,6 +174,17 @@ def test_integer_power(x, e, expect):
     check(int_pow, lambda: (np.array([x]), np.array([e]), np.zeros(1, np.int64)), [expect])
 
 
+def uint_pow(u, out):
+    out[0] = u[0] ** 3                   # uint64 ** int64 is int64: computed in int64
+    out[1] = u[0] ** -2
+    out[2] = u[1] ** -2
+    out[3] = min(u[0] ** 3, u[0] ** 1)
+
+
+def test_unsigned_power_is_computed_in_the_result_type():
+    check(uint_pow, lambda: (np.array([2 ** 64 - 2, 1], np.uint64), np.zeros(4, np.int64)), [-8, 0, 1, -8])
+
+
 def float_pow(f, e, out):
     out[0] = f[0] ** e[0]
     out[1] = f[0] ** 3

@@ -188,8 +188,9 @@ def _round(ins, v):
 
 def _pow(ins, v):
     a, b = v
-    if np.asarray(b).dtype.kind in "iu":
-        return _int_power(a, b, np.asarray(a).dtype)
+    if np.asarray(b).dtype.kind in "iu":        # computed in the result type (uint64 ** int64:
+        rt = ins.__dict__.get("result_ty")      # int64), as numba's int_power_impl does
+        return _int_power(a, b, T.np_dtype(rt) if rt is not None else np.asarray(a).dtype)
     r = np.power(a, b)
     if np.any(b == 0.5):        # numpy's fast path is sqrt; C's pow (libdevice): pow(-inf, .5)
         a = np.asarray(a)       # is +inf and pow(-0.0, .5) is +0.0
