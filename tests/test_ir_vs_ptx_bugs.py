@@ -135,6 +135,17 @@ def test_and_or_give_an_operand_not_a_bool():
     check(and_or_values, mk, [2.5, 2.5], out=3)
 
 
+def and_or_constants(u, out):
+    out[0] = (3 or u[0]) >> 1            # numba prunes the constant branch: an int64, not the
+    out[1] = (-1 and u[0]) & 7           # float64 that unifying int64 with uint64 would give
+    out[2] = (0 or u[0]) >> 0
+    out[3] = 0 and u[0]
+
+
+def test_and_or_with_a_constant_operand_is_decided_at_compile_time():
+    check(and_or_constants, lambda: (np.array([13], np.uint64), np.zeros(4, np.int64)), [1, 5, 13, 0])
+
+
 # -- 4. max/min with NaN and signed zeros ------------------------------------------------------
 def minmax(x, out):
     out[0] = max(x[0], x[1])

@@ -593,7 +593,17 @@ class Lowerer(ast.NodeVisitor):
         return self.bool_op(node) if isinstance(node, ast.BoolOp) else self.expr(node)
 
     def expr_BoolOp(self, node):
-        """`a and b` is a if a is false, else b (Python's and numba's value, not a bool)."""
+        """`a and b` is a if a is false, else b (Python's and numba's value, not a bool).  A
+        constant operand decides at compile time, as numba's dead-branch pruning does
+        (`3 or x` is the int 3, `1 and x` is x: the other side's type does not join in)."""
+        first = self.folded(node.values[0]) if isinstance(node.values[0], (ast.Constant, ast.UnaryOp,
+                                                                           ast.BinOp)) else None
+        if first is not None:
+            if bool(first.value) == isinstance(node.op, ast.Or):
+                return first
+            if len(node.values) == 2:
+                return self.expr(node.values[1])
+            return self.expr(ast.copy_location(ast.BoolOp(op=node.op, values=node.values[1:]), node))
         if all(_is_bool_expr(v) for v in node.values):
             return self.bool_op(node)
         res = self.new("bo")
