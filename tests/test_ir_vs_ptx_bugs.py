@@ -444,6 +444,46 @@ def test_multiply_add_is_fused_like_nvvm(dt, k):
     check(mul_then_store, mk, [0.0, 1 - e, 0, 0, 0, 0])
 
 
+def fma_sunk_into_if(a, b, c, out):
+    t = a[0] * b[0]
+    if c[2] > 0:
+        out[0] = t + c[0]                # the single use sinks into the if: contracted
+
+
+def fma_two_blocks(a, b, c, out):
+    t = a[0] * b[0]
+    out[1] = t + c[0]                    # two uses in two blocks: neither contracted
+    if c[2] > 0:
+        out[0] = t + c[0]
+
+
+def fma_unrolled(a, b, c, out):
+    t = a[0] * b[0]
+    for i in range(2):                   # unrolled completely: contracted
+        out[i] = t + c[0]
+
+
+def fma_in_loop(a, b, c, out):
+    t = a[0] * b[0]
+    for i in range(50):                  # a loop body is another block: not contracted
+        out[i % 2] = t + c[0]
+
+
+@pytest.mark.parametrize("dt,k", [(np.float64, 30), (np.float32, 13)])
+def test_multiply_add_contraction_follows_basic_blocks(dt, k):
+    """NVPTX contracts within a basic block; LLVM first sinks a single-use multiply into an if
+    and unrolls short constant loops (measured on the compiled path)."""
+    e = 2.0 ** (-2 * k)
+
+    def mk():
+        return (np.array([1 + 2.0 ** -k], dt), np.array([1 - 2.0 ** -k], dt),
+                np.array([-1.0, 1.0, 1.0], dt), np.zeros(2, dt))
+    check(fma_sunk_into_if, mk, [-e, 0.0])
+    check(fma_two_blocks, mk, [0.0, 0.0])
+    check(fma_unrolled, mk, [-e, -e])
+    check(fma_in_loop, mk, [0.0, 0.0])
+
+
 def saxpy(a, x, y, out):
     i = cuda.grid(1)
     if i < x.size:

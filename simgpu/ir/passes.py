@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import types as T
-from .nodes import Call, Const, If, Instr, Loop, Return, walk
+from .nodes import Break, Call, Const, Continue, If, Instr, Loop, Return, walk
 
 
 def _arith_kind(ins):
@@ -221,8 +221,9 @@ def _mark_fused(fn, uses, all_defs):
     """Mark the float adds NVPTX contracts into fma.rn, for the interpreter to compute with one
     rounding: an fadd (_is_fadd) of an fmul of the same type whose uses (through copies) are all
     such fadds, at most 4 of them (NVPTXISelLowering's PerformADDCombine); the first fmul
-    operand wins.  c - a*b and a*b - c (c not a constant) stay unfused, as the GPU computes them
-    (measured on the compiled path).  Sets attrs['fma_mul'] = (operand index, the multiply's
+    operand wins; the adds in the multiply's basic block, or its single add sunk into an if
+    (_basic_blocks).  c - a*b and a*b - c (c not a constant) stay unfused, as the GPU computes
+    them (measured on the compiled path).  Sets attrs['fma_mul'] = (operand index, the multiply's
     name) on the add and attrs['fma_operands'] on the multiply."""
     groups = _mul_groups(fn, all_defs)
     alias = {n: m for m, names in groups.items() for n in names}
@@ -234,10 +235,14 @@ def _mark_fused(fn, uses, all_defs):
                     users.setdefault(alias[a], []).append(s)
     muls = {s.dst: s for s in walk(fn.body) if isinstance(s, Instr) and s.dst in groups}
     readers = _readers(fn)
+    block, sink_to = _basic_blocks(fn.body)
     for m, us in users.items():
         n_uses = sum(uses.get(n, 0) for n in groups[m]) - (len(groups[m]) - 1)
         if len(us) != n_uses or len(us) > 4 or not all(_is_fadd(u) for u in us):
             continue
+        mb = block[id(muls[m])]
+        if not all(block[id(u)] == mb for u in us) and not (len(us) == 1 and _sinks(block[id(us[0])], mb, sink_to)):
+            continue            # the DAG combine sees one basic block; LLVM sinks a single use into an if
         for u in us:
             k = next(i for i, a in enumerate(u.args) if isinstance(a, str) and alias.get(a) == m)
             narrow = _narrowed(u, muls[m], readers.get(u.dst, []), uses, fn.var_types)
@@ -248,6 +253,62 @@ def _mark_fused(fn, uses, all_defs):
                 muls[m].attrs["fma_operands"] = True
                 if narrow:
                     u.attrs["fma_float32"] = True
+
+
+def _basic_blocks(stmts):
+    """(id(instruction) -> its basic block number, block -> the block an instruction of which
+    InstCombine may sink into it).  A block ends at an If or a Loop; an inlined device
+    function's body continues its caller's block.  The first block of an If's branch can take a
+    single-use instruction from the block holding the If (its unique predecessor); a loop body
+    cannot."""
+    block, sink_to = {}, {}
+    counter = [0]
+
+    def run(ss, cur):
+        for s in ss:
+            if isinstance(s, Instr):
+                block[id(s)] = cur
+            elif isinstance(s, Call):
+                cur = run(s.body, cur)
+            elif isinstance(s, If):
+                for side in (s.then, s.orelse):
+                    counter[0] += 1
+                    sink_to[counter[0]] = cur
+                    run(side, counter[0])
+                counter[0] += 1
+                cur = counter[0]
+            elif isinstance(s, Loop) and _fully_unrolled(s):
+                cur = run(s.body, cur)
+            elif isinstance(s, Loop):
+                for part in (s.cond_body, s.body):
+                    counter[0] += 1
+                    run(part, counter[0])
+                counter[0] += 1
+                cur = counter[0]
+        return cur
+    run(stmts, 0)
+    return block, sink_to
+
+
+def _fully_unrolled(loop, max_trips=4):
+    """A range loop LLVM unrolls completely, so that its body joins the surrounding block:
+    constant bounds, at most `max_trips` iterations (measured on the compiled path: a load, an
+    add and a store per iteration are unrolled at 4 trips, not at 8), no branches inside."""
+    ra = loop.range_args
+    if not (loop.range_var and len(ra) == 3 and all(isinstance(a, Const) for a in ra)):
+        return False
+    try:
+        trips = len(range(int(ra[0].value), int(ra[1].value), int(ra[2].value)))
+    except (TypeError, ValueError):
+        return False
+    return 0 < trips <= max_trips and not any(isinstance(x, (If, Loop, Break, Continue, Return))
+                                              for x in walk(loop.body))
+
+
+def _sinks(b, target, sink_to):
+    while b is not None and b != target:
+        b = sink_to.get(b)
+    return b == target
 
 
 def _readers(fn):
