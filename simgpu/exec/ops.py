@@ -345,10 +345,12 @@ def _fma64(a, b, c):
     ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl
     th, tl = _two_sum(c, uh)
     z = th + _sum_round_odd(tl, ul)
+    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    z = np.where(finite, z, a * b + c)          # an inf or NaN operand: the plain IEEE result
     mag = np.maximum(np.abs(a), np.abs(b))
-    odd = ~np.isfinite(z) | (mag > 2.0 ** 500) | ((uh != 0) & (np.abs(uh) < 2.0 ** -900)) | \
-        ((c != 0) & (np.abs(c) < 2.0 ** -900)) | ~np.isfinite(c)
-    if np.any(odd):
+    odd = finite & (~np.isfinite(z) | (mag > 2.0 ** 500) | ((uh != 0) & (np.abs(uh) < 2.0 ** -900)) |
+                    ((c != 0) & (np.abs(c) < 2.0 ** -900)))
+    if np.any(odd):                             # rare: exact, one lane at a time
         A, B, C, O = np.broadcast_arrays(a, b, c, odd)
         z = np.array(np.broadcast_to(z, A.shape))
         for i in np.flatnonzero(O):
