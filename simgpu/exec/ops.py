@@ -375,8 +375,19 @@ def fused_mul_add(a, b, c):
     if dt == np.float64:
         with np.errstate(all="ignore"):
             return _fma64(a, b, c)
-    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)      # exact for float32/16
-    return _sum_round_odd(p, np.asarray(c, np.float64)).astype(dt)
+    s = np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)   # exact product
+    s = s + np.asarray(c, dtype=np.float64)     # (float64 loops: mixed-type ones are slower)
+    r = s.astype(dt)
+    # rounding the float64 sum again is exact unless it landed on a midpoint of `dt` (or in its
+    # subnormal range): only those lanes need the sum rounded to odd
+    low = 52 - np.finfo(dt).nmant
+    bits = np.asarray(s).view(np.uint64) & np.uint64((1 << low) - 1)
+    suspect = bits == np.uint64(1 << (low - 1))
+    suspect |= np.abs(r) < np.finfo(dt).tiny
+    if suspect.any():
+        p = np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)
+        r = np.where(suspect, _sum_round_odd(p, np.asarray(c, np.float64)).astype(dt), r)
+    return r
 
 
 def _fma(a, b, c):
