@@ -66,7 +66,7 @@ def test_tiled_matmul_including_partial_tiles(n):
     g = (n + 15) // 16
     simgpu.launch(matmul_tiled, (g, g), (16, 16), (A, B, C))
     ref = np.zeros((n, n), np.float32)
-    for k in range(n):          # float32 accumulation in k order, each step one fused multiply-add
+    for k in range(n):          # float32 accumulation in k order, acc += a*b fused (fma.rn.f32)
         ref = (A[:, k:k + 1].astype(np.float64) * B[k:k + 1, :] + ref).astype(np.float32)
     assert np.array_equal(C, ref)
 

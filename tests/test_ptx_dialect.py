@@ -11,8 +11,8 @@ Summary, one line per kernel (IR = simgpu's frontend + interpreter; PTX = execut
   k_for_else       for ... else          works, exact; IR refuses
   k_raise          raise                 works: without debug=True numba leaves no exception flag in the PTX,
                                          the failing thread just returns (as on the GPU); IR refuses
-  k_assert         assert                works like raise on PTX; the IR path runs it but IGNORES the assert
-                                         (different outputs: a gap of the IR path, pinned here)
+  k_assert         assert                works like raise on PTX; the IR path ends the failing threads too
+                                         (it used to ignore the assert: tests/test_ir_vs_ptx_bugs.py)
   k_fp16           cuda.fp16 hadd/hmul   clear error: numba's fp16 C shims are linked at module load, not in the
                                          PTX; ptxas cannot resolve __hadd (LaunchError); IR refuses
   k_match          cuda.match_any_sync   clear error: simgpu.ptx lacks match.any.sync.b32 (SimGPUError naming
@@ -275,7 +275,7 @@ def test_for_else():
 def test_raise_and_assert_exit_the_thread():
     """works: without debug=True numba compiles raise/assert to a plain return (no exception
     flag, nothing reported to the host, as on the GPU): the failing threads leave their element
-    alone.  The IR path refuses raise but runs assert as if it were absent (pinned: a gap)."""
+    alone.  The IR path refuses raise and ends the failing threads at an assert, as the GPU."""
     x = np.arange(N, dtype=np.int32) - 3
     expect = np.where(x >= 0, 2 * x, x)
     for k in (k_raise, k_assert):
@@ -285,7 +285,7 @@ def test_raise_and_assert_exit_the_thread():
     ir_refuses(k_raise, x.copy(), match="Raise")
     y = x.copy()
     simgpu.launch(k_assert, 2, 32, (y,), timing=False, executor="ir")
-    assert np.array_equal(y, 2 * x)           # the IR path ignores the assert
+    assert np.array_equal(y, expect)          # the IR path: the same threads exit
 
 
 def test_fp16_intrinsics_run_with_numbas_shims_linked():

@@ -10,13 +10,15 @@ block must reach them together).
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
-from ..errors import KernelError
+from ..errors import DSLError, KernelError
 from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
-from .ops import conv, evaluate
+from .ops import conv, evaluate, fused_mul_add
 from .state import WARP, ArrayHandle, Mask, MemEvent, Observer
 
 
@@ -36,8 +38,48 @@ class _Frame:
         self.ret = ret
 
 
+def _current_global(py, name):
+    """(found, value) of free name `name` of Python function `py` now."""
+    code = py.__code__
+    if py.__closure__ and name in code.co_freevars:
+        try:
+            return True, py.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:
+            return False, None
+    if name in py.__globals__:
+        return True, py.__globals__[name]
+    return hasattr(builtins, name), getattr(builtins, name, None)
+
+
+def _unchanged(old, now):
+    if isinstance(old, np.ndarray):
+        return now is old                # the same array (its contents are read at run time)
+    return now is old or (type(now) is type(old) and bool(np.all(now == old)))
+
+
+def check_globals(fn):
+    """numba.cuda freezes the numbers, tuples and arrays a kernel reads from its globals when it
+    compiles it, and the compiled path recompiles when one changes; the typed IR here is kept
+    per argument signature, so a global changed since it was lowered is refused, not ignored."""
+    for py, name, old, loc in fn.globals_read.values():
+        found, now = _current_global(py, name)
+        if not (found and _unchanged(old, now)):
+            shown = "is no longer defined" if not found else \
+                f"changed from {_short(old)} to {_short(now)}"
+            raise DSLError(f"global {name!r} {shown} since this kernel was compiled for these "
+                           "argument types; numba.cuda would keep the compiled value, simgpu's "
+                           "compiled path (executor='ptx') recompiles", loc,
+                           "pass the value as a kernel argument, or make a new kernel "
+                           "(simgpu.jit(f)) after changing it")
+
+
+def _short(v):
+    return f"an array {v.shape}" if isinstance(v, np.ndarray) else repr(v)[:40]
+
+
 class Interpreter:
     def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22):
+        check_globals(fn)
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)
@@ -146,12 +188,21 @@ class Interpreter:
                 if st.value is not None and f.ret is not None:
                     self.setvar(f.ret, self.value(st.value), m)
                 f.returned |= m.arr
+                if st.exit:
+                    self.exited |= m.arr
                 return self.empty
             elif k is Call:
-                self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
-                self.run_stmts(st.body, m)
-                self.frames.pop()
+                m = self.exec_call(st, m)
         return m
+
+    def exec_call(self, st, m):
+        """An inlined device function; lanes that left the thread inside it (a failed assert)
+        do not come back."""
+        self.frames.append(_Frame(np.zeros(self.chunk.n_lanes, dtype=bool), st.ret))
+        self.run_stmts(st.body, m)
+        self.frames.pop()
+        left = self.exited & m.arr
+        return m.minus(left) if left.any() else m
 
     def _branch(self, node, m, taken, kind):
         for o in self.observers:
@@ -282,11 +333,33 @@ class Interpreter:
         else:
             vals = [conv(self.value(a), t) for a, t in zip(ins.args, ins.arg_tys)] if ins.arg_tys \
                 else [self.value(a) for a in ins.args]
-            r = evaluate(ins, vals)
+            attrs = ins.attrs
+            if "fma_mul" in attrs:
+                r = self.fused(ins, vals, attrs["fma_mul"])
+            else:
+                r = evaluate(ins, vals)
+                if "fma_operands" in attrs:             # kept for the add it is fused into
+                    self.setvar(ins.dst + "#a", vals[0], m)
+                    self.setvar(ins.dst + "#b", vals[1], m)
         if ins.dst is not None and r is not None:
             self.setvar(ins.dst, r, m)
         for o in self.inst_observers:
             o.inst(ins, m)
+
+    def fused(self, ins, vals, k):
+        """An add/sub NVVM contracts with the multiply producing operand k (ir/passes.py
+        contract): a*b+c, a*b-c, c-a*b with one rounding (fma.rn), as the GPU computes them."""
+        k, name = k
+        t = T.FLOAT32 if "fma_float32" in ins.attrs else ins.arg_tys[k]   # ir/passes.py _narrowed
+        a, b = conv(self.env[name + "#a"], t), conv(self.env[name + "#b"], t)
+        c = conv(vals[1 - k], t)
+        if ins.op == "sub":
+            if k == 0:
+                c = -c
+            else:
+                a = -a
+        r = fused_mul_add(a, b, c)
+        return r[()] if isinstance(r, np.ndarray) and r.ndim == 0 else r
 
     # memory ------------------------------------------------------------------------------
     def array(self, v):
@@ -474,8 +547,9 @@ class Interpreter:
         src = np.broadcast_to(np.asarray(self.value(ins.args[2]), dtype=np.int64), (self.chunk.n_lanes,))
         lane = np.arange(self.chunk.n_lanes, dtype=np.int64) % WARP
         mode = ins.attrs["mode"]
+        src = src & (WARP - 1)          # the hardware reads the low 5 bits of the lane/delta
         if mode == "idx":
-            s = src % WARP
+            s = src
         elif mode == "up":
             s = lane - src
             s = np.where(s < 0, lane, s)
@@ -483,7 +557,7 @@ class Interpreter:
             s = lane + src
             s = np.where(s >= WARP, lane, s)
         else:
-            s = lane ^ (src % WARP)
+            s = lane ^ src
         V = self._warp_view(val)
         out = np.take_along_axis(V, s.reshape(-1, WARP), axis=1).reshape(-1)
         return out

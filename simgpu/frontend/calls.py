@@ -198,8 +198,8 @@ def _lower_math(lw, node, path):
         if name not in NP_TO_MATH:
             raise lw.err(node, f"numpy.{name} cannot be used inside kernels")
         name = NP_TO_MATH[name]
-        if name in ("min", "max"):
-            return _minmax(lw, name, [_sc(lw, a) for a in node.args], node)
+        if name in ("min", "max"):      # np.minimum/np.maximum: a NaN operand wins
+            return _minmax(lw, name, [_sc(lw, a) for a in node.args], node, numpy=True)
     if name not in MATH_FUNCS:
         raise lw.err(node, f"math.{name} is not supported by numba.cuda")
     return lw.emit("math", [_sc(lw, a) for a in node.args], node, fn=name)
@@ -217,7 +217,13 @@ def _lower_minmax(lw, node, path):
     args = [_sc(lw, a) for a in node.args]
     if len(args) < 2:
         raise lw.err(node, f"{path[8:]}() of one value: pass two or more numbers")
-    return _minmax(lw, path[8:], args, node)
+    return _minmax(lw, path[8:], args, node, nargs=len(args))
+
+
+def _lower_round(lw, node, path):
+    if not 1 <= len(node.args) <= 2 or node.keywords:
+        raise lw.err(node, "round() takes a number and, optionally, the number of digits")
+    return lw.emit("round", [_sc(lw, a) for a in node.args], node)
 
 
 def _lower_len(lw, node, path):
@@ -240,7 +246,7 @@ LOWER_BY_PATH = {
     "builtin.min": _lower_minmax, "builtin.max": _lower_minmax,
     "builtin.abs": _lower_builtin("abs", first_only=True),
     "builtin.pow": _lower_builtin("pow"),
-    "builtin.round": _lower_builtin("round", first_only=True),
+    "builtin.round": _lower_round,
     "builtin.len": _lower_len,
     **{p: _lower_sync for p in SYNC}, **{p: _lower_fence for p in FENCES},
     **{p: _lower_shfl for p in SHFL}, **{p: _lower_vote for p in VOTE},
@@ -267,10 +273,10 @@ def lower_call(lw, node):
     return lower(lw, node, path)
 
 
-def _minmax(lw, which, args, node):
+def _minmax(lw, which, args, node, **attrs):
     r = args[0]
     for a in args[1:]:
-        r = lw.emit(which, [r, a], node)
+        r = lw.emit(which, [r, a], node, **attrs)
     return r
 
 

@@ -44,6 +44,55 @@ UNSUPPORTED_HINTS = {
 }
 
 
+def _is_bool_expr(node):
+    """True for expressions whose value is a bool whatever the types (comparisons, not, and/or
+    of those, bool literals): `and`/`or` of them is the plain logical and/or."""
+    if isinstance(node, (ast.Compare,)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.BoolOp):
+        return all(_is_bool_expr(v) for v in node.values)
+    return isinstance(node, ast.Constant) and isinstance(node.value, bool)
+
+
+_PY_UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: +a, ast.Invert: lambda a: ~a,
+             ast.Not: lambda a: not a}
+_PY_BINARY = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+              ast.Pow: lambda a, b: a ** b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+              ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b}
+
+
+def _too_big(op, a, b):
+    """CPython's limits on folding (Python/ast_opt.c: safe_multiply, safe_power, safe_lshift)."""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return False
+    if isinstance(op, ast.Mult):
+        return a and b and a.bit_length() + b.bit_length() > 128
+    if isinstance(op, ast.Pow):
+        return b > 0 and a.bit_length() * b > 128
+    if isinstance(op, ast.LShift):
+        return b > 128 or a and a.bit_length() + b > 128
+    return False
+
+
+def py_fold(node):
+    """The constant CPython folds an expression of literals into, or None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (bool, int, float, complex)) else None
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _PY_UNARY:
+        a = py_fold(node.operand)
+        return None if a is None else _PY_UNARY[type(node.op)](a)
+    if isinstance(node, ast.BinOp) and type(node.op) in _PY_BINARY:
+        a, b = py_fold(node.left), py_fold(node.right)
+        if a is None or b is None or _too_big(node.op, a, b):
+            return None
+        try:
+            return _PY_BINARY[type(node.op)](a, b)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+    return None
+
+
 class Lowerer(ast.NodeVisitor):
     def __init__(self, py_func, prefix="", inline_stack=(), fn_ir=None):
         self.py = py_func
@@ -145,7 +194,18 @@ class Lowerer(ast.NodeVisitor):
         del v
 
     def stmt_Assert(self, node):
-        pass   # numba.cuda ignores assert unless debug=True; so do we
+        """numba-cuda compiles `assert c` to `if not c: raise AssertionError`; without debug=True
+        the raise ends the thread silently (from inside a device function too).  The message
+        is not evaluated."""
+        c = self.expr(node.test)
+        if isinstance(c, Static):
+            c = Const(c.value, None)
+        if isinstance(c, Const):
+            if not c.value:
+                self.out.append(Return(self.loc(node), None, exit=True))
+            return
+        self.out.append(If(self.truth(c, node.test), [], [Return(self.loc(node), None, exit=True)],
+                           self.loc(node)))
 
     def stmt_Assign(self, node):
         value = self.expr(node.value)
@@ -206,7 +266,7 @@ class Lowerer(ast.NodeVisitor):
             raise self.err(tgt, "augmented assignment needs a name or an array element")
 
     def stmt_If(self, node):
-        c = self.expr(node.test)
+        c = self.cond(node.test)
         if isinstance(c, Static):
             c = Const(c.value, None)
         if isinstance(c, Const):                 # constant-folded (e.g. on a module constant)
@@ -222,7 +282,7 @@ class Lowerer(ast.NodeVisitor):
         if node.orelse:
             raise self.err(node, "while/else is not supported", "move the else-block after the loop")
         saved, self.out = self.out, []
-        c = self.expr(node.test)
+        c = self.cond(node.test)
         cond = None if isinstance(c, (Const, Static)) and c.value else self.truth(self.scalar(c, node.test), node.test)
         cond_body, self.out = self.out, saved
         self.in_loop += 1
@@ -348,6 +408,7 @@ class Lowerer(ast.NodeVisitor):
         if not found:
             raise self.err(node, f"name {node.id!r} is not defined")
         c = classify(obj)
+        self.note_global(node, obj, c)
         if c is None:
             raise self.err(node, f"{node.id!r} ({type(obj).__name__}) cannot be used inside a kernel",
                            "kernels may read numbers, tuples and numpy arrays defined at module level, "
@@ -447,7 +508,20 @@ class Lowerer(ast.NodeVisitor):
     def expr_Slice(self, node):
         raise self.err(node, "slices are not supported in kernels", UNSUPPORTED_HINTS["Slice"])
 
+    def folded(self, node):
+        """The Const CPython's compiler folds `node` to (numba reads the folded bytecode:
+        2 ** -1 is 0.5), or None."""
+        v = py_fold(node)
+        if v is None or isinstance(v, complex):
+            return None
+        if isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < 2 ** 64:
+            raise self.err(node, f"integer constant {v} does not fit in 64 bits")
+        return Const(v, T.typeof_value(v))
+
     def expr_BinOp(self, node):
+        c = self.folded(node)
+        if c is not None:
+            return c
         op = _BINOP.get(type(node.op))
         if op is None:
             raise self.err(node, f"operator {type(node.op).__name__} is not supported",
@@ -457,6 +531,9 @@ class Lowerer(ast.NodeVisitor):
         return self.emit(op, [l, r], node)
 
     def expr_UnaryOp(self, node):
+        c = self.folded(node)
+        if c is not None:
+            return c
         v = self.scalar(self.expr(node.operand), node.operand)
         if isinstance(v, Const) and isinstance(node.op, ast.USub):
             return Const(-v.value, v.ty)
@@ -491,9 +568,17 @@ class Lowerer(ast.NodeVisitor):
                     return False
         return True
 
+    def note_global(self, node, obj, c):
+        """Remember a number, tuple or array read from the globals/closure: its value is part of
+        the compiled kernel (numba freezes it); exec/interp.py refuses to run if it changed."""
+        if isinstance(c, (bool, int, float, np.number, np.bool_, tuple, np.ndarray)):
+            self.fn.globals_read.setdefault((id(self.py), node.id), (self.py, node.id, obj, self.loc(node)))
+
     def expr_static_or_none(self, node):
         if isinstance(node, ast.Name) and node.id not in self.locals:
             found, obj = lookup(self.py, node.id)
+            if found:
+                self.note_global(node, obj, classify(obj))
             return Static(classify(obj)) if found else None
         if isinstance(node, ast.Attribute):
             b = self.expr_static_or_none(node.value)
@@ -503,7 +588,37 @@ class Lowerer(ast.NodeVisitor):
                 return ShapeOf(node.value.id)
         return None
 
+    def cond(self, node):
+        """A test (if/while/conditional expression): only its truth matters."""
+        return self.bool_op(node) if isinstance(node, ast.BoolOp) else self.expr(node)
+
     def expr_BoolOp(self, node):
+        """`a and b` is a if a is false, else b (Python's and numba's value, not a bool).  A
+        constant operand decides at compile time, as numba's dead-branch pruning does
+        (`3 or x` is the int 3, `1 and x` is x: the other side's type does not join in)."""
+        first = self.folded(node.values[0]) if isinstance(node.values[0], (ast.Constant, ast.UnaryOp,
+                                                                           ast.BinOp)) else None
+        if first is not None:
+            if bool(first.value) == isinstance(node.op, ast.Or):
+                return first
+            if len(node.values) == 2:
+                return self.expr(node.values[1])
+            return self.expr(ast.copy_location(ast.BoolOp(op=node.op, values=node.values[1:]), node))
+        if all(_is_bool_expr(v) for v in node.values):
+            return self.bool_op(node)
+        res = self.new("bo")
+        self.emit("copy", [self.scalar(self.expr(node.values[0]), node.values[0])], node, dst=res)
+        t = self.truth(res, node.values[0])
+        rest = ast.BoolOp(op=node.op, values=node.values[1:]) if len(node.values) > 2 else node.values[1]
+        ast.copy_location(rest, node.values[1])
+        saved, self.out = self.out, []
+        self.emit("copy", [self.scalar(self.expr(rest), rest)], node, dst=res)
+        body, self.out = self.out, saved
+        then, orelse = (body, []) if isinstance(node.op, ast.And) else ([], body)
+        self.out.append(If(t, then, orelse, self.loc(node)))
+        return res
+
+    def bool_op(self, node):
         kind = "land" if isinstance(node.op, ast.And) else "lor"
         first = self.truth(self.expr(node.values[0]), node.values[0])
         if all(self.is_safe(v) for v in node.values[1:]):
@@ -526,7 +641,7 @@ class Lowerer(ast.NodeVisitor):
         return res
 
     def expr_IfExp(self, node):
-        c = self.expr(node.test)
+        c = self.cond(node.test)
         if isinstance(c, Const):
             return self.expr(node.body if c.value else node.orelse)
         cond = self.truth(c, node.test)

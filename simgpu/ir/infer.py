@@ -11,7 +11,7 @@ import math
 
 from ..errors import TypingError
 from . import types as T
-from .nodes import Call, Const, Instr, Loop, Return, walk
+from .nodes import Call, Const, If, Instr, Loop, Return, walk
 
 INT_OPS_ONLY = {"popc", "clz", "ffs", "brev"}
 
@@ -45,13 +45,19 @@ def _rule_logic(ins, tys, env):
 
 def _rule_binop(ins, tys, env):
     _scalars(ins, tys)
-    ins.arg_tys, ret = T.binop_type(ins.op, tys[0], tys[1], ins.loc)
+    args, ret = T.binop_type(ins.op, tys[0], tys[1], ins.loc)
+    if T.is_int(ret) and all(T.is_int(t) for t in args) and ins.op != "pow":
+        args = (ret, ret)         # numba casts both operands to the result type (int64 op uint64)
+    ins.arg_tys = args
     return ret
 
 
 def _rule_unop(ins, tys, env):
     _need_scalar(tys[0], ins)
-    ins.arg_tys, ret = T.unop_type(ins.op, tys[0], ins.loc)
+    args, ret = T.unop_type(ins.op, tys[0], ins.loc)
+    if T.is_bool(args[0]) and T.is_int(ret):
+        args = (ret,)             # -(x > 0) is -1: the bool is widened first
+    ins.arg_tys = args
     return ret
 
 
@@ -98,6 +104,9 @@ def _rule_numeric_call(ins, tys, env):
         raise TypingError(f"numba.cuda has no {name}() for ({', '.join(map(str, tys))})", ins.loc)
     args, ret = r
     if ins.op in ("min", "max"):
+        # numba-cuda lowers min/max of exactly two float32/float64 values to libdevice
+        # fmin/fmax (a NaN is ignored); any other call is Python's `v if v > acc else acc`
+        ins.attrs["ieee"] = ins.attrs.get("nargs") == 2 and all(t in (T.FLOAT32, T.FLOAT64) for t in tys)
         args = (ret,) * len(tys)
     ins.arg_tys = tuple(args)
     return ret
@@ -137,6 +146,9 @@ def _rule_shfl(ins, tys, env):
     v = tys[1]
     if v not in (T.INT32, T.INT64, T.FLOAT32, T.FLOAT64, T.UINT32, T.UINT64):
         raise TypingError(f"shuffles move int32/int64/float32/float64 values, not {v}", ins.loc)
+    if not T.is_int(tys[2]):
+        raise TypingError(f"the shuffle's lane/delta must be an integer, not {tys[2]} (numba-cuda "
+                          "cannot compile a bool one: NVVM rejects the IR)", ins.loc, "pass an int")
     ins.arg_tys = (T.UINT32, v, T.INT32)
     return v
 
@@ -225,6 +237,19 @@ def _assign(env, name, t, loc, what):
     return False
 
 
+def _own_returns(stmts):
+    """The Returns of one device function's body: not those of the calls nested in it."""
+    for s in stmts:
+        if isinstance(s, Return):
+            yield s
+        elif isinstance(s, If):
+            yield from _own_returns(s.then)
+            yield from _own_returns(s.orelse)
+        elif isinstance(s, Loop):
+            yield from _own_returns(s.cond_body)
+            yield from _own_returns(s.body)
+
+
 def infer(fn, param_types: dict):
     """Fill fn.var_types and every instruction's .ty for the given parameter types."""
     env = dict(param_types)
@@ -248,8 +273,8 @@ def infer(fn, param_types: dict):
                 changed |= _assign(env, st.range_var, lt, st.loc, "loop variable")
         for st in walk(fn.body):
             if isinstance(st, Call) and st.ret is not None:
-                for r in walk(st.body):
-                    if isinstance(r, Return) and r.value is not None:
+                for r in _own_returns(st.body):
+                    if r.value is not None:
                         changed |= _assign(env, st.ret, _ty(env, r.value), r.loc, "return value of")
         if not changed:
             break

@@ -84,6 +84,7 @@ class Continue:
 class Return:
     loc: Loc
     value: Any = None
+    exit: bool = False       # leave the thread, not just the device function (a failed assert)
 
 
 @dataclass(eq=False)
@@ -107,6 +108,8 @@ class Function:
     shared: dict = field(default_factory=dict)         # shared-array name -> (shape, dtype)
     local: dict = field(default_factory=dict)          # local-array name -> (shape, dtype)
     consts: dict = field(default_factory=dict)         # const-array name -> numpy array
+    globals_read: dict = field(default_factory=dict)   # (id(py func), name) -> (py func, name,
+    #                                                    value when lowered, Loc of a read)
 
 
 def walk(stmts):

@@ -6,8 +6,10 @@ cost estimate (simgpu/sass/costs.py) reads.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import types as T
-from .nodes import Call, Const, If, Instr, Loop, Return, walk
+from .nodes import Break, Call, Const, Continue, If, Instr, Loop, Return, walk
 
 
 def _arith_kind(ins):
@@ -152,7 +154,9 @@ def _accesses(stmts, loop_var, all_defs):
 def contract(fn):
     """Mark each multiply whose single use is an add/sub of the same type (an FMA or IMAD
     after NVVM's contraction) with attrs['contracted'] = True, and each memory access with
-    attrs['space'].  Idempotent; returns how many multiplies were contracted."""
+    attrs['space'] (for the cost estimate).  Also mark, for the interpreter, the float adds it
+    computes with one rounding as the GPU does (_mark_fused).  Idempotent; returns how many
+    multiplies were contracted."""
     if getattr(fn, "_contracted", None) is not None:
         return fn._contracted
     nonneg = _nonnegative(fn)
@@ -187,8 +191,148 @@ def contract(fn):
                     s.attrs["fma"] = True
                     k += 1
                     break
+    _mark_fused(fn, uses, all_defs)
     fn._contracted = k
     return k
+
+
+def _is_fadd(s):
+    """An fadd in LLVM's eyes: add, or sub of a constant (InstCombine makes it an add of -c)."""
+    return s.op == "add" or s.op == "sub" and isinstance(s.args[1], Const)
+
+
+def _mul_groups(fn, all_defs):
+    """Each float multiply defined once -> the names holding its value (its copies)."""
+    once = {s.dst: s for s in walk(fn.body)
+            if isinstance(s, Instr) and s.dst is not None and all_defs.get(s.dst) == 1}
+    groups = {}
+    for name, s in once.items():
+        src = name
+        while src in once and once[src].op == "copy" and isinstance(once[src].args[0], str):
+            src = once[src].args[0]
+        m = once.get(src)
+        if m is not None and m.op == "mul" and _arith_kind(m) != "int":
+            groups.setdefault(src, {src})
+            groups[src].add(name)
+    return groups
+
+
+def _mark_fused(fn, uses, all_defs):
+    """Mark the float adds NVPTX contracts into fma.rn, for the interpreter to compute with one
+    rounding: an fadd (_is_fadd) of an fmul of the same type whose uses (through copies) are all
+    such fadds, at most 4 of them (NVPTXISelLowering's PerformADDCombine); the first fmul
+    operand wins; the adds in the multiply's basic block, or its single add sunk into an if
+    (_basic_blocks).  c - a*b and a*b - c (c not a constant) stay unfused, as the GPU computes
+    them (measured on the compiled path).  Sets attrs['fma_mul'] = (operand index, the multiply's
+    name) on the add and attrs['fma_operands'] on the multiply."""
+    groups = _mul_groups(fn, all_defs)
+    alias = {n: m for m, names in groups.items() for n in names}
+    users = {}
+    for s in walk(fn.body):
+        if isinstance(s, Instr) and not (s.op == "copy" and s.dst in alias):
+            for a in s.args:
+                if isinstance(a, str) and a in alias:
+                    users.setdefault(alias[a], []).append(s)
+    muls = {s.dst: s for s in walk(fn.body) if isinstance(s, Instr) and s.dst in groups}
+    readers = _readers(fn)
+    block, sink_to = _basic_blocks(fn.body)
+    for m, us in users.items():
+        n_uses = sum(uses.get(n, 0) for n in groups[m]) - (len(groups[m]) - 1)
+        if len(us) != n_uses or len(us) > 4 or not all(_is_fadd(u) for u in us):
+            continue
+        mb = block[id(muls[m])]
+        if not all(block[id(u)] == mb for u in us) and not (len(us) == 1 and _sinks(block[id(us[0])], mb, sink_to)):
+            continue            # the DAG combine sees one basic block; LLVM sinks a single use into an if
+        for u in us:
+            k = next(i for i, a in enumerate(u.args) if isinstance(a, str) and alias.get(a) == m)
+            narrow = _narrowed(u, muls[m], readers.get(u.dst, []), uses, fn.var_types)
+            if u.op == "sub" and k != 0 or _arith_kind(u) != _arith_kind(muls[m]) and not narrow:
+                continue
+            if "fma_mul" not in u.attrs:
+                u.attrs["fma_mul"] = (k, m)
+                muls[m].attrs["fma_operands"] = True
+                if narrow:
+                    u.attrs["fma_float32"] = True
+
+
+def _basic_blocks(stmts):
+    """(id(instruction) -> its basic block number, block -> the block an instruction of which
+    InstCombine may sink into it).  A block ends at an If or a Loop; an inlined device
+    function's body continues its caller's block.  The first block of an If's branch can take a
+    single-use instruction from the block holding the If (its unique predecessor); a loop body
+    cannot."""
+    block, sink_to = {}, {}
+    counter = [0]
+
+    def run(ss, cur):
+        for s in ss:
+            if isinstance(s, Instr):
+                block[id(s)] = cur
+            elif isinstance(s, Call):
+                cur = run(s.body, cur)
+            elif isinstance(s, If):
+                for side in (s.then, s.orelse):
+                    counter[0] += 1
+                    sink_to[counter[0]] = cur
+                    run(side, counter[0])
+                counter[0] += 1
+                cur = counter[0]
+            elif isinstance(s, Loop) and _fully_unrolled(s):
+                cur = run(s.body, cur)
+            elif isinstance(s, Loop):
+                for part in (s.cond_body, s.body):
+                    counter[0] += 1
+                    run(part, counter[0])
+                counter[0] += 1
+                cur = counter[0]
+        return cur
+    run(stmts, 0)
+    return block, sink_to
+
+
+def _fully_unrolled(loop, max_trips=4):
+    """A range loop LLVM unrolls completely, so that its body joins the surrounding block:
+    constant bounds, at most `max_trips` iterations (measured on the compiled path: a load, an
+    add and a store per iteration are unrolled at 4 trips, not at 8), no branches inside."""
+    ra = loop.range_args
+    if not (loop.range_var and len(ra) == 3 and all(isinstance(a, Const) for a in ra)):
+        return False
+    try:
+        trips = len(range(int(ra[0].value), int(ra[1].value), int(ra[2].value)))
+    except (TypeError, ValueError):
+        return False
+    return 0 < trips <= max_trips and not any(isinstance(x, (If, Loop, Break, Continue, Return))
+                                              for x in walk(loop.body))
+
+
+def _sinks(b, target, sink_to):
+    while b is not None and b != target:
+        b = sink_to.get(b)
+    return b == target
+
+
+def _readers(fn):
+    out = {}
+    for s in walk(fn.body):
+        if isinstance(s, Instr):
+            for a in s.args:
+                if isinstance(a, str):
+                    out.setdefault(a, []).append(s)
+    return out
+
+
+def _narrowed(u, m, rd, uses, var_types):
+    """float32 a*b +/- a float64 constant that is a float32 value, the sum only stored to a
+    float32 array: LLVM computes the sum in float32 (the fptrunc of the store narrows it), and
+    NVPTX then contracts it (fma.rn.f32; measured on the compiled path)."""
+    if _arith_kind(m) != "fp32" or _arith_kind(u) != "fp64" or u.dst is None:
+        return False
+    c = u.args[1] if isinstance(u.args[1], Const) else u.args[0]
+    if not isinstance(c, Const) or not isinstance(c.value, float) or float(np.float32(c.value)) != c.value:
+        return False
+    if not (len(rd) == 1 == uses.get(u.dst, 0) and rd[0].op == "st" and rd[0].args[1] == u.dst):
+        return False
+    return getattr(var_types.get(rd[0].args[0]), "dtype", None) == T.FLOAT32
 
 
 __all__ = ["contract"]
