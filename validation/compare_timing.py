@@ -35,11 +35,11 @@ ROOT = os.path.dirname(HERE)
 METRIC = "gpu__time_duration.sum"
 
 
-def load_cases(only=None):
+def load_cases(only=None, kernels_dir=None):
     cases = []
-    for path in sorted(glob.glob(os.path.join(HERE, "kernels", "*.py"))):
+    for path in sorted(glob.glob(os.path.join(kernels_dir or os.path.join(HERE, "kernels"), "*.py"))):
         name = os.path.splitext(os.path.basename(path))[0]
-        if name.startswith("_"):
+        if name.startswith("_") or name == "device_run":
             continue
         spec = importlib.util.spec_from_file_location(f"vk_{name}", path)
         mod = importlib.util.module_from_spec(spec)
@@ -206,12 +206,14 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true", help="run every block (slow)")
     ap.add_argument("--measured-registers", action="store_true")
     ap.add_argument("--executor", default="ir", help="ir (simgpu's IR) or ptx (the compiled code)")
+    ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels; "
+                    "validation/holdout for the holdout set)")
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "timing_scatter.png"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "timing_accuracy.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "data", "timing_compare.json"))
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    cases = load_cases(a.only)
+    cases = load_cases(a.only, a.kernels)
     measured = load_measured(a.data, {c["name"] for c in cases})
     rows = []
     for c in cases:
