@@ -4,6 +4,7 @@ with ptxas's SASS per PTX line) and the IR path (simgpu's estimate), beside Nsig
 the H200 (validation/data/h200_ncu.json).
 
     python validation/compare_inst.py [--only REGEX] [--json out.json]
+    python validation/compare_inst.py --kernels validation/holdout --data validation/data/h200_holdout.json
 
 Both paths run sampled (the first wave and the partial last one; counts scaled by all blocks
 / run blocks), so a kernel whose blocks do different work is approximated the same way on both.
@@ -26,13 +27,21 @@ import simgpu  # noqa: E402
 METRIC = "smsp__inst_executed.sum"
 
 
-def measured(names):
-    d = json.load(open(os.path.join(HERE, "data", "h200_ncu.json")))["cases"]
-    return {n: float(d[n]["metrics"][METRIC]) for n in names if n in d and METRIC in d[n].get("metrics", {})}
+def measured(names, path=None):
+    """{case: smsp__inst_executed.sum} from the suite's ncu file or the holdout's (whose cases
+    keep their metrics under "ncu_core")."""
+    d = json.load(open(path or os.path.join(HERE, "data", "h200_ncu.json")))["cases"]
+    out = {}
+    for n in names:
+        m = d.get(n, {})
+        m = m.get("metrics") or m.get("ncu_core", {}).get("metrics", {})
+        if METRIC in m:
+            out[n] = float(m[METRIC])
+    return out
 
 
 def ir_count(c, args):
-    rep = simgpu.predict(c["kernel"], c["grid"], c["block"], args, sample=True)
+    rep = simgpu.predict(c["kernel"], c["grid"], c["block"], args, sample=True, executor="ir")
     return rep.metrics[METRIC] * rep.extras["sampled_execution"]["scale"]
 
 
@@ -45,9 +54,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels)")
+    ap.add_argument("--data", default=None, help="ncu data file (default validation/data/h200_ncu.json)")
     a = ap.parse_args(argv)
-    cases = ct.load_cases(a.only)
-    ncu = measured({c["name"] for c in cases})
+    cases = ct.load_cases(a.only, a.kernels)
+    ncu = measured({c["name"] for c in cases}, a.data)
     rows, failed = [], []
     for c in cases:
         if c["name"] not in ncu:
