@@ -452,3 +452,16 @@ def test_out_of_bounds_names_thread_block_and_line():
     assert err.block == (1, 0, 0) and err.thread == (36, 0, 0)
     assert err.loc.endswith(f"test_ptx_path.py:{unguarded.__code__.co_firstlineno + 2}")
     assert "out-of-bounds" in str(err) and "thread (36, 0, 0)" in str(err)
+
+
+def test_the_default_executor_is_the_compiled_path_and_the_environment_overrides(monkeypatch):
+    """executor="auto" (the default) runs the PTX where the toolchain is installed (here);
+    $SIMGPU_EXECUTOR=ir selects simgpu's IR path; an explicit executor= wins over both."""
+    args = (np.float32(2), np.ones(64, np.float32), np.ones(64, np.float32), np.zeros(64, np.float32))
+    monkeypatch.delenv("SIMGPU_EXECUTOR", raising=False)
+    assert default_executor() == "ptx"
+    assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") == "ptx"
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    assert default_executor() == "ir"
+    assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") != "ptx"
+    assert simgpu.launch(saxpy, 1, 64, args, timing=False, executor="ptx").extras.get("executor") == "ptx"
