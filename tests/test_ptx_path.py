@@ -16,6 +16,7 @@ patch_numpy_for_numba()
 from numba import cuda, float32, int32  # noqa: E402
 
 import simgpu  # noqa: E402
+from simgpu.runtime.executor import default_executor  # noqa: E402
 from simgpu.errors import KernelError, LaunchError  # noqa: E402
 from simgpu.sass import toolchain  # noqa: E402
 
