@@ -92,8 +92,8 @@ def bind_args_python(sig, args):
 
 
 def _host_value(kernel, name, a):
-    host = a
-    if hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
+    host = getattr(a, "__simgpu_ndarray__", a)      # simgpu.host's device arrays: their buffer
+    if host is a and hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
         host = a.copy_to_host()
     if isinstance(host, np.ndarray):
         return HostArray(host, a)
