@@ -46,6 +46,7 @@ class SimDevice:
         self.uuid = "GPU-00000000-0000-0000-0000-5133675a0000"
         self.supports_float16 = True
         self.supports_bfloat16 = self.compute_capability >= (8, 0)
+        self.supports_fp8 = self.compute_capability >= (8, 9)
         self.attributes = device_attributes(gpu)
 
     def __getattr__(self, name):

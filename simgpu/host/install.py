@@ -59,7 +59,9 @@ def host_api(numba_jit):
 def _numba_cuda():
     patch_numpy_for_numba()
     import numba.cuda
+    import numba.cuda.api
     import numba.cuda.compiler
+    import numba.cuda.cudadrv.devices
     import numba.cuda.dispatcher
     return numba.cuda
 
@@ -83,12 +85,18 @@ def install(gpu=None, memory=True):
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
     saved_jit = _SAVED.get(("numba.cuda", "jit"), (None, cuda.jit))[1]
+    api_module = sys.modules["numba.cuda.api"]    # `from numba.cuda.api import ...` gets ours too
     for name, value in host_api(saved_jit).items():
         _swap(cuda, name, value)
+        if hasattr(api_module, name):
+            _swap(api_module, name, value)
     for mod in (sys.modules["numba.cuda.dispatcher"], sys.modules["numba.cuda.compiler"],
                 sys.modules.get("numba.cuda.api")):
         if mod is not None and hasattr(mod, "get_current_device"):
             _swap(mod, "get_current_device", api.get_current_device)
+    devices = sys.modules["numba.cuda.cudadrv.devices"]   # numba.cuda.testing asks it for the cc
+    _swap(devices, "get_context", api.current_context)
+    _swap(devices, "gpus", cuda.gpus)
     return session
 
 
