@@ -1,0 +1,151 @@
+"""numba-cuda's own test suite as the measure of simgpu's host API (issue 11).
+
+    python validation/numba_suite/run.py                 # both devices, writes the JSON below
+    python validation/numba_suite/run.py --device simgpu -k matmul --no-save
+
+runs ``numba.cuda.tests.cudapy`` and ``numba.cuda.tests.doc_examples`` (shipped in the
+numba-cuda wheel) under pytest twice:
+
+* ``simgpu``: ``simgpu.install()`` in pytest_configure (plugin.py): numba.cuda's host API on
+  the modelled GPU, kernels compiled by numba-cuda and run by simgpu's PTX executor;
+* ``cudasim``: numba's own simulator (``NUMBA_ENABLE_CUDASIM=1``), for comparison;
+
+and records passed/failed/skipped counts, wall time, each failing test with the first line of
+its error and a category, and the tests the simulator passes that simgpu does not, in
+validation/data/numba_suite.json.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+OUT = os.path.join(ROOT, "validation", "data", "numba_suite.json")
+PACKAGES = ["numba.cuda.tests.cudapy", "numba.cuda.tests.doc_examples"]
+
+#: failure category: (name, regex over "ExceptionType: message")
+CATEGORIES = [
+    ("driver API not modelled (current_context/driver internals)", r"current_context\(\)|driver's API|cudadrv|"
+     r"CudaAPIError|CudaSupportError|get_ipc_handle|driver"),
+    ("dispatcher introspection (overloads, inspect_*, specialize, signatures)",
+     r"SimKernel|inspect_|overloads|_func|definitions|specializations|signatures|'ptx'"),
+    ("linking external code (link=, declare_device, fp16 shims)", r"link|extern|Unresolved|declare_device"),
+    ("error raised where numba raises another (or none)", r"AssertionError: .*(not raised|Error)"),
+    ("wrong result", r"AssertionError|Mismatch|not equal|assert_"),
+    ("simgpu PTX executor gap", r"PTX|ptx|simgpu\.ptx|not supported|unsupported"),
+    ("typing/lowering (numba-cuda compile)", r"TypingError|LoweringError|NumbaError"),
+    ("timeout", r"[Tt]imeout"),
+]
+
+
+def categorise(message):
+    for name, rx in CATEGORIES:
+        if re.search(rx, message):
+            return name
+    return "other"
+
+
+def run_pytest(device, extra, xml_path, timeout):
+    env = dict(os.environ, SIMGPU_NUMBA_SUITE=device,
+               PYTHONPATH=os.pathsep.join([HERE, ROOT, os.environ.get("PYTHONPATH", "")]))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    if device == "cudasim":
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    cmd = [sys.executable, "-m", "pytest", "-p", "plugin", "--import-mode=importlib", "-p", "no:cacheprovider",
+           "-q", "--tb=line", "-rN", "--continue-on-collection-errors", f"--junitxml={xml_path}", "--pyargs", *PACKAGES, *extra]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                          timeout=timeout)
+    wall = time.perf_counter() - t0
+    tail = (proc.stdout or "").strip().splitlines()[-1:] or [""]
+    return cmd, wall, tail[0], proc.returncode
+
+
+def parse_junit(path):
+    """{test id: (outcome, message)} from pytest's junit XML."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        tid = f"{case.get('classname')}::{case.get('name')}"
+        outcome, msg = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            el = case.find(tag)
+            if el is not None:
+                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
+                msg = (el.get("message") or (el.text or "")).strip().splitlines()[0:1]
+                msg = msg[0][:300] if msg else ""
+                break
+        out[tid] = (outcome, msg)
+    return out
+
+
+def summarise(device, results, wall, cmd, tail):
+    counts = collections.Counter(o for o, _ in results.values())
+    failing = {t: {"outcome": o, "message": m, "category": categorise(m)}
+               for t, (o, m) in sorted(results.items()) if o in ("failed", "error")}
+    cats = collections.Counter(f["category"] for f in failing.values())
+    return {"device": device, "passed": counts["passed"], "failed": counts["failed"],
+            "errors": counts["error"], "skipped": counts["skipped"], "total": len(results),
+            "wall_s": round(wall, 1), "command": " ".join(cmd), "pytest_summary": tail,
+            "failure_categories": dict(cats.most_common()), "failing": failing}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", choices=["simgpu", "cudasim", "both"], default="both")
+    p.add_argument("--timeout", type=int, default=3600, help="seconds per pytest run")
+    p.add_argument("--no-save", action="store_true", help="print, do not write the JSON")
+    a, extra = p.parse_known_args(argv)
+    devices = ["cudasim", "simgpu"] if a.device == "both" else [a.device]
+    data = json.load(open(OUT)) if os.path.exists(OUT) and not a.no_save else {}
+    per = {}
+    for dev in devices:
+        with tempfile.TemporaryDirectory() as tmp:
+            xml = os.path.join(tmp, "junit.xml")
+            cmd, wall, tail, rc = run_pytest(dev, extra, xml, a.timeout)
+            per[dev] = parse_junit(xml)
+        data[dev] = summarise(dev, per[dev], wall, cmd, tail)
+        print(f"{dev}: passed {data[dev]['passed']}, failed {data[dev]['failed']}, errors "
+              f"{data[dev]['errors']}, skipped {data[dev]['skipped']} in {wall:.0f} s  ({tail})", flush=True)
+    if "simgpu" in data and "cudasim" in data:
+        sim_pass = {t for t, v in data["cudasim"].get("failing", {}).items()}
+        data["simulator_passes_simgpu_does_not"] = sorted(
+            t for t, f in data["simgpu"]["failing"].items() if t not in sim_pass
+            and _passed_in(per.get("cudasim"), t))
+    data["measured"] = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                        "python": sys.version.split()[0], "packages": _versions(), "args": extra}
+    if a.no_save:
+        return 0
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    print(f"wrote {OUT}")
+    return 0
+
+
+def _passed_in(results, test):
+    return results is not None and results.get(test, ("",))[0] == "passed"
+
+
+def _versions():
+    from importlib.metadata import version
+    out = {}
+    for name in ("numba", "numba-cuda", "numpy"):
+        try:
+            out[name] = version(name)
+        except Exception:
+            out[name] = None
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
