@@ -2,22 +2,26 @@
 
 numba's own simulator (``NUMBA_ENABLE_CUDASIM=1``) swaps numba.cuda's API at import: its
 ``__init__`` takes ``jit``, ``to_device``, streams ... from ``numba.cuda.simulator`` instead of
-the driver, and the kernels then run as Python.  simgpu swaps less: the *host* API only.
+the driver, and kernels then run as Python with numpy's semantics.  simgpu swaps less, and
+after import: only what touches the CUDA *driver*.
 
-* ``install()`` imports the real numba.cuda and replaces, on that module object, the names in
-  :data:`HOST_API` (``jit``, ``to_device``, ``device_array``, ``stream``, ``event``,
-  ``get_current_device``, ...) with simgpu's (host/api.py, host/kernels.py,
-  host/devicearray.py).  The originals are kept and put back by ``uninstall()``.
-* Everything a kernel uses -- ``cuda.threadIdx``, ``cuda.shared.array``, ``cuda.atomic``,
-  ``cuda.random``'s device functions, ``cuda.jit(device=True)`` functions -- stays numba's,
-  because numba-cuda compiles the kernel: a kernel launched through the swapped ``cuda.jit``
-  is compiled by the real numba-cuda to PTX for the modelled GPU's compute capability and the
-  PTX runs on simgpu (``executor="ptx"``).  Patching the module object in place, rather than
-  putting another module into ``sys.modules``, keeps ``types.Module(numba.cuda)`` -- the key
-  numba types ``cuda.<name>`` inside kernels by -- the one numba registered.
-* numba-cuda asks ``get_current_device()`` for the compute capability when it compiles
-  device functions with signatures; ``numba.cuda.dispatcher`` and ``numba.cuda.compiler``
-  hold their own reference to it, which is swapped too.
+* ``install()`` imports the real numba.cuda and replaces, on the module objects, the host API
+  names listed in :func:`host_api` (``to_device``, ``device_array``, ``stream``, ``event``,
+  ``synchronize``, ``get_current_device``, ``detect`` ...; host/api.py, host/devicearray.py) in
+  ``numba.cuda`` and ``numba.cuda.api``, and ``get_current_device`` where numba-cuda's compiler
+  and dispatcher hold their own reference (they ask it for the compute capability: now the
+  modelled GPU's).  ``uninstall()`` puts every original back.
+* ``cuda.jit`` stays numba's, so everything about compiling -- typing, eager signatures and their
+  casts, ``device=True``, ``declare_device``, ``specialize``, ``inspect_*``, ``cache=True`` -- is
+  numba-cuda's own.  Only the compiled kernel's class ``numba.cuda.dispatcher._Kernel`` is
+  swapped for a subclass (host/kernels.py) whose ``bind`` does not load a cubin through the
+  driver and whose ``launch`` runs the kernel's PTX on simgpu (``executor="ptx"``).  numba's
+  ``driver._to_core_stream`` passes simgpu's streams through, and ``ForAll`` picks a block size
+  without the driver's occupancy API.
+* The device side (``cuda.threadIdx``, ``cuda.shared.array``, ``cuda.atomic``, ``cuda.random``'s
+  device functions) is untouched: numba-cuda compiles it.  Patching module objects in place,
+  rather than putting another module into ``sys.modules``, keeps ``types.Module(numba.cuda)``,
+  the key numba types ``cuda.<name>`` by inside kernels, the one numba registered.
 
 So ``from numba import cuda`` in an unmodified program, run by ``simgpu run prog.py`` or after
 ``simgpu.install()`` (or inside ``with simgpu.installed():``), gets the modelled GPU.  Names a
@@ -32,13 +36,13 @@ from .._compat import patch_numpy_for_numba
 from ..errors import SimGPUError
 from . import api
 from . import devicearray as da
-from .kernels import make_jit
+from . import kernels
 from .session import Session, current_session, set_session
 
 _SAVED = {}           # (module name, attribute) -> original value
 
 
-def host_api(numba_jit):
+def host_api():
     """numba.cuda name -> simgpu's implementation."""
     names = {n: getattr(api, n) for n in (
         "get_current_device", "current_context", "require_context", "select_device", "list_devices",
@@ -52,7 +56,6 @@ def host_api(numba_jit):
         "mapped_array", "mapped_array_like", "managed_array", "is_cuda_array", "as_cuda_array",
         "from_cuda_array_interface")})
     names["gpus"] = api.gpus_object()
-    names["jit"] = make_jit(numba_jit)
     return names
 
 
@@ -67,13 +70,23 @@ def _numba_cuda():
 
 
 def _swap(module, name, value):
-    key = (module.__name__, name)
+    key = (_key_name(module), name)
     if key not in _SAVED:
         _SAVED[key] = (module, getattr(module, name, _MISSING))
     setattr(module, name, value)
 
 
 _MISSING = object()
+
+
+def _original(module, name):
+    """The value before install() swapped it (install() may run twice)."""
+    saved = _SAVED.get((_key_name(module), name))
+    return saved[1] if saved is not None else getattr(module, name)
+
+
+def _key_name(module):
+    return getattr(module, "__qualname__", None) or module.__name__
 
 
 def install(gpu=None, memory=True):
@@ -84,9 +97,8 @@ def install(gpu=None, memory=True):
     session = Session(gpu, memory=memory)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
-    saved_jit = _SAVED.get(("numba.cuda", "jit"), (None, cuda.jit))[1]
     api_module = sys.modules["numba.cuda.api"]    # `from numba.cuda.api import ...` gets ours too
-    for name, value in host_api(saved_jit).items():
+    for name, value in host_api().items():
         _swap(cuda, name, value)
         if hasattr(api_module, name):
             _swap(api_module, name, value)
@@ -94,6 +106,10 @@ def install(gpu=None, memory=True):
                 sys.modules.get("numba.cuda.api")):
         if mod is not None and hasattr(mod, "get_current_device"):
             _swap(mod, "get_current_device", api.get_current_device)
+    dispatcher = sys.modules["numba.cuda.dispatcher"]       # kernels: compiled by numba, run here
+    _swap(dispatcher, "_Kernel", kernels.kernel_class(_original(dispatcher, "_Kernel")))
+    _swap(dispatcher.ForAll, "_compute_thread_per_block", kernels.forall_block)
+    _swap(sys.modules["numba.cuda.cudadrv.driver"], "_to_core_stream", kernels.to_core_stream)
     devices = sys.modules["numba.cuda.cudadrv.devices"]   # numba.cuda.testing asks it for the cc
     _swap(devices, "get_context", api.current_context)
     _swap(devices, "gpus", cuda.gpus)

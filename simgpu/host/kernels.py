@@ -1,172 +1,121 @@
-"""``cuda.jit`` on the modelled GPU: kernels that launch on simgpu's compiled path.
+"""Kernels on the modelled GPU: numba-cuda's own dispatcher, launching on simgpu.
 
-``jit(f)`` returns a :class:`SimKernel`; ``kernel[grid, block, stream, shared_bytes](*args)``
-runs the PTX numba-cuda compiles for the modelled GPU's compute capability on simgpu
-(``runtime.launch(..., executor="ptx")``), writes what the kernel stored into the device
-arrays and host arrays passed to it, records the launch in the session and advances the
-stream's modelled clock by the predicted time.
+``cuda.jit`` stays numba's: its ``CUDADispatcher`` types the arguments, picks or compiles the
+overload (eager signatures and their casts, ``specialize``, ``cache=True``, ``inspect_types``,
+``inspect_llvm``, ``inspect_asm``, ``device=True`` functions, ``declare_device``) exactly as on
+a GPU.  What install() swaps is the compiled kernel's class, ``numba.cuda.dispatcher._Kernel``:
+:func:`kernel_class` derives a class from it whose
 
-Device functions (``device=True``) are numba-cuda's own dispatchers: numba compiles them
-into the kernels that call them, so they are returned by numba's real ``cuda.jit``.
+* ``bind()`` does nothing (numba would link a cubin and load it through the driver), and
+* ``launch(args, grid, block, stream, sharedmem)`` runs the PTX this very object holds (NVVM's
+  output for the modelled GPU's compute capability) on simgpu:
+  ``runtime.launch(..., executor=CompiledPTXExecutor(kernel))``, writes the results into the
+  device and host arrays passed, records the launch in the session and advances the
+  stream's modelled clock by the predicted time.
+
+So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs that code.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ..errors import ArgumentError, LaunchError
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
-from .session import SimGPUWarning, current_session
+from ..runtime.ptx_path import PTXExecutor
+from ..sass import analyze_ptx
+from ..sass.kernel import CompiledKernel
+from ..sass.toolchain import entry_name
+from . import devicearray as da
+from .session import current_session
 
-#: jit options accepted and applied (or meaningless on the model)
-ACCEPTED = {"cache", "inline", "forceinline", "boundscheck", "argtypes", "restype", "opt",
-            "shared_memory_carveout", "launch_bounds", "max_registers"}
-#: options that change the compiled code; accepted, but simgpu compiles without them for now
-NOT_APPLIED = {"fastmath", "debug", "lineinfo", "lto"}
-FORALL_BLOCK = 256
-
-
-class SimKernel:
-    """A kernel of the modelled GPU (numba's CUDADispatcher, as far as programs use it)."""
-
-    def __init__(self, py_func, sigs=None, options=None):
-        self.py_func = py_func
-        self.__name__ = py_func.__name__
-        self.__doc__ = py_func.__doc__
-        self.__wrapped__ = py_func
-        self.options = dict(options or {})
-        self.sigs = [normalize(s) for s in (sigs or [])]
-        self.program = KernelProgram(py_func)
-        self.reports = []
-        check_options(py_func.__name__, self.options)
-
-    def __repr__(self):
-        return f"<simgpu kernel {self.__name__} (numba.cuda.jit on the modelled GPU)>"
-
-    @property
-    def overloads(self):
-        return {tuple(s[0]): self for s in self.sigs}
-
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise LaunchError(f"launch {self.__name__} as kernel[grid, block] or "
-                              "kernel[grid, block, stream, shared_bytes]")
-        grid, block = config[0], config[1]
-        stream = config[2] if len(config) > 2 else 0
-        smem = config[3] if len(config) > 3 else 0
-        return lambda *args: self.launch(args, grid, block, stream, smem)
-
-    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
-        return lambda *args: self.launch(args, griddim, blockdim, stream, sharedmem)
-
-    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
-        """``kernel.forall(n)(*args)``: enough blocks of `tpb` threads (default 256) for n tasks."""
-        if ntasks < 0:
-            raise ValueError("Can't create ForAll with negative task count")
-        block = int(tpb) or FORALL_BLOCK
-        grid = max(1, -(-int(ntasks) // block))
-        return lambda *args: self.launch(args, grid, block, stream, sharedmem) if ntasks else None
-
-    def __call__(self, *args, **kwargs):
-        raise LaunchError(f"kernel {self.__name__} needs a launch configuration: "
-                          f"{self.__name__}[blocks, threads_per_block](...)")
-
-    def specialize(self, *args):
-        return self
-
-    def launch(self, args, grid, block, stream=0, shared_bytes=0):
-        """Run on the modelled GPU; the Report is kept in .reports and in the session."""
-        session = current_session()
-        s = session.stream_of(stream)
-        args = cast_to_signature(self.__name__, self.sigs, args)
-        ex = get_executor("ptx")
-        timing = bool(getattr(ex, "supports_timing", False))
-        rep = launch(self.program, grid, block, args, gpu=session.gpu, executor=ex,
-                     timing=timing, memory=session.memory or timing, shared_bytes=shared_bytes)
-        self.reports.append(rep)
-        session.record_launch(self.__name__, rep.grid, rep.block, rep, s)
-        return None
+FORALL_BLOCK = 256          # kernel.forall(n) without tpb: numba asks the driver's occupancy API
 
 
-def check_options(name, options):
-    unknown = set(options) - ACCEPTED - NOT_APPLIED - {"device", "link"}
-    if unknown:
-        raise TypeError(f"cuda.jit got unexpected option(s) {', '.join(sorted(unknown))} for {name!r}")
-    if options.get("link"):
-        raise LaunchError(f"kernel {name!r}: cuda.jit(link=...) links CUDA C/PTX files into the kernel; "
-                          "simgpu does not link external code yet (write the function in Python with "
-                          "cuda.jit(device=True))")
-    applied = sorted(k for k in NOT_APPLIED if options.get(k))
-    if applied:
-        warnings.warn(f"kernel {name!r}: cuda.jit option(s) {', '.join(applied)} are accepted but simgpu "
-                      "compiles without them for now", SimGPUWarning, stacklevel=3)
+class CompiledPTXExecutor(PTXExecutor):
+    """The PTX executor, given the PTX that numba-cuda's dispatcher compiled (no second
+    compile); ptxas and nvdisasm still give the SASS facts (cached on disk)."""
+
+    def __init__(self, kernel_code, use_cache=True):
+        super().__init__(use_cache)
+        self.kernel_code = kernel_code
+        self.supports_timing = bool(getattr(get_executor("ptx"), "supports_timing", False))
+
+    def compile_program(self, program, args, cc):
+        ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
+        facts = analyze_ptx(ptx, cc, use_cache=self.use_cache)
+        return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
+                              argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
+                              facts=facts)
 
 
-def normalize(sig):
-    """(argument types, return type) of a numba signature (string or object)."""
-    from numba.cuda.core.sigutils import normalize_signature
-    args, ret = normalize_signature(sig)
-    if ret is not None and str(ret) != "none":
-        raise TypeError(f"kernel signature {sig!r}: a kernel returns nothing (void), not {ret}")
-    return tuple(args), ret
-
-
-def cast_to_signature(name, sigs, args):
-    """The arguments as an eager signature types them: scalars cast to the signature's
-    types (numba casts them the same way); an argument that fits no signature is numba's
-    TypeError."""
-    if not sigs:
-        return args
-    errors = []
-    for argtypes, _ in sigs:
-        try:
-            return tuple(_cast(a, t) for a, t in zip(args, argtypes, strict=True))
-        except (TypeError, ValueError) as e:
-            errors.append(str(e))
-    raise TypeError(f"No matching definition for argument type(s) of kernel {name!r}: "
-                    f"{'; '.join(errors)}")
-
-
-def _cast(value, ty):
+def prepare_value(ty, value):
+    """An argument as numba's _Kernel._prepare_args would pass it, for simgpu's binding:
+    cuda.In/Out/InOut unwrapped, scalars cast to the compiled type, foreign CUDA arrays
+    looked up in simgpu's memory, tuples element by element."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import as_dtype
+    value = getattr(value, "value", value) if type(value).__name__ in ("In", "Out", "InOut") else value
     if isinstance(ty, types.Array):
-        dt = as_dtype(ty.dtype)
-        have = getattr(value, "dtype", None)
-        if have is None or np.dtype(have) != dt or getattr(value, "ndim", -1) != ty.ndim:
-            raise TypeError(f"{ty} expected, got {type(value).__name__} "
-                            f"{getattr(value, 'dtype', '')}{getattr(value, 'shape', '')}")
+        if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
+            value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
+        if value.ndim != ty.ndim or value.dtype != as_dtype(ty.dtype):
+            raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
+                            f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
+                            "pass its bytes unchecked; simgpu refuses)")
         return value
-    if isinstance(ty, (types.Number, types.Boolean)):
+    if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
         return as_dtype(ty).type(value)
+    if isinstance(ty, types.BaseTuple):
+        return tuple(prepare_value(t, v) for t, v in zip(ty, value))
     return value
 
 
-def make_jit(numba_jit):
-    """numba.cuda.jit's signature: kernels -> SimKernel, device functions -> numba's own."""
-    def jit(func_or_sig=None, device=False, **options):
-        if options.get("link") and device:
-            raise ArgumentError("cuda.jit(device=True, link=...): simgpu does not link external code yet")
-        sigs = None
-        if func_or_sig is None or isinstance(func_or_sig, (str, list, tuple)) or _is_sig(func_or_sig):
-            sigs = func_or_sig if isinstance(func_or_sig, list) else (
-                [func_or_sig] if func_or_sig is not None else None)
+def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
+    """_Kernel.launch on the modelled GPU (see the module docstring)."""
+    session = current_session()
+    s = session.stream_of(stream)
+    retr = []
+    pairs = list(zip(kernel_code.argument_types, args))
+    for ext in reversed(kernel_code.extensions or []):
+        pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
+    values = [prepare_value(t, v) for t, v in pairs]
+    program = kernel_code.__dict__.get("_simgpu_program")
+    if program is None:
+        program = kernel_code._simgpu_program = KernelProgram(kernel_code.py_func)
+    ex = CompiledPTXExecutor(kernel_code)
+    rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
+                 timing=ex.supports_timing, memory=session.memory or ex.supports_timing,
+                 shared_bytes=sharedmem)
+    for fn in retr:
+        fn()
+    session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, s)
+    kernel_code.last_report = rep
+    return rep
 
-            def decorate(fn):
-                if device:
-                    return numba_jit(func_or_sig, device=True, **options)(fn)
-                return SimKernel(fn, sigs, options)
-            return decorate
-        if device:
-            return numba_jit(func_or_sig, device=True, **options)
-        return SimKernel(func_or_sig, None, options)
-    jit.__doc__ = numba_jit.__doc__
-    return jit
+
+def kernel_class(base):
+    """numba's _Kernel, bound and launched on simgpu (installed as dispatcher._Kernel)."""
+    class SimGPUKernel(base):
+        __doc__ = base.__doc__
+        last_report = None
+
+        def bind(self):
+            return None
+
+        def launch(self, args, griddim, blockdim, stream=0, sharedmem=0):
+            run_on_simgpu(self, args, griddim, blockdim, stream, sharedmem)
+
+    SimGPUKernel.__name__ = SimGPUKernel.__qualname__ = base.__name__
+    SimGPUKernel.__module__ = base.__module__
+    return SimGPUKernel
 
 
-def _is_sig(obj):
-    from numba.cuda.core.sigutils import is_signature
-    return not callable(obj) or is_signature(obj)
+def forall_block(self, dispatcher):
+    """ForAll's block size without tpb (numba asks the driver's occupancy API)."""
+    return self.thread_per_block or FORALL_BLOCK
+
+
+def to_core_stream(stream):
+    """driver._to_core_stream on the model: the stream object itself (0: the default)."""
+    return stream or 0

@@ -379,7 +379,7 @@ class PTXExecutor:
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
         try:
-            ck = compile_kernel(program.py_func, args, cc=cc_for(launch.gpu), use_cache=self.use_cache)
+            ck = self.compile_program(program, args, cc_for(launch.gpu))
         except ToolFailedError as e:
             raise unlinked_extern_error(e, program.name) or e
         except SimGPUError:
@@ -406,6 +406,11 @@ class PTXExecutor:
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
         return launch.ptx
+
+    def compile_program(self, program, args, cc):
+        """The CompiledKernel to run: numba-cuda's PTX for these arguments and ptxas' facts.
+        (simgpu.host runs the PTX numba-cuda's own dispatcher compiled: it overrides this.)"""
+        return compile_kernel(program.py_func, args, cc=cc, use_cache=self.use_cache)
 
     def make_counter(self, launch):
         st = getattr(launch, "ptx", None)
