@@ -12,14 +12,26 @@ over the modelled host link (session.py).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..errors import ArgumentError
 from ..runtime.binding import DeviceAddresses
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
-_BY_ADDRESS = {}                                # base address -> owning DeviceNDArray
+_BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
 _TRANSFER_HOOK = [None]                         # session.record_transfer, set by install()
+
+
+def live_allocations():
+    """(device address, uint8 view of the buffer, name) of every device array allocated."""
+    out = []
+    for base, dev in list(_BY_ADDRESS.items()):
+        origin = dev._origin
+        if origin.flags.c_contiguous or origin.flags.f_contiguous:
+            out.append((base, origin.ravel(order="K").view(np.uint8), f"device array at 0x{base:x}"))
+    return out
 
 
 def set_transfer_hook(hook):
@@ -207,11 +219,13 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def _empty(shape, dtype, strides, order):
-    if strides is not None:
-        dtype = np.dtype(dtype)
-        n = max((s - 1) * abs(st) for s, st in zip(np.atleast_1d(shape), strides)) + dtype.itemsize
-        buf = np.zeros(max(n, dtype.itemsize), np.uint8)
-        return np.lib.stride_tricks.as_strided(buf.view(dtype)[:1], shape, strides, writeable=True)
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(shape)
+    dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
+    if strides is not None and tuple(strides) != tuple(dense):
+        n = max([(s - 1) * abs(st) for s, st in zip(shape, strides)] + [0]) + dtype.itemsize
+        buf = np.zeros(-(-n // dtype.itemsize), dtype)
+        return np.lib.stride_tricks.as_strided(buf, shape, strides, writeable=True)
     return np.zeros(shape, dtype, order=order)
 
 
@@ -224,13 +238,17 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, at
     return DeviceNDArray(_empty(shape, dtype, strides, order), stream, kind="managed")
 
 
-def _order_like(ary):
-    return "F" if (ary.flags.f_contiguous and not ary.flags.c_contiguous) else "C"
+def _like(ary):
+    """(shape, dtype, strides, order) of a new array like `ary`, by numba.cuda's own rule
+    (contiguous strides in the order of `ary`'s strides)."""
+    from numba.cuda.api import _contiguous_strides_like_array, _order_like_array
+    host = ary._ary if isinstance(ary, DeviceNDArray) else np.asarray(ary)
+    return host.shape, host.dtype, _contiguous_strides_like_array(host), _order_like_array(host)
 
 
 def device_array_like(ary, stream=0):
-    host = ary._ary if isinstance(ary, DeviceNDArray) else np.asarray(ary)
-    return device_array(host.shape, host.dtype, order=_order_like(host), stream=stream)
+    shape, dtype, strides, order = _like(ary)
+    return device_array(shape, dtype, strides, order, stream=stream)
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
@@ -239,7 +257,8 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
 
 
 def pinned_array_like(ary):
-    return pinned_array(ary.shape, ary.dtype, order=_order_like(ary))
+    shape, dtype, strides, order = _like(ary)
+    return pinned_array(shape, dtype, strides, order)
 
 
 class MappedArray(np.ndarray):
@@ -262,7 +281,8 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, por
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return mapped_array(ary.shape, ary.dtype, order=_order_like(ary), stream=stream)
+    shape, dtype, strides, order = _like(ary)
+    return mapped_array(shape, dtype, strides, order, stream=stream)
 
 
 def is_cuda_array(obj):

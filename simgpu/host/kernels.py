@@ -41,6 +41,14 @@ class CompiledPTXExecutor(PTXExecutor):
         self.kernel_code = kernel_code
         self.supports_timing = bool(getattr(get_executor("ptx"), "supports_timing", False))
 
+    def make_memory(self, places):
+        """The arguments at their places, and every device array of the program at its own
+        address: a kernel that captured one (numba embeds its pointer) reaches it."""
+        memory = super().make_memory(places)
+        for base, buf, name in da.live_allocations():
+            memory.add(base, buf, name)
+        return memory
+
     def compile_program(self, program, args, cc):
         ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
         facts = analyze_ptx(ptx, cc, use_cache=self.use_cache)

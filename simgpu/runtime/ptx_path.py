@@ -273,6 +273,11 @@ class PlacedMemory(DeviceMemory):
         else:
             base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN
                                        for b, u in zip(self.bases, self.bufs)), default=self.next))
+        return self.add(base, buf, name)
+
+    def add(self, base, buf, name=""):
+        """Map the writable uint8 buffer `buf` at device address `base` (e.g. memory the
+        program allocated before the launch, which the compiled code reaches by address)."""
         k = bisect.bisect(self.bases, base)
         self.bases.insert(k, base)
         self.bufs.insert(k, buf)
@@ -412,6 +417,11 @@ class PTXExecutor:
         (simgpu.host runs the PTX numba-cuda's own dispatcher compiled: it overrides this.)"""
         return compile_kernel(program.py_func, args, cc=cc, use_cache=self.use_cache)
 
+    def make_memory(self, places):
+        """The launch's global memory: the arguments at their places (simgpu.host adds the
+        program's other device arrays, which kernels may reach through captured pointers)."""
+        return PlacedMemory(places)
+
     def make_counter(self, launch):
         st = getattr(launch, "ptx", None)
         return st.counter if st is not None else SassInstCounter()
@@ -426,7 +436,7 @@ class PTXExecutor:
         exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
-        values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
+        values, memory, copies = flatten_args(st.args, memory=self.make_memory(places))
         module = parse(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,
