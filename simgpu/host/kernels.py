@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.occupancy import occupancy
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
@@ -114,9 +115,36 @@ def kernel_class(base):
         def launch(self, args, griddim, blockdim, stream=0, sharedmem=0):
             run_on_simgpu(self, args, griddim, blockdim, stream, sharedmem)
 
+        # what numba reads from the loaded cufunc's attributes, from ptxas instead
+        regs_per_thread = property(lambda self: resources(self).registers or 0)
+        shared_mem_per_block = property(lambda self: resources(self).shared_bytes)
+        local_mem_per_thread = property(lambda self: resources(self).stack_frame)
+        const_mem_size = property(lambda self: sum(v for k, v in resources(self).cmem.items()
+                                                   if str(k) not in ("0", "bank0")))
+        max_threads_per_block = property(lambda self: current_session().gpu.max_threads_per_block)
+
+        def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+            return cooperative_blocks(self, blockdim, dynsmemsize)
+
     SimGPUKernel.__name__ = SimGPUKernel.__qualname__ = base.__name__
     SimGPUKernel.__module__ = base.__module__
     return SimGPUKernel
+
+
+def resources(kernel_code):
+    """ptxas' resources of the compiled kernel (registers, shared, stack)."""
+    cc = tuple(current_session().gpu.compute_capability)
+    ptx = kernel_code.library.get_asm_str(cc=cc)
+    return analyze_ptx(ptx, cc).ptxas.functions[entry_name(ptx)]
+
+
+def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
+    """The most blocks a cooperative launch may have: resident blocks per SM x SMs."""
+    gpu = current_session().gpu
+    threads = int(np.prod(blockdim)) if isinstance(blockdim, tuple) else int(blockdim)
+    r = resources(kernel_code)
+    occ = occupancy(gpu, threads, r.registers or 32, r.shared_bytes + int(dynsmemsize))
+    return occ.blocks_per_sm * gpu.sm_count
 
 
 def forall_block(self, dispatcher):
