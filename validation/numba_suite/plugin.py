@@ -15,6 +15,28 @@ if not hasattr(np, "row_stack"):          # numba 0.68.0 calls it; numpy 2.5 rem
     np.row_stack = np.vstack
 
 MODE = os.environ.get("SIMGPU_NUMBA_SUITE", "simgpu")
+TEST_TIMEOUT_S = int(os.environ.get("SIMGPU_NUMBA_SUITE_TEST_TIMEOUT", "180"))
+
+
+class TestTimeout(Exception):
+    """A test ran past SIMGPU_NUMBA_SUITE_TEST_TIMEOUT seconds (a spin-wait on other blocks
+    never ends on a lock-step simulator, for example)."""
+
+
+def _alarm(signum, frame):
+    raise TestTimeout(f"Timeout: the test ran past {TEST_TIMEOUT_S} s")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    import signal
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TEST_TIMEOUT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def pytest_configure(config):

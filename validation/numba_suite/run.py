@@ -56,7 +56,7 @@ def categorise(message):
 
 
 def run_pytest(device, extra, xml_path, timeout):
-    env = dict(os.environ, SIMGPU_NUMBA_SUITE=device,
+    env = dict(os.environ, SIMGPU_NUMBA_SUITE=device, SIMGPU_NUMBA_SUITE_LOG=xml_path + ".jsonl",
                PYTHONPATH=os.pathsep.join([HERE, ROOT, os.environ.get("PYTHONPATH", "")]))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if device == "cudasim":
@@ -64,11 +64,30 @@ def run_pytest(device, extra, xml_path, timeout):
     cmd = [sys.executable, "-m", "pytest", "-p", "plugin", "--import-mode=importlib", "-p", "no:cacheprovider",
            "-q", "--tb=line", "-rN", "--continue-on-collection-errors", f"--junitxml={xml_path}", "--pyargs", *PACKAGES, *extra]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
-                          timeout=timeout)
-    wall = time.perf_counter() - t0
-    tail = (proc.stdout or "").strip().splitlines()[-1:] or [""]
-    return cmd, wall, tail[0], proc.returncode
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                              timeout=timeout)
+        tail, rc = ((proc.stdout or "").strip().splitlines()[-1:] or [""])[0], proc.returncode
+    except subprocess.TimeoutExpired:
+        tail, rc = f"stopped after {timeout} s (--timeout): counts are the tests that finished", None
+    return cmd, time.perf_counter() - t0, tail, rc
+
+
+def parse_log(path):
+    """{test id: (outcome, message)} from plugin.py's per-test log (a run that was stopped)."""
+    out = {}
+    for line in open(path):
+        r = json.loads(line)
+        path_part, _, name = r["test"].partition("::")
+        mod = path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", ".")
+        cls, _, meth = name.rpartition("::")
+        tid = f"{mod}.{cls}::{meth}" if cls else f"{mod}::{meth}"
+        outcome = {"xfailed": "skipped"}.get(r["outcome"], r["outcome"])
+        if r["when"] != "call" and outcome == "failed":
+            outcome = "error"
+        if tid not in out or out[tid][0] == "passed":
+            out[tid] = (outcome, r["message"])
+    return out
 
 
 def parse_junit(path):
@@ -93,7 +112,8 @@ def summarise(device, results, wall, cmd, tail):
     failing = {t: {"outcome": o, "message": m, "category": categorise(m)}
                for t, (o, m) in sorted(results.items()) if o in ("failed", "error")}
     cats = collections.Counter(f["category"] for f in failing.values())
-    return {"device": device, "passed": counts["passed"], "failed": counts["failed"],
+    return {"device": device, "passed_tests": sorted(t for t, (o, _) in results.items() if o == "passed"),
+            "passed": counts["passed"], "failed": counts["failed"],
             "errors": counts["error"], "skipped": counts["skipped"], "total": len(results),
             "wall_s": round(wall, 1), "command": " ".join(cmd), "pytest_summary": tail,
             "failure_categories": dict(cats.most_common()), "failing": failing}
@@ -112,15 +132,14 @@ def main(argv=None):
         with tempfile.TemporaryDirectory() as tmp:
             xml = os.path.join(tmp, "junit.xml")
             cmd, wall, tail, rc = run_pytest(dev, extra, xml, a.timeout)
-            per[dev] = parse_junit(xml)
+            per[dev] = parse_log(xml + ".jsonl")       # also there when a run is stopped
         data[dev] = summarise(dev, per[dev], wall, cmd, tail)
         print(f"{dev}: passed {data[dev]['passed']}, failed {data[dev]['failed']}, errors "
               f"{data[dev]['errors']}, skipped {data[dev]['skipped']} in {wall:.0f} s  ({tail})", flush=True)
     if "simgpu" in data and "cudasim" in data:
-        sim_pass = {t for t, v in data["cudasim"].get("failing", {}).items()}
+        ours = set(data["simgpu"]["passed_tests"])
         data["simulator_passes_simgpu_does_not"] = sorted(
-            t for t, f in data["simgpu"]["failing"].items() if t not in sim_pass
-            and _passed_in(per.get("cudasim"), t))
+            t for t in data["cudasim"]["passed_tests"] if t not in ours)
     data["measured"] = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                         "python": sys.version.split()[0], "packages": _versions(), "args": extra}
     if a.no_save:
@@ -130,10 +149,6 @@ def main(argv=None):
         json.dump(data, f, indent=1, sort_keys=True)
     print(f"wrote {OUT}")
     return 0
-
-
-def _passed_in(results, test):
-    return results is not None and results.get(test, ("",))[0] == "passed"
 
 
 def _versions():
