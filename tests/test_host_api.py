@@ -210,3 +210,28 @@ def test_simgpu_run_program(tmp_path):
     assert "block_sums" in out and "8 x 128" in out and "per kernel:" in out
     assert (tmp_path / "rep" / "0001_block_sums.json").exists()
     assert current_session() is not None
+
+
+CAPTURED = None
+
+
+def read_captured(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = CAPTURED[i] * 2
+
+
+def test_captured_device_array_and_ptxas_resources(sim):
+    """numba embeds a captured device array's pointer in the code: simgpu maps the program's
+    device arrays at their addresses.  Registers and shared memory come from ptxas."""
+    global CAPTURED
+    CAPTURED = cuda.to_device(np.arange(8, dtype=np.float32))
+    try:
+        k = cuda.jit(read_captured)
+        out = cuda.device_array(8, np.float32)
+        k[1, 32](out)
+        np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(8, dtype=np.float32))
+        regs = k.get_regs_per_thread()
+        assert list(regs.values())[0] > 0 and list(k.get_shared_mem_per_block().values()) == [0]
+    finally:
+        CAPTURED = None
