@@ -89,12 +89,13 @@ def _key_name(module):
     return getattr(module, "__qualname__", None) or module.__name__
 
 
-def install(gpu=None, memory=True):
+def install(gpu=None, memory=True, sass=True):
     """Make numba.cuda's host API run on the modelled GPU (see the module docstring).
     Returns the Session that records the launches and transfers.  Installing again switches
-    to a new session (and GPU)."""
+    to a new session (and GPU).  memory=False, sass=False: results only -- no memory model and
+    no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent)."""
     cuda = _numba_cuda()
-    session = Session(gpu, memory=memory)
+    session = Session(gpu, memory=memory, sass=sass)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
     api_module = sys.modules["numba.cuda.api"]    # `from numba.cuda.api import ...` gets ours too

@@ -17,6 +17,8 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..model.occupancy import occupancy
@@ -24,8 +26,11 @@ from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
 from ..runtime.ptx_path import PTXExecutor
+from ..errors import LaunchError
 from ..sass import analyze_ptx
-from ..sass.kernel import CompiledKernel
+from ..sass.kernel import CompiledKernel, PtxFacts
+from ..sass.ptxas import FunctionResources, PtxasReport
+from ..sass.ptxlines import number_ptx_lines
 from ..sass.toolchain import entry_name
 from . import devicearray as da
 from .session import current_session
@@ -52,10 +57,34 @@ class CompiledPTXExecutor(PTXExecutor):
 
     def compile_program(self, program, args, cc):
         ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
-        facts = analyze_ptx(ptx, cc, use_cache=self.use_cache)
+        facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if current_session().sass
+                 else ptx_only_facts(ptx, cc))
         return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
                               argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
                               facts=facts)
+
+
+_SHARED_DECL = re.compile(r"^\s*\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+[\w$]+\[(\d+)\]", re.M)
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+_DEFINED_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+PROVIDED = {"vprintf"}          # extern functions simgpu.ptx implements
+
+
+def ptx_only_facts(ptx, cc):
+    """PtxFacts without ptxas and nvdisasm (Session(sass=False): a run that wants results, not
+    counts): the PTX's own line table, static shared memory from its declarations, no SASS.
+    An extern function that neither the PTX nor simgpu.ptx defines is the LaunchError that
+    ptxas' 'unresolved extern' gives on the full path."""
+    entry = entry_name(ptx)
+    missing = sorted(set(_EXTERN_FUNC.findall(ptx)) - set(_DEFINED_FUNC.findall(ptx)) - PROVIDED)
+    if missing:
+        raise LaunchError(f"executor='ptx': kernel {entry!r} calls {', '.join(missing)}, which the PTX "
+                          "does not define: numba links it in when it loads the module (CUDA C shims, "
+                          "NRT, cooperative groups); simgpu does not link them yet")
+    shared = sum(int(n) for _, n in _SHARED_DECL.findall(ptx))
+    fr = FunctionResources(name=entry, kind="entry", shared_bytes=shared)
+    report = PtxasReport(arch=f"sm_{cc[0]}{cc[1]}", ptxas_version="not run", functions={entry: fr})
+    return PtxFacts(ptxas=report, kernels={}, ptx_source=dict(number_ptx_lines(ptx).source))
 
 
 def prepare_value(ty, value):
@@ -68,11 +97,14 @@ def prepare_value(ty, value):
     if isinstance(ty, types.Array):
         if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
             value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
-        if value.ndim != ty.ndim or value.dtype != as_dtype(ty.dtype):
-            raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
-                            f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
-                            "pass its bytes unchecked; simgpu refuses)")
-        return value
+        want = as_dtype(ty.dtype)
+        if value.dtype == want and value.ndim == ty.ndim:
+            return value
+        if value.ndim == ty.ndim and value.dtype.itemsize == want.itemsize:
+            return value.view(want)     # numba.cuda passes the bytes unchecked: reinterpreted
+        raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
+                        f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
+                        "pass its bytes unchecked; simgpu refuses a different element size or rank)")
     if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
         return as_dtype(ty).type(value)
     if isinstance(ty, types.BaseTuple):

@@ -133,9 +133,10 @@ class Event:
 class Session:
     """The modelled GPU a program runs on, and what the program did with it."""
 
-    def __init__(self, gpu=None, memory=True):
+    def __init__(self, gpu=None, memory=True, sass=True):
         self.gpu = get_gpu(gpu)
         self.memory = memory
+        self.sass = sass or memory      # ptxas/nvdisasm facts: counts, registers (host/kernels.py)
         self.launches = []
         self.transfers = []
         self.untimed = 0

@@ -42,7 +42,8 @@ def pytest_runtest_call(item):
 def pytest_configure(config):
     if MODE == "simgpu":
         import simgpu
-        simgpu.install(memory=os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1")
+        full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
+        simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
 
 
 @pytest.fixture(scope="class")

@@ -2,6 +2,7 @@
 
     python validation/numba_suite/run.py                 # both devices, writes the JSON below
     python validation/numba_suite/run.py --device simgpu -k matmul --no-save
+    python validation/numba_suite/run.py --device simgpu --no-save --check -k "..."   # CI
 
 runs ``numba.cuda.tests.cudapy`` and ``numba.cuda.tests.doc_examples`` (shipped in the
 numba-cuda wheel) under pytest twice:
@@ -124,6 +125,7 @@ def main(argv=None):
     p.add_argument("--device", choices=["simgpu", "cudasim", "both"], default="both")
     p.add_argument("--timeout", type=int, default=3600, help="seconds per pytest run")
     p.add_argument("--no-save", action="store_true", help="print, do not write the JSON")
+    p.add_argument("--check", action="store_true", help="exit 1 if a test failed (CI)")
     a, extra = p.parse_known_args(argv)
     devices = ["cudasim", "simgpu"] if a.device == "both" else [a.device]
     data = json.load(open(OUT)) if os.path.exists(OUT) and not a.no_save else {}
@@ -142,13 +144,14 @@ def main(argv=None):
             t for t in data["cudasim"]["passed_tests"] if t not in ours)
     data["measured"] = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                         "python": sys.version.split()[0], "packages": _versions(), "args": extra}
+    failed = any(data[d]["failed"] + data[d]["errors"] for d in devices)
     if a.no_save:
-        return 0
+        return 1 if a.check and failed else 0
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
     print(f"wrote {OUT}")
-    return 0
+    return 1 if a.check and failed else 0
 
 
 def _versions():
