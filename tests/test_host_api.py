@@ -235,3 +235,15 @@ def test_captured_device_array_and_ptxas_resources(sim):
         assert list(regs.values())[0] > 0 and list(k.get_shared_mem_per_block().values()) == [0]
     finally:
         CAPTURED = None
+
+
+def test_results_only_mode_runs_without_ptxas():
+    """install(memory=False, sass=False): no ptxas/nvdisasm per kernel (the numba suite's mode)."""
+    with simgpu.installed(memory=False, sass=False) as s:
+        k = cuda.jit(add_kernel)
+        x = np.arange(40, dtype=np.float64)
+        out = cuda.device_array_like(x)
+        k[1, 64](x, x, out)
+        np.testing.assert_array_equal(out.copy_to_host(), 2 * x)
+        rep = s.launches[-1].report
+        assert rep.extras["ptx"]["registers"] is None          # ptxas did not run

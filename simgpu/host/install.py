@@ -133,11 +133,11 @@ def is_installed():
 
 
 @contextmanager
-def installed(gpu=None, memory=True):
+def installed(gpu=None, memory=True, sass=True):
     """``with simgpu.installed(): ...`` -- numba.cuda on the modelled GPU inside the block."""
     if is_installed():
         raise SimGPUError("simgpu is already installed; nest no second simgpu.installed()")
-    session = install(gpu, memory=memory)
+    session = install(gpu, memory=memory, sass=sass)
     try:
         yield session
     finally:
