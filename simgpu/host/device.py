@@ -103,6 +103,8 @@ class SimGPUs:
         self.current = device
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.device][i]
         if i != 0:
             raise IndexError(f"the modelled system has one GPU (index 0), not {i}")
         return self.device

@@ -144,6 +144,13 @@ def kernel_class(base):
         def bind(self):
             return None
 
+        @classmethod
+        def _rebuild(cls, *args, **kwargs):
+            """numba's disk cache rebuilds a kernel with _Kernel._rebuild: ours, not a driver's."""
+            inst = base._rebuild.__func__(base, *args, **kwargs)
+            inst.__class__ = cls
+            return inst
+
         def launch(self, args, griddim, blockdim, stream=0, sharedmem=0):
             run_on_simgpu(self, args, griddim, blockdim, stream, sharedmem)
 
