@@ -58,7 +58,7 @@ class CompiledPTXExecutor(PTXExecutor):
     def compile_program(self, program, args, cc):
         ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
         facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if current_session().sass
-                 else ptx_only_facts(ptx, cc))
+                 else ptx_only_facts(ptx, cc, program.name))
         return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
                               argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
                               facts=facts)
@@ -70,7 +70,7 @@ _DEFINED_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\
 PROVIDED = {"vprintf"}          # extern functions simgpu.ptx implements
 
 
-def ptx_only_facts(ptx, cc):
+def ptx_only_facts(ptx, cc, name=None):
     """PtxFacts without ptxas and nvdisasm (Session(sass=False): a run that wants results, not
     counts): the PTX's own line table, static shared memory from its declarations, no SASS.
     An extern function that neither the PTX nor simgpu.ptx defines is the LaunchError that
@@ -78,7 +78,7 @@ def ptx_only_facts(ptx, cc):
     entry = entry_name(ptx)
     missing = sorted(set(_EXTERN_FUNC.findall(ptx)) - set(_DEFINED_FUNC.findall(ptx)) - PROVIDED)
     if missing:
-        raise LaunchError(f"executor='ptx': kernel {entry!r} calls {', '.join(missing)}, which the PTX "
+        raise LaunchError(f"executor='ptx': kernel {name or entry!r} calls {', '.join(missing)}, which the PTX "
                           "does not define: numba links it in when it loads the module (CUDA C shims, "
                           "NRT, cooperative groups); simgpu does not link them yet")
     shared = sum(int(n) for _, n in _SHARED_DECL.findall(ptx))
@@ -105,11 +105,19 @@ def prepare_value(ty, value):
         raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
                         f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
                         "pass its bytes unchecked; simgpu refuses a different element size or rank)")
+    if isinstance(ty, types.Integer) and isinstance(value, (int, np.integer)):
+        return as_dtype(ty).type(wrap_int(int(value), ty.bitwidth, ty.signed))
     if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
         return as_dtype(ty).type(value)
     if isinstance(ty, types.BaseTuple):
         return tuple(prepare_value(t, v) for t, v in zip(ty, value))
     return value
+
+
+def wrap_int(v, bits, signed):
+    """`v` as a C integer of `bits` bits (numba passes scalars through ctypes, which wraps)."""
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 
 
 def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
