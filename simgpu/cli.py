@@ -79,6 +79,13 @@ def cmd_run(a):
     if not a.target:
         print("simgpu run: give a program (prog.py, -m module) or FILE.py::KERNEL", file=sys.stderr)
         return 2
+    if a.argv:          # FILE.py::KERNEL --grid ... : the options after the target are simgpu's
+        k = argparse.ArgumentParser(prog="simgpu run FILE.py::KERNEL")
+        for opt in ("--grid", "--block", "--args", "--gpu", "--json"):
+            k.add_argument(opt, default=None)
+        for key, value in vars(k.parse_args(a.argv)).items():
+            if value is not None:
+                setattr(a, key, value)
     if not (a.grid and a.block):
         print("simgpu run FILE.py::KERNEL needs --grid and --block", file=sys.stderr)
         return 2

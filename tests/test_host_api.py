@@ -247,3 +247,14 @@ def test_results_only_mode_runs_without_ptxas():
         np.testing.assert_array_equal(out.copy_to_host(), 2 * x)
         rep = s.launches[-1].report
         assert rep.extras["ptx"]["registers"] is None          # ptxas did not run
+
+
+def test_simgpu_run_one_kernel_form_still_works(tmp_path, capsys):
+    """`simgpu run FILE.py::KERNEL --grid G --block B` (options after the target) is unchanged."""
+    from simgpu.cli import main
+    f = tmp_path / "kern.py"
+    f.write_text("import numpy as np\nfrom numba import cuda\n\n"
+                 "def inc(x):\n    i = cuda.grid(1)\n    if i < x.size:\n        x[i] += 1\n\n"
+                 "def make_args():\n    return (np.zeros(64, np.float32),)\n")
+    assert main(["run", f"{f}::inc", "--grid", "2", "--block", "32"]) == 0
+    assert "simgpu report: inc" in capsys.readouterr().out
