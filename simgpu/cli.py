@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
 from .errors import SimGPUError
 from .hardware import PRESETS
+from .host import run_program
 from .kernels.demo import demo_launches
 from .runtime.launch import launch
 from .runtime.loader import build_args, load_target, parse_dims
@@ -22,6 +24,11 @@ hardware would do: the results, every instruction and byte moved, divergence, oc
 Start here:
   simgpu demo                         simulate classic kernels (saxpy, naive vs tiled matmul,
                                       reduction, transpose) and print their reports
+  simgpu run prog.py [ARGS...]        run an existing numba.cuda program unchanged on the
+                                      modelled GPU; at exit: one line per kernel launch
+                                      (grid x block, predicted time, bottleneck) and totals
+  simgpu run -m package.module        the same for a module; --report DIR writes each
+                                      launch's report (text, JSON, HTML); --gpu A100
   simgpu run kern.py::saxpy --grid 4096 --block 256
                                       simulate your kernel; kern.py defines saxpy and
                                       args_saxpy() (or make_args()) returning its arguments
@@ -32,6 +39,26 @@ Start here:
                                       numba.cuda (+ Nsight Compute) and print prediction beside
                                       measurement
   simgpu gpus                         list the modelled GPUs and their numbers
+"""
+
+
+RUN_DESCRIPTION = """\
+Run a whole numba.cuda program unchanged, with the modelled GPU as its device:
+
+  simgpu run prog.py [ARGS...]          options for simgpu go before prog.py
+  simgpu run -m package.module [ARGS...]
+  simgpu run --gpu A100 --report out/ prog.py
+
+`from numba import cuda` in the program gets simgpu underneath (simgpu.install(): numba.cuda's
+host API -- to_device, device_array, streams, events, cuda.jit kernels -- runs on the model;
+numba-cuda still compiles the kernels, and simgpu runs the PTX it emits).  At exit simgpu prints
+one line per kernel launch (name, grid x block, predicted time, bottleneck), per-kernel totals
+and the host<->device transfers.
+
+Or simulate one kernel of a file:
+
+  simgpu run kern.py::saxpy --grid 4096 --block 256
+      kern.py defines saxpy and args_saxpy() (or make_args()) returning its arguments
 """
 
 
@@ -47,6 +74,21 @@ def cmd_demo(a):
 
 
 def cmd_run(a):
+    if a.module or (a.target and "::" not in a.target):
+        return cmd_run_program(a)
+    if not a.target:
+        print("simgpu run: give a program (prog.py, -m module) or FILE.py::KERNEL", file=sys.stderr)
+        return 2
+    if a.argv:          # FILE.py::KERNEL --grid ... : the options after the target are simgpu's
+        k = argparse.ArgumentParser(prog="simgpu run FILE.py::KERNEL")
+        for opt in ("--grid", "--block", "--args", "--gpu", "--json"):
+            k.add_argument(opt, default=None)
+        for key, value in vars(k.parse_args(a.argv)).items():
+            if value is not None:
+                setattr(a, key, value)
+    if not (a.grid and a.block):
+        print("simgpu run FILE.py::KERNEL needs --grid and --block", file=sys.stderr)
+        return 2
     mod, kern = load_target(a.target)
     args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
     rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu)
@@ -55,6 +97,19 @@ def cmd_run(a):
         rep.to_json(a.json)
         print(f"wrote {a.json}")
     return 0
+
+
+def cmd_run_program(a):
+    """simgpu run prog.py ARGS / -m module ARGS: the whole program on the modelled GPU."""
+    argv = list(a.argv)
+    if a.module:
+        if a.target:
+            argv.insert(0, a.target)
+        return run_program(module=a.module, argv=argv, gpu=a.gpu, report_dir=a.report)
+    if not os.path.exists(a.target):
+        print(f"simgpu run: no such file: {a.target}", file=sys.stderr)
+        return 2
+    return run_program(path=a.target, argv=argv, gpu=a.gpu, report_dir=a.report)
 
 
 def cmd_validate(a):
@@ -89,12 +144,17 @@ def build_parser():
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     d = sub.add_parser("demo", help="simulate classic kernels and print their reports")
     d.add_argument("--gpu", default=None, help="GPU preset (H200, H100, A100, V100); default H200")
-    r = sub.add_parser("run", help="simulate a kernel from a file: FILE.py::KERNEL",
-                       description="Simulate FILE.py::KERNEL. The file defines the kernel and "
-                                   "args_KERNEL() or make_args() returning its arguments.")
-    r.add_argument("target", help="path/to/file.py::kernel_name")
-    r.add_argument("--grid", required=True, help="grid dimensions: 128 or 32,8")
-    r.add_argument("--block", required=True, help="block dimensions: 256 or 16,16")
+    r = sub.add_parser("run", help="run a numba.cuda program (prog.py, -m module) or one kernel "
+                       "(FILE.py::KERNEL) on the modelled GPU",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=RUN_DESCRIPTION)
+    r.add_argument("target", nargs="?", help="prog.py (a whole program) or path/to/file.py::kernel_name")
+    r.add_argument("argv", nargs=argparse.REMAINDER, help="the program's own arguments")
+    r.add_argument("-m", dest="module", default=None, help="run a module as a program (like python -m)")
+    r.add_argument("--report", default=None, metavar="DIR",
+                   help="program: write each launch's report (text, JSON, HTML) to DIR")
+    r.add_argument("--grid", default=None, help="FILE.py::KERNEL: grid dimensions: 128 or 32,8")
+    r.add_argument("--block", default=None, help="FILE.py::KERNEL: block dimensions: 256 or 16,16")
     r.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
     r.add_argument("--gpu", default=None, help="GPU preset; default H200")
     r.add_argument("--json", default=None, help="also write the report as JSON here")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, DSLError
+from ..errors import ArgumentError
 from ..exec.state import ArrayHandle
 from ..ir.nodes import Loc
 from ..ptx.args import _scalar_values
@@ -71,13 +71,12 @@ def python_signature(py_func):
             raise ArgumentError(f"kernel {name!r}: parameter {p.name!r} ({p.kind.description}) cannot "
                                 "be passed at a launch; kernels take positional parameters")
         params.append(p.name)
-    try:
-        lines, first = inspect.getsourcelines(py_func)
-        file = inspect.getsourcefile(py_func) or "<kernel>"
-    except (OSError, TypeError) as e:
-        raise DSLError(f"cannot read the source of {name!r} ({e}); kernels must be defined in a "
-                       "file or notebook cell") from None
     first = py_func.__code__.co_firstlineno
+    try:
+        lines, _ = inspect.getsourcelines(py_func)
+        file = inspect.getsourcefile(py_func) or "<kernel>"
+    except (OSError, TypeError):        # exec'd code: numba-cuda compiles it; no source lines
+        return PySignature(name, params, {}, Loc(py_func.__code__.co_filename, first, 0, name))
     source = {(file, first + i): text.rstrip("\n") for i, text in enumerate(lines)}
     return PySignature(name, params, source, Loc(file, first, 0, name))
 
@@ -92,8 +91,8 @@ def bind_args_python(sig, args):
 
 
 def _host_value(kernel, name, a):
-    host = a
-    if hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
+    host = getattr(a, "__simgpu_ndarray__", a)      # simgpu.host's device arrays: their buffer
+    if host is a and hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
         host = a.copy_to_host()
     if isinstance(host, np.ndarray):
         return HostArray(host, a)

@@ -306,6 +306,11 @@ class PlacedMemory(DeviceMemory):
         else:
             base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN + PTX_ALIGN
                                        for b, u in zip(self.bases, self.bufs)), default=self.next))
+        return self.add(base, buf, name)
+
+    def add(self, base, buf, name=""):
+        """Map the writable uint8 buffer `buf` at device address `base` (e.g. memory the
+        program allocated before the launch, which the compiled code reaches by address)."""
         k = bisect.bisect(self.bases, base)
         self.bases.insert(k, base)
         self.bufs.insert(k, buf)
@@ -434,7 +439,7 @@ class PTXExecutor:
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
         try:
-            ck = compile_kernel(program.py_func, args, cc=cc_for(launch.gpu), use_cache=self.use_cache)
+            ck = self.compile_program(program, args, cc_for(launch.gpu))
         except ToolFailedError as e:
             raise unlinked_extern_error(e, program.name) or too_much_shared_error(e, program.name, launch.gpu) or e
         except SimGPUError:
@@ -463,6 +468,16 @@ class PTXExecutor:
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
         return launch.ptx
 
+    def compile_program(self, program, args, cc):
+        """The CompiledKernel to run: numba-cuda's PTX for these arguments and ptxas' facts.
+        (simgpu.host runs the PTX numba-cuda's own dispatcher compiled: it overrides this.)"""
+        return compile_kernel(program.py_func, args, cc=cc, use_cache=self.use_cache)
+
+    def make_memory(self, places):
+        """The launch's global memory: the arguments at their places (simgpu.host adds the
+        program's other device arrays, which kernels may reach through captured pointers)."""
+        return PlacedMemory(places)
+
     def make_counter(self, launch):
         st = getattr(launch, "ptx", None)
         return st.counter if st is not None else SassInstCounter()
@@ -477,7 +492,7 @@ class PTXExecutor:
         exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
-        values, memory, copies = flatten_args(st.args, memory=PlacedMemory(places))
+        values, memory, copies = flatten_args(st.args, memory=self.make_memory(places))
         module = parse_cached(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,

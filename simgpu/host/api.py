@@ -1,0 +1,153 @@
+"""numba.cuda's host API on the modelled GPU: what ``simgpu.install()`` puts into
+``numba.cuda`` (install.py lists the names).  Each function has numba.cuda's signature; what
+the model does not have (IPC, external streams, profiling the driver) raises a SimGPUError
+naming the call and what to use instead."""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+from ..errors import SimGPUError
+from . import devicearray as da
+from .device import SimContext, SimDevice, SimGPUs, detect_text
+from .session import Event, current_session
+
+
+def _allocated():
+    return sum(d.alloc_size for d in da._BY_ADDRESS.values())
+
+
+def get_current_device():
+    return SimDevice(current_session().gpu)
+
+
+def current_context(devnum=None):
+    return SimContext(get_current_device(), _allocated)
+
+
+def require_context(fn):
+    return fn
+
+
+def select_device(device_id):
+    if device_id != 0:
+        raise SimGPUError(f"select_device({device_id}): the modelled system has one GPU (0); "
+                          "multi-GPU programs are not modelled")
+    return get_current_device()
+
+
+def list_devices():
+    return [get_current_device()]
+
+
+def gpus_object():
+    return SimGPUs(get_current_device())
+
+
+def close():
+    return None
+
+
+def is_available():
+    return True
+
+
+def cuda_error():
+    return None
+
+
+def is_supported_version():
+    return True
+
+
+def is_float16_supported():
+    return True
+
+
+def is_bfloat16_supported():
+    return tuple(current_session().gpu.compute_capability) >= (8, 0)
+
+
+def is_fp8_supported():
+    return tuple(current_session().gpu.compute_capability) >= (8, 9)
+
+
+def detect():
+    """Print the modelled GPU as numba.cuda.detect() prints a real one; True."""
+    print(detect_text(get_current_device()))
+    return True
+
+
+def synchronize():
+    """Work runs when issued (the host waits for the simulation): nothing left to wait for."""
+    return None
+
+
+def stream():
+    return current_session().new_stream()
+
+
+def default_stream():
+    return current_session().default_stream
+
+
+legacy_default_stream = default_stream
+per_thread_default_stream = default_stream
+
+
+def external_stream(ptr):
+    raise SimGPUError("cuda.external_stream: streams of other libraries are not on the modelled GPU; "
+                      "use cuda.stream()")
+
+
+def event(timing=True):
+    return Event(current_session(), timing)
+
+
+def event_elapsed_time(evtstart, evtend):
+    return evtstart.elapsed_time(evtend)
+
+
+@contextmanager
+def pinned(*arylist):
+    yield
+
+
+@contextmanager
+def mapped(*arylist, **kws):
+    devs = [da.to_device(a) for a in arylist]
+    yield devs[0] if len(devs) == 1 else devs
+    for a, d in zip(arylist, devs):
+        d.copy_to_host(a)
+
+
+@contextmanager
+def defer_cleanup():
+    yield
+
+
+def profile_start():
+    return None
+
+
+def profile_stop():
+    return None
+
+
+@contextmanager
+def profiling():
+    yield
+
+
+def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
+    raise SimGPUError("cuda.open_ipc_array: inter-process GPU memory is the driver's, not modelled "
+                      "by simgpu; pass arrays within one process")
+
+
+def set_memory_manager(mm_plugin):
+    raise SimGPUError("cuda.set_memory_manager: simgpu's device memory is the model's own; "
+                      "EMM plugins are not used")
+
+
+def printer(text):
+    sys.stdout.write(text)

@@ -1,0 +1,139 @@
+"""The modelled GPU as numba.cuda's device and context objects (``get_current_device()``,
+``current_context()``, ``cuda.gpus``, ``cuda.detect()``): their attributes are the preset's."""
+from __future__ import annotations
+
+from ..errors import SimGPUError
+
+KIB = 1024
+
+
+def device_attributes(gpu):
+    """CUDA device attributes (numba's names) from the modelled GPU."""
+    return {
+        "MAX_THREADS_PER_BLOCK": gpu.max_threads_per_block,
+        "MAX_BLOCK_DIM_X": gpu.max_block_dim[0], "MAX_BLOCK_DIM_Y": gpu.max_block_dim[1],
+        "MAX_BLOCK_DIM_Z": gpu.max_block_dim[2],
+        "MAX_GRID_DIM_X": gpu.max_grid_dim[0], "MAX_GRID_DIM_Y": gpu.max_grid_dim[1],
+        "MAX_GRID_DIM_Z": gpu.max_grid_dim[2],
+        "MAX_SHARED_MEMORY_PER_BLOCK": gpu.static_shared_mem_per_block_bytes,
+        "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": gpu.max_shared_mem_per_block_bytes,
+        "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": gpu.shared_mem_per_sm_bytes,
+        "MULTIPROCESSOR_COUNT": gpu.sm_count,
+        "WARP_SIZE": gpu.warp_size,
+        "MAX_THREADS_PER_MULTIPROCESSOR": gpu.max_threads_per_sm,
+        "MAX_BLOCKS_PER_MULTIPROCESSOR": gpu.max_blocks_per_sm,
+        "MAX_REGISTERS_PER_BLOCK": gpu.registers_per_sm,
+        "MAX_REGISTERS_PER_MULTIPROCESSOR": gpu.registers_per_sm,
+        "CLOCK_RATE": int(gpu.clock_hz / 1e3),
+        "COMPUTE_CAPABILITY_MAJOR": gpu.compute_capability[0],
+        "COMPUTE_CAPABILITY_MINOR": gpu.compute_capability[1],
+        "TOTAL_CONSTANT_MEMORY": 64 * KIB,
+        "L2_CACHE_SIZE": gpu.l2.size_bytes if getattr(gpu, "l2", None) else 0,
+        "UNIFIED_ADDRESSING": 1, "CAN_MAP_HOST_MEMORY": 1, "CONCURRENT_KERNELS": 1,
+        "ASYNC_ENGINE_COUNT": 2, "ECC_ENABLED": 0, "INTEGRATED": 0, "MANAGED_MEMORY": 1,
+        "COOPERATIVE_LAUNCH": 1, "PCI_BUS_ID": 0, "PCI_DEVICE_ID": 0, "PCI_DOMAIN_ID": 0,
+    }
+
+
+class SimDevice:
+    """numba.cuda's Device for the modelled GPU."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.id = 0
+        self.name = f"{gpu.name} (modelled by simgpu)".encode()
+        self.compute_capability = tuple(gpu.compute_capability)
+        self.uuid = "GPU-00000000-0000-0000-0000-5133675a0000"
+        self.supports_float16 = True
+        self.supports_bfloat16 = self.compute_capability >= (8, 0)
+        self.supports_fp8 = self.compute_capability >= (8, 9)
+        self.attributes = device_attributes(gpu)
+
+    def __getattr__(self, name):
+        attrs = self.__dict__.get("attributes", {})
+        if name in attrs:
+            return attrs[name]
+        raise AttributeError(f"the modelled GPU has no device attribute {name!r} "
+                             f"(simgpu models: {', '.join(sorted(attrs))})")
+
+    def __repr__(self):
+        return f"<CUDA device 0 '{self.name.decode()}'>"
+
+    def get_primary_context(self):
+        return SimContext(self)
+
+    def reset(self):
+        return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class SimContext:
+    """numba.cuda's Context: memory info from the modelled DRAM; no driver underneath."""
+
+    def __init__(self, device, allocated=lambda: 0):
+        self.device = device
+        self._allocated = allocated
+
+    def get_memory_info(self):
+        total = int(self.device.gpu.dram.size_bytes)
+        return (total - int(self._allocated()), total)
+
+    def synchronize(self):
+        return None
+
+    def reset(self):
+        return None
+
+    def __getattr__(self, name):
+        raise SimGPUError(f"current_context().{name} is the CUDA driver's API, which simgpu does not "
+                          "model (simgpu models the GPU, not the driver); use the numba.cuda host API "
+                          "(to_device, device_array, stream, event)")
+
+
+class SimGPUs:
+    """``cuda.gpus``: the one modelled GPU."""
+
+    def __init__(self, device):
+        self.device = device
+        self.current = device
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.device][i]
+        if i != 0:
+            raise IndexError(f"the modelled system has one GPU (index 0), not {i}")
+        return self.device
+
+    def __len__(self):
+        return 1
+
+    def __iter__(self):
+        return iter([self.device])
+
+    def __enter__(self):
+        return self.device
+
+    def __exit__(self, *exc):
+        return False
+
+
+def detect_text(device):
+    """What ``cuda.detect()`` prints, for the modelled GPU."""
+    d = device
+    return "\n".join([
+        "Found 1 CUDA devices",
+        f"id 0    {d.name!r:>50} {'[SUPPORTED]':>40}",
+        f"{'Compute Capability':>40}: {d.compute_capability[0]}.{d.compute_capability[1]}",
+        f"{'PCI Device ID':>40}: 0",
+        f"{'PCI Bus ID':>40}: 0",
+        f"{'UUID':>40}: {d.uuid}",
+        f"{'Watchdog':>40}: Disabled",
+        f"{'FP32/FP64 Performance Ratio':>40}: 2",
+        "Summary:",
+        "\t1/1 devices are supported (a GPU modelled by simgpu: no CUDA driver is used)",
+    ])

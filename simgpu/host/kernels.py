@@ -1,0 +1,205 @@
+"""Kernels on the modelled GPU: numba-cuda's own dispatcher, launching on simgpu.
+
+``cuda.jit`` stays numba's: its ``CUDADispatcher`` types the arguments, picks or compiles the
+overload (eager signatures and their casts, ``specialize``, ``cache=True``, ``inspect_types``,
+``inspect_llvm``, ``inspect_asm``, ``device=True`` functions, ``declare_device``) exactly as on
+a GPU.  What install() swaps is the compiled kernel's class, ``numba.cuda.dispatcher._Kernel``:
+:func:`kernel_class` derives a class from it whose
+
+* ``bind()`` does nothing (numba would link a cubin and load it through the driver), and
+* ``launch(args, grid, block, stream, sharedmem)`` runs the PTX this very object holds (NVVM's
+  output for the modelled GPU's compute capability) on simgpu:
+  ``runtime.launch(..., executor=CompiledPTXExecutor(kernel))``, writes the results into the
+  device and host arrays passed, records the launch in the session and advances the
+  stream's modelled clock by the predicted time.
+
+So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs that code.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..model.occupancy import occupancy
+from ..runtime.executor import get_executor
+from ..runtime.launch import launch
+from ..runtime.program import KernelProgram
+from ..runtime.ptx_path import PTXExecutor
+from ..errors import LaunchError
+from ..sass import analyze_ptx
+from ..sass.kernel import CompiledKernel, PtxFacts
+from ..sass.ptxas import FunctionResources, PtxasReport
+from ..sass.ptxlines import number_ptx_lines
+from ..sass.toolchain import entry_name
+from . import devicearray as da
+from .session import current_session
+
+FORALL_BLOCK = 256          # kernel.forall(n) without tpb: numba asks the driver's occupancy API
+
+
+class CompiledPTXExecutor(PTXExecutor):
+    """The PTX executor, given the PTX that numba-cuda's dispatcher compiled (no second
+    compile); ptxas and nvdisasm still give the SASS facts (cached on disk)."""
+
+    def __init__(self, kernel_code, use_cache=True):
+        super().__init__(use_cache)
+        self.kernel_code = kernel_code
+        self.supports_timing = bool(getattr(get_executor("ptx"), "supports_timing", False))
+
+    def make_memory(self, places):
+        """The arguments at their places, and every device array of the program at its own
+        address: a kernel that captured one (numba embeds its pointer) reaches it."""
+        memory = super().make_memory(places)
+        for base, buf, name in da.live_allocations():
+            memory.add(base, buf, name)
+        return memory
+
+    def compile_program(self, program, args, cc):
+        ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
+        facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if current_session().sass
+                 else ptx_only_facts(ptx, cc, program.name))
+        return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
+                              argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
+                              facts=facts)
+
+
+_SHARED_DECL = re.compile(r"^\s*\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+[\w$]+\[(\d+)\]", re.M)
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+_DEFINED_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+PROVIDED = {"vprintf"}          # extern functions simgpu.ptx implements
+
+
+def ptx_only_facts(ptx, cc, name=None):
+    """PtxFacts without ptxas and nvdisasm (Session(sass=False): a run that wants results, not
+    counts): the PTX's own line table, static shared memory from its declarations, no SASS.
+    An extern function that neither the PTX nor simgpu.ptx defines is the LaunchError that
+    ptxas' 'unresolved extern' gives on the full path."""
+    entry = entry_name(ptx)
+    missing = sorted(set(_EXTERN_FUNC.findall(ptx)) - set(_DEFINED_FUNC.findall(ptx)) - PROVIDED)
+    if missing:
+        raise LaunchError(f"executor='ptx': kernel {name or entry!r} calls {', '.join(missing)}, which the PTX "
+                          "does not define: numba links it in when it loads the module (CUDA C shims, "
+                          "NRT, cooperative groups); simgpu does not link them yet")
+    shared = sum(int(n) for _, n in _SHARED_DECL.findall(ptx))
+    fr = FunctionResources(name=entry, kind="entry", shared_bytes=shared)
+    report = PtxasReport(arch=f"sm_{cc[0]}{cc[1]}", ptxas_version="not run", functions={entry: fr})
+    return PtxFacts(ptxas=report, kernels={}, ptx_source=dict(number_ptx_lines(ptx).source))
+
+
+def prepare_value(ty, value):
+    """An argument as numba's _Kernel._prepare_args would pass it, for simgpu's binding:
+    cuda.In/Out/InOut unwrapped, scalars cast to the compiled type, foreign CUDA arrays
+    looked up in simgpu's memory, tuples element by element."""
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import as_dtype
+    value = getattr(value, "value", value) if type(value).__name__ in ("In", "Out", "InOut") else value
+    if isinstance(ty, types.Array):
+        if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
+            value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
+        want = as_dtype(ty.dtype)
+        if value.dtype == want and value.ndim == ty.ndim:
+            return value
+        if value.ndim == ty.ndim and value.dtype.itemsize == want.itemsize:
+            return value.view(want)     # numba.cuda passes the bytes unchecked: reinterpreted
+        raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
+                        f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
+                        "pass its bytes unchecked; simgpu refuses a different element size or rank)")
+    if isinstance(ty, types.Integer) and isinstance(value, (int, np.integer)):
+        return as_dtype(ty).type(wrap_int(int(value), ty.bitwidth, ty.signed))
+    if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
+        return as_dtype(ty).type(value)
+    if isinstance(ty, types.BaseTuple):
+        return tuple(prepare_value(t, v) for t, v in zip(ty, value))
+    return value
+
+
+def wrap_int(v, bits, signed):
+    """`v` as a C integer of `bits` bits (numba passes scalars through ctypes, which wraps)."""
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+
+def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
+    """_Kernel.launch on the modelled GPU (see the module docstring)."""
+    session = current_session()
+    s = session.stream_of(stream)
+    retr = []
+    pairs = list(zip(kernel_code.argument_types, args))
+    for ext in reversed(kernel_code.extensions or []):
+        pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
+    values = [prepare_value(t, v) for t, v in pairs]
+    program = kernel_code.__dict__.get("_simgpu_program")
+    if program is None:
+        program = kernel_code._simgpu_program = KernelProgram(kernel_code.py_func)
+    ex = CompiledPTXExecutor(kernel_code)
+    timed = ex.supports_timing and session.sass       # the timing model costs ptxas' SASS
+    rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
+                 timing=timed, memory=session.memory or timed,
+                 shared_bytes=sharedmem)
+    for fn in retr:
+        fn()
+    session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, s)
+    kernel_code.last_report = rep
+    return rep
+
+
+def kernel_class(base):
+    """numba's _Kernel, bound and launched on simgpu (installed as dispatcher._Kernel)."""
+    class SimGPUKernel(base):
+        __doc__ = base.__doc__
+        last_report = None
+
+        def bind(self):
+            return None
+
+        @classmethod
+        def _rebuild(cls, *args, **kwargs):
+            """numba's disk cache rebuilds a kernel with _Kernel._rebuild: ours, not a driver's."""
+            inst = base._rebuild.__func__(base, *args, **kwargs)
+            inst.__class__ = cls
+            return inst
+
+        def launch(self, args, griddim, blockdim, stream=0, sharedmem=0):
+            run_on_simgpu(self, args, griddim, blockdim, stream, sharedmem)
+
+        # what numba reads from the loaded cufunc's attributes, from ptxas instead
+        regs_per_thread = property(lambda self: resources(self).registers or 0)
+        shared_mem_per_block = property(lambda self: resources(self).shared_bytes)
+        local_mem_per_thread = property(lambda self: resources(self).stack_frame)
+        const_mem_size = property(lambda self: sum(v for k, v in resources(self).cmem.items()
+                                                   if str(k) not in ("0", "bank0")))
+        max_threads_per_block = property(lambda self: current_session().gpu.max_threads_per_block)
+
+        def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+            return cooperative_blocks(self, blockdim, dynsmemsize)
+
+    SimGPUKernel.__name__ = SimGPUKernel.__qualname__ = base.__name__
+    SimGPUKernel.__module__ = base.__module__
+    return SimGPUKernel
+
+
+def resources(kernel_code):
+    """ptxas' resources of the compiled kernel (registers, shared, stack)."""
+    cc = tuple(current_session().gpu.compute_capability)
+    ptx = kernel_code.library.get_asm_str(cc=cc)
+    return analyze_ptx(ptx, cc).ptxas.functions[entry_name(ptx)]
+
+
+def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
+    """The most blocks a cooperative launch may have: resident blocks per SM x SMs."""
+    gpu = current_session().gpu
+    threads = int(np.prod(blockdim)) if isinstance(blockdim, tuple) else int(blockdim)
+    r = resources(kernel_code)
+    occ = occupancy(gpu, threads, r.registers or 32, r.shared_bytes + int(dynsmemsize))
+    return occ.blocks_per_sm * gpu.sm_count
+
+
+def forall_block(self, dispatcher):
+    """ForAll's block size without tpb (numba asks the driver's occupancy API)."""
+    return self.thread_per_block or FORALL_BLOCK
+
+
+def to_core_stream(stream):
+    """driver._to_core_stream on the model: the stream object itself (0: the default)."""
+    return stream or 0

@@ -1,0 +1,71 @@
+"""pytest plugin for running numba-cuda's own tests (validation/numba_suite/run.py).
+
+    SIMGPU_NUMBA_SUITE=simgpu   numba.cuda's host API on the modelled GPU (simgpu.install())
+    SIMGPU_NUMBA_SUITE=cudasim  numba's simulator (run.py sets NUMBA_ENABLE_CUDASIM=1 too)
+
+numba-cuda's tests ask for the fixture ``initialize_from_pytest_config`` (its own conftest,
+not shipped in the wheel, sets options from the pytest config there); here it does nothing.
+"""
+import os
+
+import numpy as np
+import pytest
+
+if not hasattr(np, "row_stack"):          # numba 0.68.0 calls it; numpy 2.5 removed it
+    np.row_stack = np.vstack
+
+MODE = os.environ.get("SIMGPU_NUMBA_SUITE", "simgpu")
+TEST_TIMEOUT_S = int(os.environ.get("SIMGPU_NUMBA_SUITE_TEST_TIMEOUT", "180"))
+
+
+class TestTimeout(Exception):
+    """A test ran past SIMGPU_NUMBA_SUITE_TEST_TIMEOUT seconds (a spin-wait on other blocks
+    never ends on a lock-step simulator, for example)."""
+
+
+def _alarm(signum, frame):
+    raise TestTimeout(f"Timeout: the test ran past {TEST_TIMEOUT_S} s")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    import signal
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TEST_TIMEOUT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def pytest_configure(config):
+    if MODE == "simgpu":
+        import simgpu
+        full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
+        simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
+
+
+@pytest.fixture(scope="class")
+def initialize_from_pytest_config(request):
+    yield
+
+
+def pytest_runtest_logreport(report):
+    """With SIMGPU_NUMBA_SUITE_LOG=path: one JSON line per test as it finishes, so a run
+    stopped by a time limit still says what it measured."""
+    path = os.environ.get("SIMGPU_NUMBA_SUITE_LOG")
+    if not path or not (report.when == "call" or report.outcome != "passed"):
+        return
+    import json
+    msg = ""
+    if report.outcome != "passed":
+        text = str(report.longrepr) if report.longrepr is not None else ""
+        lines = [ln for ln in text.splitlines() if ln.startswith("E ")] or text.splitlines()[-1:]
+        msg = (lines[-1] if lines else "")[:300]
+        if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
+            msg = str(report.longrepr[2])[:300]
+    outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+    with open(path, "a") as f:
+        f.write(json.dumps({"test": report.nodeid, "when": report.when, "outcome": outcome,
+                            "message": msg, "duration": round(report.duration, 2)}) + "\n")
