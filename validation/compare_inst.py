@@ -46,8 +46,9 @@ def ir_count(c, args):
 
 
 def ptx_count(c, args):
-    rep = simgpu.launch(c["kernel"], c["grid"], c["block"], args, executor="ptx", memory=False, sample=True)
-    return rep.metrics[METRIC]
+    rep = simgpu.launch(c["kernel"], c["grid"], c["block"], args, executor="ptx", memory=False, timing=False,
+                        sample=True)
+    return rep.metrics[METRIC]          # without the timing model, launch scales the counts itself
 
 
 def main(argv=None):
@@ -70,13 +71,17 @@ def main(argv=None):
             failed.append((c["name"], f"{type(e).__name__}: {str(e)[:200]}"))
             print(f"{c['name']:36s} PTX path FAILED: {failed[-1][1]}", flush=True)
             continue
-        i = ir_count(c, c["args"](np.random.default_rng(0)))
+        try:
+            i = ir_count(c, c["args"](np.random.default_rng(0)))
+        except Exception as e:  # noqa: BLE001 - the IR path refuses some kernels
+            print(f"{c['name']:36s} IR path: {type(e).__name__}: {str(e)[:120]}", flush=True)
+            i = float("nan")
         m = ncu[c["name"]]
         rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0})
         print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x", flush=True)
     n = len(rows)
     within = lambda key: sum(abs(r[key] / r["ncu"] - 1) <= 0.10 for r in rows)
-    med = lambda key: float(np.median([abs(r[key] / r["ncu"] - 1) for r in rows])) if rows else None
+    med = lambda key: float(np.nanmedian([abs(r[key] / r["ncu"] - 1) for r in rows])) if rows else None
     summary = {"kernels": n, "ptx_within_10pct": within("ptx"), "ir_within_10pct": within("ir"),
                "ptx_median_abs_error": med("ptx"), "ir_median_abs_error": med("ir"),
                "failed": [name for name, _ in failed]}
