@@ -4,8 +4,9 @@ The session is the modelled device's clock.  Each stream has its own clock: a ke
 on a stream advances it by the launch's *predicted* time (the timing model's
 ``gpu__time_duration``), a copy by its predicted time over the host link.  An event records
 its stream's clock, so ``end.elapsed_time(start)`` measures the modelled GPU, not the host
-that simulates it.  Launches whose time is not modelled (the compiled path before its timing
-model lands) advance the clock by nothing and are counted in ``untimed`` (a warning says so).
+that simulates it.  Launches whose time is not modelled (``install(sass=False)``: no ptxas
+facts to cost them) advance the clock by nothing and are counted in ``untimed`` (a warning
+says so).
 """
 from __future__ import annotations
 
