@@ -8,11 +8,11 @@ not shipped in the wheel, sets options from the pytest config there); here it do
 """
 import os
 
-import numpy as np
 import pytest
 
-if not hasattr(np, "row_stack"):          # numba 0.68.0 calls it; numpy 2.5 removed it
-    np.row_stack = np.vstack
+from simgpu._compat import patch_numpy_for_numba
+
+patch_numpy_for_numba()                   # numba 0.68.0 calls np.row_stack; numpy 2.5 removed it
 
 MODE = os.environ.get("SIMGPU_NUMBA_SUITE", "simgpu")
 TEST_TIMEOUT_S = int(os.environ.get("SIMGPU_NUMBA_SUITE_TEST_TIMEOUT", "180"))
