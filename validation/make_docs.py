@@ -57,12 +57,42 @@ def memory_scatter(mem, path):
     fig.savefig(path, dpi=100)
 
 
+def _summary(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["summary"]
+
+
+def compiled_section(ptx_json, hold):
+    """The default (compiled) path's kernel-time accuracy on the suite and the holdout set."""
+    s, h, hi = _summary(ptx_json), _summary(hold["ptx"]), _summary(hold["ir"])
+    if not s:
+        return ""
+    out = (f"\n## Kernel time, compiled path (the default)\n\n{s['n']} suite kernels: median absolute "
+           f"error {s['median_abs_error_pct']:.1f} %, {s['within_15pct']} within 15 %, {s['within_2x']} "
+           f"within 2x, worst {s['worst_ratio']:.2f}x. Table: [timing_accuracy_compiled.md]"
+           f"(timing_accuracy_compiled.md).")
+    if h:
+        out += (f" The holdout set (`validation/holdout/`, not calibrated on): {h['n']} kernels, median "
+                f"{h['median_abs_error_pct']:.1f} %, {h['within_2x']} within 2x, worst {h['worst_ratio']:.2f}x")
+        out += (f"; the IR path on it: {hi['n']} kernels, median {hi['median_abs_error_pct']:.1f} %, "
+                f"{hi['within_2x']} within 2x." if hi else ".")
+        out += " Table: [timing_accuracy_holdout.md](timing_accuracy_holdout.md)."
+    return out + "\n\n![predicted vs measured time, compiled path](timing_scatter_compiled.png)\n"
+
+
 def main():
     mem_json = os.path.join(HERE, "data", "memory_compare.json")
     tim_json = os.path.join(HERE, "data", "timing_compare.json")
+    ptx_json = os.path.join(HERE, "data", "timing_compare_ptx.json")
+    hold = {ex: os.path.join(HERE, "data", f"timing_holdout_{ex}.json") for ex in ("ptx", "ir")}
     if "--reuse" not in sys.argv:          # --reuse: redraw from the stored comparisons only
         run(["validation/compare_memory.py", "--json", mem_json])
         run(["validation/compare_timing.py", "--json", tim_json])
+        run(["validation/compare_timing.py", "--executor", "ptx", "--json", ptx_json,
+             "--markdown", os.path.join(DOCS, "timing_accuracy_compiled.md"),
+             "--plot", os.path.join(DOCS, "timing_scatter_compiled.png")])
     with open(mem_json) as f:
         mem = json.load(f)
     mem = mem.get("cases", mem) if isinstance(mem, dict) else mem
@@ -80,16 +110,18 @@ def main():
 
 Regenerate with `python3 validation/make_docs.py` (measurements: `validation/data/`, taken
 with `validation/device_run.sh`; provenance inside each JSON file).
-
-## Memory counters
+{compiled_section(ptx_json, hold)}
+## Memory counters (IR path)
 
 {len(mem)} suite kernels simulated; {ok} of {n} checked quantities within target
 (requests and sectors per instruction 1 %, shared wavefronts and conflicts 10 %, DRAM bytes
 10 %, L2 bytes 20 %). Per-kernel table and every known difference: [memory.md](memory.md).
+(Not yet re-run on the compiled path; `tests/test_ptx_path.py` checks that both paths count the
+same requests and sectors on saxpy, the transposes and the tiled matmul.)
 
 ![predicted vs measured, per memory metric](validation_memory_scatter.png)
 
-## Kernel time
+## Kernel time, IR path
 
 {tim['n']} kernels: median absolute error {tim['median_abs_error_pct']:.1f} %, mean
 {tim['mean_abs_error_pct']:.1f} %, {tim['within_15pct']} within 15 %, {tim['within_2x']} within 2x,
