@@ -56,6 +56,7 @@ class _Base:
 @dataclass
 class InstrEvent(_Base):
     guarded: int = 0        # lanes whose guard predicate was true (== executing if no guard)
+    executor: object = None  # the chunk's executor (its registers: ``executor.regs``), for steppers
 
     @property
     def active_per_warp(self):

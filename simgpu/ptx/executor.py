@@ -206,7 +206,7 @@ class Executor:
             blk, thr = self.ch.where(int(lane))
         src = self.im.module.source(ins.loc)
         raise KernelError(f"{msg} (PTX line {ins.line}: {ins.text})", loc=src,
-                          kernel=getattr(self.im, "display_name", None) or self.im.kernel_name,
+                          kernel=self.im.display_name,
                           block=blk, thread=thr)
 
     # -- the loop --------------------------------------------------------------------------
@@ -276,7 +276,7 @@ class Executor:
     def notify_instr(self, pc, ins, lanes):
         ln = self.ch.all_idx if lanes is None else lanes      # None: every lane runs
         ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
-                        ins.ptx.opcode, ln, self.ch, len(ln))
+                        ins.ptx.opcode, ln, self.ch, len(ln), executor=self)
         for f in self.instr_obs:
             f(ev)
 

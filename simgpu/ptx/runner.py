@@ -63,11 +63,12 @@ def _layout(vars_, start=0):
 
 class Image:
     def __init__(self, module, entry, grid, block, param_values, memory, dyn_shared=0,
-                 max_steps=10 ** 8):
+                 max_steps=10 ** 8, display_name=None):
         if entry not in module.functions or module.functions[entry].kind != "entry":
             entries = [n for n, f in module.functions.items() if f.kind == "entry"]
             raise SimGPUError(f"no kernel {entry!r} in the PTX (kernels: {entries})")
         self.module, self.kernel_name = module, entry
+        self.display_name = display_name or entry      # the kernel's name in messages
         self.grid, self.block = grid, block
         self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
         names = [entry]

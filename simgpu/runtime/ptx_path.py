@@ -164,14 +164,8 @@ class SassInstCounter(Observer):
         s = self.facts.source.get(line) if self.facts else None
         loc = f"{s.file}:{s.line}" if s is not None else None
         c, lane = self.chunk, int(lanes[0])
-        blk = thr = None
-        if c is not None:
-            b = c.first_block + lane // c.lanes_per_block
-            gx, gy, _ = c.grid_dim
-            blk = (b % gx, (b // gx) % gy, b // (gx * gy))
-            t = lane % c.lanes_per_block
-            bx, by, _ = c.block_dim
-            thr = (t % bx, (t // bx) % by, t // (bx * by))
+        blk = c.block_of(lane) if c is not None else None
+        thr = c.thread_of(lane) if c is not None else None
         raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations; "
                           f"a runaway loop?)", loc=loc, kernel=self.kernel, block=blk, thread=thr)
 
@@ -496,11 +490,11 @@ class PTXExecutor:
         module = parse_cached(st.compiled.ptx)
         entry = _find_entry(module, st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,
-                      int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS)
+                      int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS,
+                      display_name=launch.kernel_name)      # the Python name, not the mangled one
         for o in observers:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)
-        image.display_name = launch.kernel_name          # the Python name in messages, not the mangled one
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         executed = 0

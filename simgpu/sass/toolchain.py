@@ -374,7 +374,7 @@ def numba_view(func, cuda):
             if r is not g[name]:
                 repl[name] = r
     cells = func.__closure__ or ()
-    new_cells = tuple(_cell(_numba_object(c.cell_contents, cuda)) if _filled(c) else c for c in cells)
+    new_cells = tuple(pytypes.CellType(_numba_object(c.cell_contents, cuda)) if _filled(c) else c for c in cells)
     changed = any(a is not b for a, b in zip(cells, new_cells))
     view = func
     if repl or changed:
@@ -392,10 +392,6 @@ def _filled(cell):
     except ValueError:
         return False
     return True
-
-
-def _cell(value):
-    return pytypes.CellType(value)
 
 
 def _numba_object(v, cuda):

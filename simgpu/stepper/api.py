@@ -258,15 +258,23 @@ class Stepper:
     def state(self):
         return self.state_at(self.pos)
 
+    def _step_at(self, pos):
+        """The step at index `pos`; before the first (pos < 0): a placeholder at the first line."""
+        if pos >= 0:
+            return self.steps[pos]
+        s0 = self.steps[0] if self.steps else None
+        f, ln = (s0.file, s0.line) if s0 else (self.fn.loc.file, self.fn.loc.line)
+        return Step(-1, None, f, ln, self.valid, None, 0)
+
+    def _efficiency(self, pos):
+        """(warp instructions so far, SIMT efficiency so far) after the step at `pos`."""
+        w = int(self._cum_w[pos]) if pos >= 0 else 0
+        return w, (float(self._cum_t[pos]) / (32 * w) if w else 1.0)
+
     def state_at(self, n):
         """The state after `n` steps."""
         pos = n - 1
-        if pos < 0:
-            s0 = self.steps[0] if self.steps else None
-            f, ln = (s0.file, s0.line) if s0 else (self.fn.loc.file, self.fn.loc.line)
-            s = Step(-1, None, f, ln, self.valid, None, 0)
-        else:
-            s = self.steps[pos]
+        s = self._step_at(pos)
         values, assigned = {}, {}
         for name, h in self._hist.items():
             if "%" not in name:
@@ -276,8 +284,7 @@ class Stepper:
                     assigned[name] = self._at(h, pos, 2)
         arrays = {k: a for k, h in self._arrays.items() if (a := self._at(h, pos)) is not None}
         stack = [StackEntry(k, n.loc.line, m, self._rejoin.get(n.id)) for k, n, m in s.stack]
-        w = int(self._cum_w[pos]) if pos >= 0 else 0
-        eff = float(self._cum_t[pos]) / (32 * w) if w else 1.0
+        w, eff = self._efficiency(pos)
         return WarpState(n, len(self.steps), pos >= len(self.steps) - 1,
                          s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
                          s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,

@@ -33,7 +33,6 @@ from ..runtime.executor import default_executor
 from ..runtime.launch import launch
 from .api import StackEntry, Stepper, StepError, WarpState, check_target, step_ir
 from .ptxrec import PtxRecorder, build_steps
-from .record import Step
 
 __all__ = ["step", "step_ptx", "PtxStepper", "PtxWarpState"]
 
@@ -182,16 +181,10 @@ class PtxStepper(Stepper):
     def state_at(self, n):
         """The state after `n` steps."""
         pos = n - 1
-        if pos < 0:
-            s0 = self.steps[0] if self.steps else None
-            f, ln = (s0.file, s0.line) if s0 else (self.fn.loc.file, self.fn.loc.line)
-            s = Step(-1, None, f, ln, self.valid, None, 0)
-        else:
-            s = self.steps[pos]
+        s = self._step_at(pos)
         values, assigned, arrays, irp = self._ir_values(n)
         stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
-        w = int(self._cum_w[pos]) if pos >= 0 else 0
-        eff = float(self._cum_t[pos]) / (32 * w) if w else 1.0
+        w, eff = self._efficiency(pos)
         last = pos >= len(self.steps) - 1
         return PtxWarpState(
             n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),

@@ -7,9 +7,8 @@ user's line from the PTX ``.loc``, the warp's active mask, the branch decision (
 guard predicate sends them to the branch target), the memory request of those lanes and the
 registers the instruction wrote (values per lane).
 
-Registers and guard predicates are read from the chunk executor's register file.  The
-event contract does not carry the executor, so `_find_executor` takes it from the caller's
-frame (`Executor.notify_instr`); where that fails the record has no register values and
+Registers and guard predicates are read from the chunk executor's register file, which the
+instruction event carries (`ev.executor`); without it the record has no register values and
 branch decisions are inferred from which lanes run next (the observable part is the same).
 
 `build_steps` turns the raw record into `PtxStep`s: SASS per PTX line from ptxas (the
@@ -20,7 +19,6 @@ where the lanes reconverge) and source lines for instructions the compiler gave 
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,20 +77,9 @@ def lane_mask(lanes):
 
 
 def _find_executor(ev):
-    """The PTX chunk executor that is notifying us, or None: the event's, should it carry one,
-    else a caller's `self` (Executor.notify_instr is two frames up)."""
+    """The PTX chunk executor that is notifying us (the event carries it), or None."""
     ex = getattr(ev, "executor", None)
-    if isinstance(ex, PtxChunkExecutor):
-        return ex
-    f = sys._getframe(2)
-    for _ in range(6):
-        if f is None:
-            return None
-        obj = f.f_locals.get("self")
-        if isinstance(obj, PtxChunkExecutor):
-            return obj
-        f = f.f_back
-    return None
+    return ex if isinstance(ex, PtxChunkExecutor) else None
 
 
 class PtxRecorder:
