@@ -25,12 +25,10 @@ pytest.importorskip("numba_cuda")
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
-from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEN = os.path.join(ROOT, "validation", "generated")

@@ -22,12 +22,10 @@ from simgpu.errors import SimGPUError  # noqa: E402
 from simgpu.host import DeviceNDArray, session as current_session  # noqa: E402
 from simgpu.host import kernels as host_kernels  # noqa: E402
 from simgpu.runtime.report import Report  # noqa: E402
-from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

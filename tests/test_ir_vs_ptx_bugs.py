@@ -21,12 +21,10 @@ from numba import cuda, int32, int64, uint32, uint64  # noqa: E402
 
 import simgpu  # noqa: E402
 from simgpu.errors import DSLError, LaunchError, TypingError  # noqa: E402
-from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 

@@ -40,12 +40,10 @@ from numba import complex64, cuda, float32  # noqa: E402
 
 import simgpu  # noqa: E402
 from simgpu.errors import DSLError, LaunchError, SimGPUError  # noqa: E402
-from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 N = 64
 COEFFS = (3, -1, 4, 1, -5)

@@ -18,12 +18,10 @@ from numba import cuda, float32, int32  # noqa: E402
 import simgpu  # noqa: E402
 from simgpu.runtime.executor import default_executor  # noqa: E402
 from simgpu.errors import KernelError, LaunchError  # noqa: E402
-from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 from simgpu.sass import compile_kernel  # noqa: E402
 

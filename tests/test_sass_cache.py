@@ -14,10 +14,9 @@ from numba import cuda  # noqa: E402
 from simgpu.sass import cache, disasm, kernel, ptxas, toolchain  # noqa: E402
 from simgpu.sass.fingerprint import function_fingerprint  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 SCALE = 2.0
 

@@ -15,10 +15,9 @@ from numba import cuda, float32  # noqa: E402
 
 from simgpu.sass import toolchain  # noqa: E402
 
-try:
-    toolchain.find_tool("ptxas"), toolchain.find_tool("nvdisasm")
-except toolchain.ToolNotFoundError as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(str(exc), allow_module_level=True)
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
 
 from simgpu.sass import compile_kernel  # noqa: E402
 from simgpu.sass.disasm import parse_nvdisasm  # noqa: E402
