@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-MODULES = ["occupancy", "waves", "roofline", "tiling", "matmul", "attention", "tricks", "tpu"]
+MODULES = ["occupancy", "waves", "roofline", "tiling", "matmul", "gemm", "attention", "tricks", "tpu"]
 
 
 @pytest.mark.parametrize("name", MODULES)

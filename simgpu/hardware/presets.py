@@ -16,6 +16,8 @@ Sources (abbreviations used below):
   [DEV]      CUDA device attributes read on the lent H200 (torch.cuda.get_device_properties:
              132 SMs, 60 MiB L2) -- see validation/README.md.
   [MB]       our microbenchmarks on the H200, validation/microbench/ (method and data there).
+  [LEC]      library-level microbenchmarks on the H200 through PyTorch/cuBLAS/Triton,
+             validation/lecture/ (data: validation/data/lecture_h200*.json).
 """
 from __future__ import annotations
 
@@ -50,6 +52,11 @@ H200 = H100.with_(
     # L1 hit latency 35.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
     l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=36),
     l2_read_bytes_per_s=5.85e12,             # [MB bandwidth, l2_bw_16MB_x100: 16 MiB resident, read 100x]
+    # the analytic model's L2 roof (simgpu.model: roofline, matmul): 8.71 TB/s, a Triton kernel
+    # reading an 8 MiB resident buffer with 16-byte loads [LEC l2_read]; it replaces the 10 TB/s
+    # placeholder.  (The numba-built read kernel above reaches 5.85; the timing model keeps that.)
+    l2_bandwidth_bytes_per_s=8.71e12,
+    # SFU: 16 lanes/SM [WP-H100] = [LEC exp2: 4.10e12 MUFU.EX2/s = 16 x 132 x 1.94 GHz]
     clock_hz=1.98e9,                         # [MB clock: ncu sm__cycles_elapsed / duration, median 1.979 GHz]
     # timing-model fields (simgpu.timing); [MB] = validation/data/h200_microbench.json summary
     # integer ALU pipe: 64 lanes/SM [WP-H100: 16 INT32 per SMSP]; [MB issue_iadd_i32] reached 116.1
@@ -83,6 +90,7 @@ H200 = H100.with_(
     launch_overhead_ns=1484.0,               # [MB empty_kernel: 1,568 ns (ncu), less one block start (84 ns)]
     block_launch_cycles=166.0,               # [MB empty_kernel_1056x256 - empty_kernel = 672 ns for 8 blocks/SM]
     sources={"sm_count": "DS-H200/DEV", "clock_hz": "MB", "l2": "DEV/MB", "dram": "DS-H200/MB",
+             "l2_bandwidth_bytes_per_s": "LEC (validation/data/lecture_h200.json micro.l2_read)",
              "timing": "validation/data/h200_microbench.json (see presets.py comments, docs/timing.md)"},
 )
 
@@ -120,3 +128,57 @@ V100 = GPU(
 
 PRESETS = {"H200": H200, "H100": H100, "A100": A100, "V100": V100}
 ALIASES = {"H100 SXM": "H100", "H100SXM": "H100", "A100 SXM": "A100", "V100 SXM2": "V100"}
+
+
+# ---------------------------------------------------------------------------------------------
+# [LEC] Library-level (cuBLAS / PyTorch) parameters of the H200, for simgpu.model.gemm and
+# simgpu.model.attention: microbenchmarks through torch 2.11 + cuBLAS 13.1 on the lent H200,
+# 2026-11-30, validation/data/lecture_h200.json and lecture_h200_holdout.json ("micro" parts
+# only), derived by validation/lecture/derive.py -> validation/data/lecture_h200_params.json.
+# A GEMM rate is the chip rate while every SM is busy: the measured rate at one large shape with
+# the padded-tile work and the idle tail of the last wave added back (tile from the kernel name).
+# ---------------------------------------------------------------------------------------------
+H200_GEMM = {
+    # Hopper wgmma kernels (nvjet / sm90_xmma), 16-byte aligned operands; measured at
+    # 16384 x 16384 x 8192 (699.6 TFLOP/s bf16, 665.2 fp16, 363.5 tf32, 1287 / 1298 fp8)
+    "tensor_flops": {"bf16": 722.8e12, "fp16": 687.3e12, "tf32": 369.0e12,
+                     "fp8_e4m3": 1296.4e12, "fp8_e5m2": 1307.1e12},
+    # fallbacks cuBLAS takes when a leading dimension is not a multiple of 16 bytes, measured at
+    # N = 8190 / 8191 (square): sm80 s16816 align2 (4- or 8-byte aligned rows), sm75 s1688
+    # align1 (2-byte), the tf32 s1688 align1 kernel; fp32 SIMT (sm80 xmma ffma, 256x128x8 tiles)
+    # aligned at 8192 x 8192 x 4096 and at N = 8191
+    "sm80_align2_flops": {"bf16": 276.6e12, "fp16": 271.1e12},
+    "sm75_align1_flops": {"bf16": 157.6e12, "fp16": 153.7e12},
+    "tf32_align1_flops": 141.9e12,
+    "simt_fp32_flops": 52.1e12,
+    "simt_fp32_unaligned_flops": 49.0e12,
+    # fp32 SIMT rate by tile (call 3, lecture_h200_kernels.json): 128x128 at 6144 x 6144 x 64
+    # (batch 8) and 64x64 at 6144 x 64 x 6144 (batch 8) and 1536^3, the C-tile store after the
+    # main loop taken off (see derive.py); 256x128 as simt_fp32_flops
+    "simt_tile_flops": {(256, 128): 52.1e12, (128, 128): 48.5e12, (64, 64): 43.6e12},
+    # streaming: batch-1 GEMV over an 8192 x 28672 bf16 weight (bytes read / time); a 4 GiB
+    # device copy (read + write); L2 reads of an 8 MiB resident buffer (Triton, 16-byte loads)
+    "gemv_bytes_per_s": 4.34e12,
+    "copy_bytes_per_s": 4.29e12,
+    "l2_read_bytes_per_s": 8.71e12,
+    # MUFU ex2: 4.10e12/s = 16 lanes x 132 SMs x 1.94 GHz (Triton exp2 loop)
+    "exp2_per_s": 4.10e12,
+    # per call: torch.matmul back-to-back in a Python loop (host dispatch) and the same call
+    # replayed from a CUDA graph (launch + smallest kernel); torch.add likewise
+    "host_floor_s": 11.36e-6,
+    "kernel_floor_s": 2.22e-6,
+    "elementwise_host_floor_s": 6.99e-6,
+    "elementwise_kernel_floor_s": 1.38e-6,
+    # one PyTorch op on a 6144 x 6144 tensor, CUDA-graph replayed: counted bytes / time (call 3)
+    "elementwise_bytes_per_s": {"copy": 4.16e12, "add": 4.30e12, "abs": 4.08e12, "to_bf16": 4.23e12,
+                                "to_fp8": 3.12e12, "max": 2.54e12, "softmax": 2.62e12, "where": 2.65e12,
+                                "eq": 2.17e12, "all": 2.12e12, "to_fp32": 2.07e12,
+                                "mul_0d_tensor": 1.16e12},
+    # y.copy_(x): (bytes per buffer, read+write bytes/s, graph-replayed) -- L2-resident to HBM
+    "copy_curve": ((2 ** 20, 1.24e12), (2 ** 21, 2.12e12), (2 ** 22, 3.26e12), (2 ** 23, 4.37e12),
+                   (2 ** 24, 5.39e12), (2 ** 25, 3.82e12), (2 ** 26, 4.00e12), (2 ** 28, 4.17e12),
+                   (2 ** 30, 4.25e12), (2 ** 32, 4.29e12)),
+    "source": "validation/data/lecture_h200_params.json (validation/lecture/derive.py)",
+}
+
+LIBRARY_PARAMS = {"H200": H200_GEMM}

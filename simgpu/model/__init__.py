@@ -5,7 +5,8 @@
   roofline    arithmetic intensity, attainable FLOP/s, ridge points
   tiling      matmul global-memory traffic, naive and tiled, in elements and sectors
   matmul      the "mystery plot": tile, wave and alignment effects under the roofline
-  attention   naive vs FlashAttention traffic, FLOPs and time; online softmax
+  gemm        one cuBLAS GEMM: candidate kernels costed with measured H200 rates, fastest wins
+  attention   naive vs FlashAttention traffic, FLOPs and time; online softmax; SDPA backends timed
   tricks      the lecture's six tricks as numbers
   tpu         many small (GPU) vs few big (TPU) matrix units
 
@@ -20,7 +21,8 @@ from .roofline import (RooflinePoint, arithmetic_intensity, attainable_flops, co
 from .tiling import (MatmulTraffic, Reuse, naive_matmul_traffic, reuse, rows_sectors,
                      segment_sectors, tiled_matmul_traffic, tiling_reduction)
 from .matmul import MatmulBreakdown, MysteryCurve, matmul_throughput, mystery_curve
-from .attention import (AttentionCost, attention_reference, flash_attention, flash_block_sizes,
+from .gemm import GemmEstimate, alignment_bytes, elementwise, gemm, quantize_fp8
+from .attention import (AttentionCost, AttentionEstimate, attention, attention_reference, flash_attention, flash_block_sizes,
                         naive_attention, online_attention, online_softmax, softmax)
 from . import tricks
 from .tpu import compare as tpu_compare, gpu_matrix_units, matmul_utilisation, tpu_matrix_units
@@ -34,7 +36,8 @@ __all__ = [
     "MatmulTraffic", "Reuse", "naive_matmul_traffic", "reuse", "rows_sectors", "segment_sectors",
     "tiled_matmul_traffic", "tiling_reduction",
     "MatmulBreakdown", "MysteryCurve", "matmul_throughput", "mystery_curve",
-    "AttentionCost", "attention_reference", "flash_attention", "flash_block_sizes", "naive_attention",
+    "GemmEstimate", "alignment_bytes", "elementwise", "gemm", "quantize_fp8",
+    "AttentionCost", "AttentionEstimate", "attention", "attention_reference", "flash_attention", "flash_block_sizes", "naive_attention",
     "online_attention", "online_softmax", "softmax",
     "tricks", "tpu_compare", "gpu_matrix_units", "matmul_utilisation", "tpu_matrix_units",
 ]

@@ -40,7 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simgpu.hardware import get_gpu
 from simgpu.hardware.spec import GPU
+from .gemm import IN_BYTES, elementwise, gemm, library_params
 from .roofline import DTYPE_ROOF, compute_roof, dtype_bytes
 
 SOFTMAX_FLOPS_PER_ELEMENT = 5      # max, subtract, exp, sum, divide (forward)
@@ -234,3 +236,149 @@ def attention_reference(q, k, v):
 
 __all__ = ["Kernel", "AttentionCost", "naive_attention", "flash_attention", "flash_block_sizes",
            "flash_traffic_theta", "softmax", "online_softmax", "online_attention", "attention_reference"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Library attention (PyTorch's scaled_dot_product_attention backends) timed with the GEMM model
+# ------------------------------------------------------------------------------------------------
+BACKENDS = ("flash", "efficient", "math")
+# PyTorch's flash backend is FlashAttention-2 built for sm80: mma.sync (s16816) on the tensor
+# cores, query tiles of 128 rows, one CTA of 4 warps per (batch, head, query tile)
+FA2_QUERY_TILE = 128
+MEM_EFFICIENT_QUERY_TILE = 64
+# FP32-pipe operations per score besides the exp: the scale-and-subtract FMA, the running max,
+# the running sum, the fp32 -> bf16 pack of P (forward); backward adds dS = P o (dP - D) (2)
+FP32_OPS_PER_SCORE_FWD = 4
+FP32_OPS_PER_SCORE_BWD = 6
+# math backend (PyTorch >= 2.5 upcasts fp16/bf16 to fp32 unless
+# allow_fp16_bf16_reduction_math_sdp(True)): bytes per score of the kernels after S = Q K^T --
+#   _safe_softmax: softmax (read S 4, write P 4), S == -inf (read 4, write 1 bool), .all(-1)
+#   over that mask (read 1), where(all_masked_rows, 0, P) (read 4, write 4); then the
+#   attention weights it returns besides O, attn.to(dtype) (read 4, write 2)
+#   (name, elementwise class, bytes per score)
+MATH_SOFTMAX_KERNELS = (("softmax", "softmax", 8), ("S == -inf", "eq", 5), ("all(-1)", "all", 1),
+                        ("where", "where", 8), ("attn.to(dtype)", "to_bf16", 6))
+# ... and the bytes alive at once at the peak: S (fp32), P (fp32) and the bool mask
+MATH_PEAK_BYTES_PER_SCORE = 9
+
+
+@dataclass(frozen=True)
+class AttentionEstimate:
+    """``attention``'s answer: time, extra memory and HBM traffic of one SDPA call."""
+
+    backend: str
+    b: int
+    h: int
+    t: int
+    d: int
+    dtype: str
+    causal: bool
+    backward: bool
+    seconds: float
+    peak_bytes: int              # allocated beyond q, k, v and the output (and their grads)
+    hbm_bytes: float
+    kernels: tuple               # (name, seconds) per kernel launched
+
+    @property
+    def why(self) -> dict:
+        return {name: s for name, s in self.kernels}
+
+
+def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate):
+    """One fused FlashAttention kernel: CTAs of ``tile`` query rows over all keys; per CTA,
+    max(mma time, exp time + FP32 time) at one SM's share of each rate (the warps of the CTA
+    overlap the pipes), in waves of one CTA per SM."""
+    frac = 0.5 * (1 + tile / t) if causal else 1.0           # causal: the diagonal tiles run whole
+    ctas = b * h * _ceil_div(t, tile)
+    scores = tile * t * frac                                  # per CTA
+    sms = gpu.sm_count
+    mma = matmuls * 2.0 * scores * d / (rate / sms)
+    exp = scores / (p["exp2_per_s"] / sms)
+    fp32 = fp32_ops * scores / (gpu.fp32_flops / 2 / sms)     # fp32_flops counts an FMA as 2
+    t_cta = max(mma, exp + fp32)
+    return _ceil_div(ctas, sms) * t_cta + p["kernel_floor_s"]
+
+
+def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str = "flash",
+              causal: bool = False, backward: bool = False, gpu="H200") -> AttentionEstimate:
+    """Predicted time, peak extra memory and HBM traffic of
+    ``torch.nn.functional.scaled_dot_product_attention`` on (B, H, T, d) inputs.
+
+    flash / efficient: one fused kernel (``_fa_time``) at the tensor rate of the mma.sync
+    (sm80 s16816) GEMM family -- both are sm80 kernels -- with query tiles of 128 / 64 rows;
+    peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
+    grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
+    plus the D = rowsum(dO o O) pre-pass; extra memory the fp32 dQ accumulator and D.
+    math: PyTorch's composite: fp32 upcasts of q, k, v, the scaled copy, S = Q K^T and O = P V as
+    batched fp32 GEMMs (``gemm``), the softmax kernels of ``MATH_SOFTMAX_KERNELS``, a cast
+    back; peak memory 9 B per score (S, P fp32 and a bool mask) + 16 B per (row, dim) of the
+    fp32 copies (+ a T x T fp32 mask when causal).
+
+    >>> a = attention(1, 16, 8192, 64, backend="flash")
+    >>> a.peak_bytes                        # fp32 log-sum-exp, 16 x 8192 x 4 B
+    524288
+    >>> m = attention(1, 16, 8192, 64, backend="math")
+    >>> m.peak_bytes == 16 * (9 * 8192**2 + 16 * 8192 * 64)
+    True
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if dtype not in ("bf16", "fp16"):
+        raise ValueError(f"attention models bf16 and fp16 inputs, not {dtype!r}")
+    if min(b, h, t, d) <= 0:
+        raise ValueError(f"sizes must be positive, got B={b} H={h} T={t} d={d}")
+    gpu = get_gpu(gpu)
+    p = library_params(gpu)
+    e = IN_BYTES[dtype]
+    bh, nd, tt = b * h, t * d, t * t
+    io = 4 * bh * nd * e                          # q, k, v read, o written
+    kernels = []
+    if backend in ("flash", "efficient"):
+        tile = FA2_QUERY_TILE if backend == "flash" else MEM_EFFICIENT_QUERY_TILE
+        rate = p["sm80_align2_flops"][dtype]
+        kv_reads = 2 * bh * nd * e * _ceil_div(t, tile)
+        hbm = io + kv_reads + (4 * bh * t if backend == "flash" else 0)
+        kernels.append((f"{backend} forward", max(_fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 2,
+                                                           FP32_OPS_PER_SCORE_FWD, rate),
+                                                  p["host_floor_s"])))
+        peak = 4 * bh * t if backend == "flash" else 0
+        if backward:
+            kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
+            kernels.append((f"{backend} backward", _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 5,
+                                                            FP32_OPS_PER_SCORE_BWD, rate)))
+            hbm += 2 * io + 2 * bh * nd * 4 * _ceil_div(t, tile)
+            peak = 4 * bh * t + 4 * bh * t + 4 * bh * nd     # lse, D, fp32 dQ accumulator
+    else:
+        up = 4 if dtype in ("bf16", "fp16") else e
+        for name in ("q.float()", "k.float()", "v.float()"):
+            kernels.append((name, elementwise(bh * nd * (e + up), gpu, op="to_fp32")))
+        kernels.append(("q * sqrt(scale)", elementwise(2 * bh * nd * up, gpu, op="add")))
+        kernels.append(("k^T * sqrt(scale)", elementwise(2 * bh * nd * up, gpu, op="add")))
+        kernels.append(("S = Q K^T (fp32 GEMM)", gemm(t, t, d, "fp32", gpu, layout="NT", batch=bh).seconds))
+        if causal:
+            kernels.append(("causal mask: ones.tril()", elementwise(2 * tt, gpu, op="copy")))
+            kernels.append(("causal mask to -inf/0 fp32", elementwise(5 * tt, gpu, op="where")))
+            kernels.append(("S += mask", elementwise(bh * tt * 8 + tt * 4, gpu, op="add")))
+        for name, op, per in MATH_SOFTMAX_KERNELS:
+            kernels.append((name, elementwise(bh * tt * per, gpu, op=op)))
+        kernels.append(("O = P V (fp32 GEMM)", gemm(t, d, t, "fp32", gpu, batch=bh).seconds))
+        kernels.append(("O.to(dtype)", elementwise(bh * nd * (4 + e), gpu, op="to_bf16")))
+        hbm = (bh * nd * (3 * (e + up) + 4 * up + 4 + e) + bh * tt * (4 + sum(x for _, _, x in MATH_SOFTMAX_KERNELS) + 4)
+               + (bh * tt * 8 + tt * 4 if causal else 0))
+        peak = bh * (MATH_PEAK_BYTES_PER_SCORE * tt + 4 * up * nd) + (4 * tt if causal else 0)
+        if backward:
+            # autograd of the composite: dP = dO V^T, dV = P^T dO (GEMMs), softmax backward
+            # (read P, dP, write dS: 12 B per score), dQ = dS K, dK = dS^T Q; S, P kept for it
+            kernels.append(("dP = dO V^T", gemm(t, t, d, "fp32", gpu, layout="NT", batch=bh).seconds))
+            kernels.append(("dV = P^T dO", gemm(t, d, t, "fp32", gpu, layout="TN", batch=bh).seconds))
+            kernels.append(("softmax backward", elementwise(bh * tt * 12, gpu, op="softmax")))
+            kernels.append(("dQ = dS K", gemm(t, d, t, "fp32", gpu, batch=bh).seconds))
+            kernels.append(("dK = dS^T Q", gemm(t, d, t, "fp32", gpu, layout="TN", batch=bh).seconds))
+            hbm += bh * tt * (4 + 4 + 12 + 8)
+            peak += bh * tt * 8                       # dP and dS alive with P
+    seconds = sum(s for _, s in kernels)
+    return AttentionEstimate(backend, b, h, t, d, dtype, causal, backward, seconds, int(peak), float(hbm),
+                             tuple(kernels))
+
+
+__all__ += ["BACKENDS", "AttentionEstimate", "attention"]

@@ -147,14 +147,15 @@ def matmul_throughput(gpu: GPU, n, dtype: str = "fp16", tile=(128, 128, 32), thr
     2 blocks/SM -> waves of 264 -> 3.88 waves, 4 executed (wave efficiency 0.970); tiles divide
     4096 (tile efficiency 1); 8192-byte rows are sector-aligned (sector efficiency 1).  A tile
     moves (128 + 128) x 4096 x 2 B = 2 MiB through L2 for 2 x 128^2 x 4096 = 134 MFLOP:
-    64 FLOP/B against an L2 ridge of 989 / 10 = 99 FLOP/B, so the waves are L2-bound.
+    64 FLOP/B against an L2 ridge of 989 / 8.71 = 114 FLOP/B, so the waves are L2-bound.
+    (This is the lecture's idealised kernel; ``simgpu.model.gemm`` models what cuBLAS runs.)
 
     >>> from simgpu.hardware import H200
     >>> r = matmul_throughput(H200, 4096)
     >>> r.n_tiles, r.blocks_per_sm, round(r.waves, 2), r.waves_executed, r.bound
     (1024, 2, 3.88, 4, 'l2')
     >>> round(r.tflops)
-    630
+    549
     """
     m, nn, k = _shape(n)
     bm, bn, bk = tile

@@ -1,0 +1,304 @@
+"""Time of one library GEMM (cuBLAS through PyTorch): candidate kernels, each costed, fastest wins.
+
+``gemm(M, N, K, dtype="bf16", gpu="H200", layout="NN")`` models ``torch.matmul(A, B)`` with A
+M x K and B K x N, called back-to-back from Python on the same operands (warm L2), as the
+lecture's mystery plot is measured.  Candidates, as cuBLAS 13 has them on Hopper:
+
+  sm90       wgmma kernels (cuBLAS's nvjet / sm90_xmma), tiles BM x BN from its catalogue, both
+             orientations, BK 64 (32 for tf32, 128 for fp8); only when every leading dimension
+             is a multiple of 16 bytes (TMA); with split-K (2..8) when the tiles do not fill the SMs
+  sm80       mma.sync s16816 kernels, "align2": rows a multiple of 4 bytes but not of 16
+  sm75       s1688 "align1" kernels: some row is only 2-byte aligned (odd N or K in bf16/fp16),
+             tf32 whenever a row is not a multiple of 16 bytes
+  simt       fp32 without tf32: FFMA sgemm (sm80 xmma ffma), 4-byte aligned always
+  gemv       M = 1 or N = 1: one pass over the matrix at the GEMV streaming bandwidth
+
+Each tile candidate costs (rates from ``simgpu.hardware.presets.LIBRARY_PARAMS``, all measured):
+
+  CTAs     = ceil(M/BM) ceil(N/BN) x split x batch,  one CTA per SM at a time
+  t_tile   = 2 BM BN Kp / (family rate / SMs)        Kp = K/split rounded up to BK
+  compute  = ceil(CTAs / SMs) x t_tile               (a partial last wave costs a whole tile)
+             (+ the C-tile store after the main loop for the sm80 / sm75 / simt kernels, which
+             do not overlap it: BM BN e_out at one SM's share of the GEMV bandwidth)
+  L2       = (CTAs x (BM + BN) Kp e_in + M N e_out [+ split x M N x 8]) / L2 read bandwidth
+  HBM      = (M K + K N) e_in + M N e_out over the GEMV bandwidth, or 0 when A, B and C fit
+             in L2 together (repeated calls find them there)
+  seconds  = max(max(compute, L2, HBM) + kernel floor [x 2 with split-K], host floor)
+
+The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
+the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
+can never be faster.  The fastest candidate is the pick, as cuBLAS's heuristic intends (it is
+not always what cuBLAS picks: docs/model.md lists the sizes where it is not).
+
+Worked example (H200, bf16, 2048^3): 256 x 128 tiles make 8 x 16 = 128 CTAs, one wave; a tile
+is 2 x 256 x 128 x 2048 = 134 MFLOP at 722.8/132 TFLOP/s per SM = 24.5 us; L2 carries
+128 x 384 x 2048 x 2 B = 201 MB in 23.1 us; the operands (24 MiB) fit in L2: 24.5 + 2.2 us.
+
+>>> r = gemm(2048, 2048, 2048)
+>>> r.kernel, round(r.seconds * 1e6, 1), round(r.tflops)
+('sm90_bf16_256x128', 26.7, 643)
+>>> gemm(4097, 4097, 4097).kernel        # odd N: no 16-byte rows, cuBLAS's sm75 align1 fallback
+'sm75_align1_bf16_128x256'
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from simgpu.hardware import get_gpu
+from simgpu.hardware.presets import LIBRARY_PARAMS
+from simgpu.hardware.spec import GPU
+
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2")
+IN_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+OUT_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8_e4m3": 2, "fp8_e5m2": 2}  # fp8 -> bf16 out
+LAYOUTS = ("NN", "NT", "TN", "TT")
+
+# Hopper wgmma tiles (BM, BN) seen in cuBLAS 13.1's kernel names on the H200 (nvjet_sm90_tst_*),
+# used in both orientations
+SM90_TILES = ((64, 8), (64, 16), (64, 32), (64, 48), (64, 64), (128, 64), (128, 128), (192, 96),
+              (192, 128), (256, 128), (192, 176), (192, 192), (160, 256), (320, 128))
+# the fallbacks' tiles as their kernel names give them (cutlass_80_*_s16816gemm_*_256x128_64x3_*,
+# cutlass_75_*_s1688gemm_*_256x128_*_align1, sm80_xmma_gemm_*_ffma tilesize 256x128x8 / 128x128x8 /
+# 64x64x8)
+SM80_TILES = ((256, 128),)
+SM75_TILES = ((256, 128),)
+SIMT_TILES = ((256, 128), (128, 128), (64, 64))
+SPLITS = (2, 3, 4, 6, 8)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class GemmCandidate:
+    """One kernel candidate and its costed time."""
+
+    kernel: str
+    family: str
+    tile: tuple          # (BM, BN, BK); (0, 0, 0) for gemv
+    split_k: int
+    ctas: int
+    waves: int
+    compute_s: float
+    l2_s: float
+    hbm_s: float
+    floor_s: float       # kernel floor(s) added to the slowest term
+    seconds: float       # after the host floor
+
+    @property
+    def bound(self) -> str:
+        terms = {"compute": self.compute_s, "l2": self.l2_s, "hbm": self.hbm_s}
+        gpu_s = max(terms.values()) + self.floor_s
+        return "host floor" if self.seconds > gpu_s else max(terms, key=terms.get)
+
+
+@dataclass(frozen=True)
+class GemmEstimate:
+    """``gemm``'s answer: the chosen candidate and every candidate it beat."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    layout: str
+    batch: int
+    alignment_bytes: int          # largest of 16/8/4/2/1 dividing every row pitch in bytes
+    chosen: GemmCandidate
+    candidates: tuple = field(repr=False)
+
+    @property
+    def seconds(self) -> float:
+        return self.chosen.seconds
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.m * self.n * self.k * self.batch
+
+    @property
+    def tflops(self) -> float:
+        return self.flops / self.seconds / 1e12
+
+    @property
+    def kernel(self) -> str:
+        return self.chosen.kernel
+
+    @property
+    def why(self) -> dict:
+        """The terms that decided the time (seconds) and the facts behind them."""
+        c = self.chosen
+        return {"kernel": c.kernel, "family": c.family, "tile": c.tile, "split_k": c.split_k,
+                "alignment_bytes": self.alignment_bytes, "ctas": c.ctas, "waves": c.waves,
+                "compute_s": c.compute_s, "l2_s": c.l2_s, "hbm_s": c.hbm_s, "floor_s": c.floor_s,
+                "seconds": c.seconds, "bound": c.bound}
+
+    def __str__(self):
+        c = self.chosen
+        return (f"{self.m}x{self.n}x{self.k} {self.dtype}: {c.kernel} split {c.split_k}, {c.ctas} CTAs in "
+                f"{c.waves} waves, {self.seconds * 1e6:.1f} us = {self.tflops:.1f} TFLOP/s ({c.bound})")
+
+
+def library_params(gpu: GPU) -> dict:
+    """The measured library parameters of ``gpu`` (H200 only; others raise)."""
+    try:
+        return LIBRARY_PARAMS[gpu.name]
+    except KeyError:
+        raise ValueError(f"no measured library (cuBLAS) parameters for {gpu.name}; "
+                         f"measured: {', '.join(LIBRARY_PARAMS)}") from None
+
+
+def alignment_bytes(m: int, n: int, k: int, dtype: str, layout: str = "NN") -> int:
+    """Largest of 16, 8, 4, 2, 1 bytes that divides the row pitch of A, B and C.
+
+    Row-major storage: A is M x K (pitch K) for 'N', K x M (pitch M) for 'T'; B is K x N
+    (pitch N) or N x K (pitch K); C is M x N (pitch N).
+
+    >>> alignment_bytes(4096, 4096, 4096, "bf16"), alignment_bytes(4100, 4100, 4100, "bf16")
+    (16, 8)
+    >>> alignment_bytes(8192, 50257, 768, "bf16")
+    2
+    """
+    e = IN_BYTES[dtype]
+    pitches = (k if layout[0] == "N" else m, n if layout[1] == "N" else k)
+    pitches_bytes = [p * e for p in pitches] + [n * OUT_BYTES[dtype]]
+    for a in (16, 8, 4, 2, 1):
+        if all(p % a == 0 for p in pitches_bytes):
+            return a
+    return 1
+
+
+def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2):
+    bm, bn, bk = tile
+    sms = gpu.sm_count
+    tiles = _ceil(m, bm) * _ceil(n, bn)
+    ctas = tiles * split * batch
+    kp = _ceil(_ceil(k, split), bk) * bk
+    t_tile = 2.0 * bm * bn * kp / (rate / sms)
+    if family != "sm90":
+        t_tile += bm * bn * e_out / (p["gemv_bytes_per_s"] / sms)
+    waves = _ceil(ctas, sms)
+    compute = waves * t_tile
+    l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
+    if split > 1:
+        l2_bytes += batch * split * m * n * 8          # fp32 partials written and read back
+    l2 = l2_bytes / p["l2_read_bytes_per_s"]
+    hbm = 0.0 if fits_l2 else batch * ((m * k + k * n) * e_in + m * n * e_out) / p["gemv_bytes_per_s"]
+    floor = p["kernel_floor_s"] * (2 if split > 1 else 1)
+    seconds = max(max(compute, l2, hbm) + floor, p["host_floor_s"])
+    kname = f"{name}_{bm}x{bn}" + (f"_splitk{split}" if split > 1 else "")
+    return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds)
+
+
+def _candidates(gpu, p, m, n, k, dtype, batch, align):
+    e_in, e_out = IN_BYTES[dtype], OUT_BYTES[dtype]
+    fits_l2 = batch * ((m * k + k * n) * e_in + m * n * e_out) <= gpu.l2.size_bytes
+    out = []
+
+    def tiles(family, name, shapes, bk, rate, splits=(1,)):
+        seen = set()
+        for a, b in shapes:
+            r = rate[(a, b)] if isinstance(rate, dict) else rate
+            for tile in ((a, b, bk), (b, a, bk)):
+                if tile in seen:
+                    continue
+                seen.add(tile)
+                for s in splits:
+                    out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r,
+                                               e_in, e_out, fits_l2))
+
+    tensor = dtype in ("bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32")
+    if tensor and align == 16:
+        bk = {"tf32": 32, "fp8_e4m3": 128, "fp8_e5m2": 128}.get(dtype, 64)
+        few = _ceil(m, 64) * _ceil(n, 64) * batch < gpu.sm_count
+        tiles("sm90", f"sm90_{dtype}", SM90_TILES, bk, p["tensor_flops"][dtype],
+              (1,) + (SPLITS if few else ()))
+    elif dtype in ("fp8_e4m3", "fp8_e5m2"):
+        raise ValueError(f"fp8 GEMM needs every row pitch a multiple of 16 bytes (cuBLASLt); "
+                         f"{m}x{n}x{k} has {align}-byte rows")
+    elif dtype in ("bf16", "fp16") and align >= 4:
+        tiles("sm80", f"sm80_align{align // 2}_{dtype}", SM80_TILES, 64, p["sm80_align2_flops"][dtype])
+    elif dtype in ("bf16", "fp16"):
+        tiles("sm75", f"sm75_align1_{dtype}", SM75_TILES, 32, p["sm75_align1_flops"][dtype])
+    elif dtype == "tf32":
+        tiles("sm75", "sm75_align1_tf32", SM75_TILES, 32, p["tf32_align1_flops"])
+    if dtype == "fp32":
+        rates = dict(p["simt_tile_flops"])
+        if align != 16:
+            rates[(256, 128)] = p["simt_fp32_unaligned_flops"]
+        tiles("simt", "simt_sgemm", SIMT_TILES, 8, rates)
+    if min(m, n) == 1:
+        # one pass over the matrix operand (A when N = 1, B when M = 1), the vectors and output
+        nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
+        hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
+        l2 = nbytes / p["l2_read_bytes_per_s"]
+        compute = batch * 2.0 * m * n * k / gpu.fp32_flops
+        floor = p["kernel_floor_s"]
+        seconds = max(max(compute, l2, hbm) + floor, p["host_floor_s"])
+        out.append(GemmCandidate(f"gemv_{dtype}", "gemv", (0, 0, 0), 1, _ceil(max(m, n), 128) * batch, 1,
+                                 compute, l2, hbm, floor, seconds))
+    return out
+
+
+def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = "NN",
+         batch: int = 1) -> GemmEstimate:
+    """Predicted time of ``batch`` products (M x K) @ (K x N) through cuBLAS; see the module doc."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    m, n, k, batch = int(m), int(n), int(k), int(batch)
+    if min(m, n, k, batch) <= 0:
+        raise ValueError(f"GEMM sizes must be positive, got M={m} N={n} K={k} batch={batch}")
+    gpu = get_gpu(gpu)
+    p = library_params(gpu)
+    align = alignment_bytes(m, n, k, dtype, layout)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align)
+    best = min(cands, key=lambda c: (c.seconds, c.ctas))
+    return GemmEstimate(m, n, k, dtype, layout, batch, align, best, tuple(cands))
+
+
+def elementwise(nbytes: float, gpu="H200", kernels: int = 1, op: str = "copy") -> float:
+    """Seconds of ``kernels`` back-to-back PyTorch elementwise/reduction kernels of class ``op``
+    moving ``nbytes`` in all (read + write): each costs max(host floor, kernel floor + its bytes
+    over the op's measured bandwidth); an op whose bytes fit in L2 runs at the L2 read bandwidth
+    instead when that is higher (warm L2).  Classes: the keys of
+    ``LIBRARY_PARAMS[gpu]["elementwise_bytes_per_s"]`` (copy, add, abs, to_bf16, to_fp8, max,
+    softmax, where, eq, all, to_fp32, mul_0d_tensor).
+
+    >>> round(elementwise(2 * 2**30) * 1e6)          # copy 1 GiB: 2 GiB over 4.16 TB/s
+    518
+    """
+    gpu = get_gpu(gpu)
+    p = library_params(gpu)
+    rates = p["elementwise_bytes_per_s"]
+    if op not in rates:
+        raise ValueError(f"unknown elementwise class {op!r}; known: {', '.join(rates)}")
+    per = nbytes / kernels
+    bw = rates[op]
+    if per <= gpu.l2.size_bytes:
+        bw = max(bw, p["l2_read_bytes_per_s"] * rates[op] / rates["copy"])
+    return kernels * max(p["elementwise_host_floor_s"], p["elementwise_kernel_floor_s"] + per / bw)
+
+
+def quantize_fp8(rows: int, cols: int, gpu="H200", dtype: str = "bf16") -> float:
+    """Seconds of PyTorch's naive per-tensor fp8 quantise of a rows x cols ``dtype`` matrix,
+    ``amax = x.abs().max().float(); s = 448 / amax; (x * s).to(float8_e4m3fn)``:
+    abs (read e, write e), max (read e), x * s with s a 0-d fp32 tensor (read e, write e: a
+    mixed-dtype kernel, PyTorch's slow path), .to(float8) (read e, write 1); the 0-d scale
+    arithmetic is three more launches at the host floor.
+
+    >>> round(quantize_fp8(8192, 8192) * 1e6)
+    441
+    """
+    gpu = get_gpu(gpu)
+    p = library_params(gpu)
+    e = IN_BYTES[dtype]
+    n = rows * cols
+    return (elementwise(2 * e * n, gpu, op="abs") + elementwise(e * n, gpu, op="max")
+            + elementwise(2 * e * n, gpu, op="mul_0d_tensor") + elementwise((e + 1) * n, gpu, op="to_fp8")
+            + 3 * p["elementwise_host_floor_s"])
+
+
+__all__ = ["DTYPES", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
+           "library_params", "quantize_fp8"]
