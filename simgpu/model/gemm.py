@@ -38,7 +38,7 @@ is 2 x 256 x 128 x 2048 = 134 MFLOP at 722.8/132 TFLOP/s per SM = 24.5 us; L2 ca
 >>> r.kernel, round(r.seconds * 1e6, 1), round(r.tflops)
 ('sm90_bf16_256x128', 26.7, 643)
 >>> gemm(4097, 4097, 4097).kernel        # odd N: no 16-byte rows, cuBLAS's sm75 align1 fallback
-'sm75_align1_bf16_128x256'
+'sm75_align1_bf16_256x128'
 """
 from __future__ import annotations
 
