@@ -13,6 +13,7 @@ from ..hardware import get_gpu
 from ..hardware.tpu import get_tpu
 from ..model import tricks
 from ..model.attention import flash_attention, naive_attention
+from ..model.gemm import gemm
 from ..model.matmul import mystery_curve
 from ..model.roofline import compute_roof, memory_roof
 from ..model.tpu import gpu_matrix_units, square_sweep, tpu_matrix_units
@@ -170,3 +171,44 @@ def six_tricks_plot(gpu=None):
 
 
 __all__ = ["roofline_plot", "mystery_plot", "tpu_vs_gpu_plot", "attention_plot", "six_tricks_plot"]
+
+
+def cliff_cause(before, after) -> str:
+    """Why ``after`` (a ``GemmEstimate``) runs fewer FLOP/s than ``before``: 'alignment' when its
+    rows lost 16-byte alignment (another kernel family), 'wave' when its chosen kernel needs
+    more waves of CTAs over the SMs, else 'tile' (another tile shape, or more padded tiles)."""
+    if after.alignment_bytes < before.alignment_bytes or after.chosen.family != before.chosen.family:
+        return "alignment"
+    if after.chosen.waves > before.chosen.waves:
+        return "wave"
+    return "tile"
+
+
+def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, title=None):
+    """The lecture's mystery plot from ``simgpu.model.gemm``: predicted TFLOP/s of square
+    N x N x N matmuls against N, the measured curve beside it when ``measured`` (a sequence of
+    TFLOP/s for ``sizes``) is given, and every predicted cliff (a drop of more than ``drop``
+    from one size to the next) labelled by its cause: alignment, wave or tile."""
+    sizes = list(range(64, 8193, 64)) if sizes is None else [int(s) for s in sizes]
+    est = [gemm(n, n, n, dtype, gpu) for n in sizes]
+    pred = np.array([e.tflops for e in est])
+    fig = _figure(11.0, 5.5)
+    ax = fig.add_subplot()
+    ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype})")
+    if measured is not None:
+        ax.plot(sizes, measured, "o-", color="0.4", ms=2.5, lw=0.8, label="measured (cuBLAS via torch)")
+    colors = {"alignment": "C3", "wave": "C1", "tile": "C2"}
+    seen = set()
+    for i in range(len(sizes) - 1):
+        if pred[i + 1] < (1 - drop) * pred[i]:
+            cause = cliff_cause(est[i], est[i + 1])
+            ax.plot(sizes[i + 1], pred[i + 1], "v", color=colors[cause], ms=7,
+                    label=None if cause in seen else f"cliff: {cause}")
+            seen.add(cause)
+            ax.annotate(cause[0].upper(), (sizes[i + 1], pred[i + 1]), textcoords="offset points",
+                        xytext=(0, -12), ha="center", fontsize=7, color=colors[cause])
+    ax.set(xlabel="N (N x N x N)", ylabel="TFLOP/s",
+           title=title or f"Matmul throughput vs size on {gpu}: predicted cliffs by cause")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return fig

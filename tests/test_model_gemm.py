@@ -1,0 +1,137 @@
+"""simgpu.model.gemm and attention(): the model's behaviour (kernel choice, waves, floors,
+alignment, memory formulas), never the measured numbers."""
+import pytest
+
+from simgpu.hardware import H200
+from simgpu.hardware.presets import LIBRARY_PARAMS
+from simgpu.model import alignment_bytes, attention, elementwise, gemm, quantize_fp8
+from simgpu.model.gemm import _tile_candidate
+
+P = LIBRARY_PARAMS["H200"]
+
+
+def test_aligned_square_takes_a_hopper_kernel():
+    r = gemm(4096, 4096, 4096)
+    assert r.chosen.family == "sm90" and r.alignment_bytes == 16
+    assert r.why["bound"] in ("compute", "l2")
+    assert 0 < r.tflops < P["tensor_flops"]["bf16"] / 1e12
+
+
+@pytest.mark.parametrize("n", [4081, 4089, 4095, 4097, 50257])
+def test_odd_n_falls_back_to_align1(n):
+    r = gemm(4096, n, 4096)
+    assert r.alignment_bytes == 2
+    assert r.kernel.startswith("sm75_align1")
+
+
+@pytest.mark.parametrize("n,family", [(4098, "sm80"), (4100, "sm80"), (4104, "sm90")])
+def test_partial_alignment_picks_the_matching_family(n, family):
+    assert gemm(n, n, n).chosen.family == family
+
+
+def test_alignment_cliff_is_deep_and_padding_recovers_it():
+    odd, aligned = gemm(4097, 4097, 4097), gemm(4096, 4096, 4096)
+    assert odd.tflops < 0.4 * aligned.tflops
+    slow, padded = gemm(8192, 50257, 768), gemm(8192, 50304, 768)
+    assert slow.seconds / padded.seconds > 3          # nanoGPT's vocab padding
+    # fp32 has no 16-byte cliff of that kind: SIMT either way
+    assert gemm(8192, 50257, 768, "fp32").seconds / gemm(8192, 50304, 768, "fp32").seconds < 1.2
+
+
+def test_alignment_bytes_follows_every_pitch():
+    assert alignment_bytes(8, 8, 8, "bf16") == 16
+    assert alignment_bytes(8, 8, 12, "bf16") == 8            # A's pitch K = 24 B
+    assert alignment_bytes(8, 8, 8, "bf16", layout="TN") == 16
+    assert alignment_bytes(9, 8, 8, "bf16", layout="TN") == 2  # A stored K x M: pitch M = 18 B
+    assert alignment_bytes(8, 9, 8, "fp32") == 4
+
+
+def test_waves_partial_wave_costs_a_whole_tile():
+    tile = (128, 128, 64)
+    rate = P["tensor_flops"]["bf16"]
+    one = _tile_candidate(H200, P, "sm90", "t", 128 * 12, 128 * 11, 4096, 1, tile, 1, rate, 2, 2, False)
+    two = _tile_candidate(H200, P, "sm90", "t", 128 * 19, 128 * 7, 4096, 1, tile, 1, rate, 2, 2, False)
+    assert (one.ctas, one.waves) == (132, 1)
+    assert (two.ctas, two.waves) == (133, 2)
+    assert two.compute_s == pytest.approx(2 * one.compute_s)
+
+
+def test_time_grows_with_k_and_the_host_floor_holds_small_calls():
+    ts = [gemm(2048, 2048, k).seconds for k in (512, 1024, 2048, 4096, 8192)]
+    assert ts == sorted(ts)
+    assert gemm(64, 64, 64).seconds == pytest.approx(P["host_floor_s"])
+    assert gemm(64, 64, 64).why["bound"] == "host floor"
+
+
+def test_batch1_is_memory_bound_and_the_roofline_has_a_knee():
+    r = gemm(1, 8192, 8192)
+    assert r.why["bound"] == "hbm"
+    assert r.seconds == pytest.approx(8192 * 8192 * 2 / P["gemv_bytes_per_s"], rel=0.2)
+    t = {b: gemm(b, 8192, 8192).seconds for b in (1, 16, 64, 1024, 4096)}
+    assert t[16] < 1.2 * t[1] and t[64] < 1.3 * t[1]        # flat: the weight read dominates
+    assert t[4096] > 3 * t[1024] > 3 * t[1]                  # then linear in the batch
+
+
+def test_split_k_when_the_tiles_cannot_fill_the_sms():
+    r = gemm(128, 128, 65536)
+    assert r.chosen.split_k > 1
+    assert gemm(8192, 8192, 8192).chosen.split_k == 1
+
+
+def test_precisions_order_and_fp8_with_a_naive_quantise_is_no_2x():
+    t = {d: gemm(8192, 8192, 8192, d).seconds for d in ("fp32", "tf32", "bf16", "fp8_e4m3")}
+    assert t["fp8_e4m3"] < t["bf16"] < t["tf32"] < t["fp32"]
+    quantised = t["fp8_e4m3"] + 2 * quantize_fp8(8192, 8192)
+    assert quantised > 0.75 * t["bf16"]                      # not the 2x the formats promise
+    with pytest.raises(ValueError, match="16 bytes"):
+        gemm(4097, 4097, 4097, "fp8_e4m3")
+
+
+@pytest.mark.parametrize("bad", [dict(dtype="int4"), dict(layout="XX"), dict(m=0)])
+def test_bad_arguments_are_clear_errors(bad):
+    args = dict(m=64, n=64, k=64)
+    args.update(bad)
+    m, n, k = args.pop("m"), args.pop("n"), args.pop("k")
+    with pytest.raises(ValueError):
+        gemm(m, n, k, **args)
+
+
+def test_gpus_without_measured_library_parameters_are_refused():
+    with pytest.raises(ValueError, match="no measured library"):
+        gemm(1024, 1024, 1024, gpu="A100")
+
+
+def test_elementwise_is_faster_when_it_fits_in_l2():
+    n = 56 * 2**20                                   # one kernel's bytes, under the 60 MiB L2
+    assert elementwise(n) < n / P["elementwise_bytes_per_s"]["copy"]
+    assert elementwise(64 * n) > 64 * n / P["elementwise_bytes_per_s"]["copy"]
+    assert elementwise(1) == P["elementwise_host_floor_s"]
+    with pytest.raises(ValueError):
+        elementwise(1e6, op="nope")
+
+
+def test_attention_peak_memory_formulas():
+    b, h, t, d = 1, 16, 4096, 64
+    assert attention(b, h, t, d, backend="flash").peak_bytes == 4 * b * h * t
+    assert attention(b, h, t, d, backend="efficient").peak_bytes == 0
+    assert attention(b, h, t, d, backend="math").peak_bytes == b * h * (9 * t * t + 16 * t * d)
+    assert attention(b, h, t, d, backend="math", causal=True).peak_bytes == \
+        b * h * (9 * t * t + 16 * t * d) + 4 * t * t
+
+
+def test_flash_beats_math_and_scales_quadratically():
+    f = [attention(1, 16, t, 64).seconds for t in (4096, 8192)]
+    assert 3.5 < f[1] / f[0] < 4.5
+    m = attention(1, 16, 8192, 64, backend="math")
+    assert m.seconds > 5 * f[1]
+    assert m.hbm_bytes > 10 * attention(1, 16, 8192, 64).hbm_bytes
+    assert attention(1, 16, 8192, 64, causal=True).seconds < 0.6 * f[1]
+    fb = attention(1, 16, 4096, 64, backward=True)
+    assert fb.seconds > 2 * f[0] and any("backward" in k for k, _ in fb.kernels)
+
+
+def test_attention_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        attention(1, 1, 128, 64, backend="xformers")
+    with pytest.raises(ValueError):
+        attention(1, 1, 128, 64, dtype="fp32")
