@@ -15,6 +15,8 @@ KEY_NUMBERS = {
     "lecture_six_tricks": ["0.500", "5/9 = 0.556", "0.625", "11", "32x", "six_tricks.png"],
     # block sizes, traffic cut, Theta constant
     "lecture_flashattention": ["454 rows", "11.8x", "8.04", "flashattention.png"],
+    # the GEMM/attention model beside the H200: align1 fallback, vocab padding, knee, flash vs math
+    "lecture_gemm": ["sm75_align1", "vocab padding", "knee", "flash vs math", "lecture_gemm.png"],
     # 528 units vs 8, MXU padding of a 96 head dim
     "lecture_tpu": ["528", "0.562", "TPU v5p", "tpu_vs_gpu.png"],
 }

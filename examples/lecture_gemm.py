@@ -1,0 +1,113 @@
+"""The lecture's numbers on the H200: simgpu.model.gemm / attention beside cuBLAS and PyTorch.
+
+    python examples/lecture_gemm.py [--out DIR]
+
+Predicted (the model, built from microbenchmarks only) beside measured (torch 2.11 + cuBLAS
+13.1 on an H200, validation/data/lecture_h200*.json, validation/lecture/measure*.py): the
+mystery plot's cliffs, the alignment fallback, nanoGPT's vocab padding, the decode roofline
+knee, precisions at 8192^3 with a naive fp8 quantise, LLM-shaped matmuls, and attention
+(flash vs math: time and peak memory).  Saves the mystery plot with its cliffs labelled.
+"""
+from __future__ import annotations
+
+import json
+
+import lecture_common as common
+from simgpu.model import attention, gemm, quantize_fp8
+
+DATA = common.ROOT / "validation" / "data"
+
+
+def _load(name):
+    path = DATA / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _knee(times, batches):
+    """Batch where the flat (weight-read) time meets the linear (compute) asymptote."""
+    flat = sorted(t for t, b in zip(times, batches) if b <= 16)
+    return flat[len(flat) // 2] / (times[-1] / batches[-1])
+
+
+def main(argv=None) -> int:
+    args = common.parse(argv, __doc__)
+    gpu = args.gpu or "H200"
+    one = _load("lecture_h200.json") or {"check": {}}
+    c = one["check"]
+    sq = {r["n"]: r for r in c.get("square_bf16", []) + c.get("step1_bf16", [])}
+
+    def meas_us(r):
+        return f"{r['seconds'] * 1e6:.1f}" if r else "n/a"
+
+    rows = []
+    for n in (1024, 2048, 2176, 2240, 2560, 4096, 4097, 4100, 4160, 8192):
+        e = gemm(n, n, n, "bf16", gpu)
+        r = sq.get(n)
+        rows.append((n, e.kernel, e.chosen.waves, e.why["bound"], f"{e.seconds * 1e6:.1f}", meas_us(r),
+                     f"{e.tflops:.0f}", f"{r['tflops']:.0f}" if r else "n/a"))
+    print(f"Square bf16 matmuls on {gpu}: the model's kernel, waves and bound; time in us")
+    print(common.table(("N", "kernel", "waves", "bound", "model us", "H200 us", "model TF", "H200 TF"), rows))
+
+    v = {(r["n"], r["dtype"]): r for r in c.get("vocab", [])}
+    a, b = gemm(8192, 50257, 768, "bf16", gpu), gemm(8192, 50304, 768, "bf16", gpu)
+    mv = (v[(50257, "bf16")]["seconds"] / v[(50304, "bf16")]["seconds"]) if v else float("nan")
+    print(f"\nnanoGPT vocab padding, 8192x768 @ 768xV bf16: V=50257 -> {a.kernel} "
+          f"({a.alignment_bytes}-byte rows), V=50304 -> {b.kernel}: speed-up model "
+          f"{a.seconds / b.seconds:.2f}x, H200 {mv:.2f}x")
+
+    dec = c.get("decode_bf16", [])
+    if dec:
+        bs = [r["m"] for r in dec]
+        km = _knee([r["seconds"] for r in dec], bs)
+        kp = _knee([gemm(x, 8192, 8192, "bf16", gpu).seconds for x in bs], bs)
+        print(f"decode roofline knee (batch x 8192 @ 8192x8192 bf16): model batch {kp:.0f}, H200 {km:.0f}")
+
+    pr = c.get("precision", {})
+    rows = []
+    for dt in ("fp32", "tf32", "bf16", "fp16", "fp8_e4m3"):
+        e = gemm(8192, 8192, 8192, dt, gpu)
+        m = pr.get(dt, {}).get("seconds")
+        rows.append((dt, e.kernel, f"{e.seconds * 1e3:.3f}", f"{m * 1e3:.3f}" if m else "n/a"))
+    q = quantize_fp8(8192, 8192, gpu)
+    f8 = gemm(8192, 8192, 8192, "fp8_e4m3", gpu).seconds
+    for name, t, key in (("fp8 + quantise A and B", f8 + 2 * q, "fp8_quant_both"),
+                         ("fp8 + quantise A only", f8 + q, "fp8_quant_act")):
+        m = pr.get(key, {}).get("seconds")
+        rows.append((name, "naive torch quantise", f"{t * 1e3:.3f}", f"{m * 1e3:.3f}" if m else "n/a"))
+    print("\n8192^3 by precision (ms)")
+    print(common.table(("dtype", "kernel", "model ms", "H200 ms"), rows))
+
+    llm = [r for r in c.get("llm", []) if r["m"] == 4096 and r["dtype"] == "bf16"]
+    if llm:
+        rows = [(r["name"], f"{r['m']}x{r['n']}x{r['k']}", gemm(r["m"], r["n"], r["k"], "bf16", gpu).kernel,
+                 f"{gemm(r['m'], r['n'], r['k'], 'bf16', gpu).seconds * 1e6:.1f}", f"{r['seconds'] * 1e6:.1f}")
+                for r in llm]
+        print("\nLLM-shaped matmuls, 4096 tokens, bf16 (us)")
+        print(common.table(("layer", "MxNxK", "kernel", "model us", "H200 us"), rows))
+
+    att = {(r["backend"], r["T"], r["causal"]): r for r in c.get("attention", [])}
+    rows = []
+    for t in (2048, 8192):
+        for be in ("flash", "efficient", "math"):
+            e = attention(1, 16, t, 64, "bf16", backend=be, gpu=gpu)
+            r = att.get((be, t, False))
+            extra = (r["peak_bytes_fwd"] - (r["out_bytes"] if be != "math" else 0)) if r else None
+            rows.append((t, be, f"{e.seconds * 1e6:.0f}", f"{r['seconds_fwd'] * 1e6:.0f}" if r else "n/a",
+                         f"{e.peak_bytes / 1e6:.1f}", f"{extra / 1e6:.1f}" if r else "n/a"))
+    print("\nattention B=1 H=16 d=64 bf16 forward: time (us) and memory beyond q, k, v, out (MB)")
+    print(common.table(("T", "backend", "model us", "H200 us", "model MB", "H200 MB"), rows))
+    fl, ma = attention(1, 16, 8192, 64, backend="flash", gpu=gpu), attention(1, 16, 8192, 64, backend="math", gpu=gpu)
+    r1, r2 = att.get(("flash", 8192, False)), att.get(("math", 8192, False))
+    mr = f"{r2['seconds_fwd'] / r1['seconds_fwd']:.1f}x" if r1 and r2 else "n/a"
+    print(f"flash vs math at T=8192: model {ma.seconds / fl.seconds:.1f}x, H200 {mr}")
+
+    from simgpu.plot.model import mystery
+    sweep = c.get("square_bf16", [])
+    sizes = [r["n"] for r in sweep] or list(range(64, 8193, 64))
+    fig = mystery(sizes, [r["tflops"] for r in sweep] if sweep else None, gpu=gpu)
+    common.save(fig, args.out, "lecture_gemm.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
