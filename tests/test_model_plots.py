@@ -18,3 +18,15 @@ def test_every_figure_saves(tmp_path):
         path = tmp_path / f"{name}.png"
         fig.savefig(path)
         assert path.stat().st_size > 10_000
+
+
+def test_mystery_labels_cliffs_by_cause():
+    from simgpu.model import gemm
+    from simgpu.plot.model import cliff_cause, mystery
+    sizes = [4088, 4096, 4097, 4104]
+    fig = mystery(sizes, measured=[700, 720, 120, 700])
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert "A" in labels                                   # 4096 -> 4097: the align1 fallback
+    assert cliff_cause(gemm(4096, 4096, 4096), gemm(4097, 4097, 4097)) == "alignment"
+    before, after = gemm(128 * 12, 128 * 11, 4096), gemm(128 * 12, 128 * 11 + 64, 4096)
+    assert cliff_cause(before, after) in ("wave", "tile")
