@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simgpu.hardware import get_gpu
+from simgpu.hardware.presets import LIBRARY_PARAMS
 from simgpu.hardware.spec import GPU
 from .roofline import dtype_bytes, roofline_time
 from .tiling import naive_matmul_traffic, tiled_matmul_traffic
@@ -177,6 +179,110 @@ def tiling_global_reads(n: int, tile: int, dtype: str = "fp32") -> dict:
     return {"naive": naive, "tiled": tiled, "reduction": naive / tiled}
 
 
-__all__ = ["simt_efficiency", "expected_simt_efficiency", "relu_bytes_per_flop", "fusion_cost", "FusionCost",
+# -- the same tricks as TIMES (closed forms; examples/lecture_tricks.py sets them beside the
+#    simulated kernels and the H200).  Rates come from the preset (datasheet and microbenchmarks);
+#    nothing here is fitted to the tricks' own measurements.
+# SASS instructions a numba `for it in range(n)` loop adds per iteration with an int64 trip
+# count (counted in the unrolled main loop: validation/data/h200_loop_overhead_microbench.json,
+# sass_counts_main_loop_per_4_iterations.range_int64_k4: 38 instructions, 16 FFMA, 4 iterations)
+LOOP_OVERHEAD_INT64 = 5.5
+
+
+def _stream_params(gpu: GPU):
+    """(bytes/s, kernel floor s) of a streaming kernel: the measured copy bandwidth and the
+    graph-replayed launch floor where the preset has library measurements, else the DRAM roof."""
+    p = LIBRARY_PARAMS.get(gpu.name)
+    if p:
+        return p["copy_bytes_per_s"], p["elementwise_kernel_floor_s"]
+    return gpu.dram.bandwidth_bytes_per_s, gpu.launch_overhead_ns * 1e-9
+
+
+def divergence_time(gpu, threads: int, iters: int, divergent: bool, body_insts: float = 2.0,
+                    loop_insts: float = LOOP_OVERHEAD_INT64, lanes_if: int = 16) -> float:
+    """Seconds of an issue-bound loop kernel whose warps split into two equal-cost loop bodies.
+
+      warp instructions = warps x iters x (body + loop overhead) x sides
+      seconds           = warp instructions / (SMs x schedulers x clock) + launch overhead
+    sides = 1 when the branch is uniform per warp, 2 when lanes of one warp take both sides
+    (1 / simt_efficiency(lanes_if) with equal costs): divergence doubles the time.
+    simgpu.kernels.divergent_lane / uniform_branch: body 2 FFMA.
+
+    >>> from simgpu.hardware import H200
+    >>> round(divergence_time(H200, 4224 * 256, 256, True) / divergence_time(H200, 4224 * 256, 256, False), 2)
+    1.98
+    """
+    gpu = get_gpu(gpu)
+    sides = 1.0 / simt_efficiency(lanes_if, gpu.warp_size) if divergent else 1.0
+    warps = -(-threads // gpu.warp_size)
+    issue = gpu.sm_count * gpu.schedulers_per_sm * gpu.clock_hz
+    return warps * iters * (body_insts + loop_insts) * sides / issue + gpu.launch_overhead_ns * 1e-9
+
+
+def recomputation_times(gpu, n: int, dtype: str = "fp32") -> dict:
+    """Seconds of the forward and backward kernels of three chained sigmoids, storing the
+    activations vs recomputing them (one fused kernel per pass, ``recomputation_ledgers``):
+    each pass costs kernel floor + accesses x n x element bytes / streaming bandwidth.  The
+    three extra sigmoids per element of the recomputing backward are free while the pass is
+    memory-bound (6 MUFU ops per element against 12-16 bytes).
+
+    >>> t = recomputation_times("H200", 1 << 25)
+    >>> round((t["recompute"]["fwd"] + t["recompute"]["bwd"]) / (t["store"]["fwd"] + t["store"]["bwd"]), 3)
+    0.56
+    """
+    gpu = get_gpu(gpu)
+    bw, floor = _stream_params(gpu)
+    eb = dtype_bytes(dtype)
+    out = {}
+    for led in recomputation_ledgers(True):
+        out[led.strategy] = {"fwd": floor + len(led.forward) * n * eb / bw,
+                             "bwd": floor + len(led.backward) * n * eb / bw}
+    return out
+
+
+def coalescing_time(gpu, threads: int, stride_elements: int, dtype: str = "fp32") -> float:
+    """Seconds of a strided copy, thread i copying element i x stride (``copy_strided``):
+    every DRAM access granule (``gpu.dram.access_bytes``, 64 B on the H200) that a warp's load
+    or store touches moves whole, read once and written once:
+      bytes   = 2 x warps x granules touched per warp request x granule bytes
+      seconds = kernel floor + bytes / streaming bandwidth
+    Stride 1 fp32: 2 granules per 128-byte warp request (no waste); stride >= 16: 32 granules
+    for 128 useful bytes (16x the traffic per element).
+
+    >>> from simgpu.hardware import H200
+    >>> round(coalescing_time(H200, 1 << 20, 32) / coalescing_time(H200, 1 << 25, 1), 2)
+    0.51
+    """
+    gpu = get_gpu(gpu)
+    bw, floor = _stream_params(gpu)
+    g = gpu.dram.access_bytes
+    eb = dtype_bytes(dtype)
+    ws = gpu.warp_size
+    per_req = len({(lane * stride_elements * eb) // g for lane in range(ws)})
+    warps = -(-threads // ws)
+    return floor + 2 * warps * per_req * g / bw
+
+
+def tiling_time(gpu, n: int, tile: int) -> float:
+    """Seconds of an n x n x n fp32 matmul, one thread per output, naive (tile 1) or with
+    tile x tile shared-memory tiles, bound by the slowest of (the lecture's accounting):
+      FMA      n^3 FFMA over the FP32 lanes
+      global   2 n^3 / tile element reads (``tiling_global_reads``) over the L2 read bandwidth
+               (the lecture's global memory; nothing credited to L1)
+      shared   2 n^3 element reads from shared memory (tiled only) at l1_bytes_per_cycle per SM
+    + launch overhead.
+
+    >>> from simgpu.hardware import H200
+    >>> round(tiling_time(H200, 512, 1) / tiling_time(H200, 512, 16), 1)
+    5.5
+    """
+    gpu = get_gpu(gpu)
+    fma = n ** 3 / (gpu.fp32_lanes_per_sm * gpu.sm_count * gpu.clock_hz)
+    glob = 2.0 * n ** 3 / tile * 4 / gpu.l2_read_bytes_per_s
+    shared = 0.0 if tile == 1 else 2.0 * n ** 3 * 4 / (gpu.l1_bytes_per_cycle * gpu.sm_count * gpu.clock_hz)
+    return max(fma, glob, shared) + gpu.launch_overhead_ns * 1e-9
+
+
+__all__ = ["LOOP_OVERHEAD_INT64", "divergence_time", "recomputation_times", "coalescing_time", "tiling_time",
+           "simt_efficiency", "expected_simt_efficiency", "relu_bytes_per_flop", "fusion_cost", "FusionCost",
            "SIN2_COS2_UNFUSED", "SIN2_COS2_FUSED", "RecomputeLedger", "recomputation_ledgers",
            "recomputation_ratio", "sectors_per_request", "coalescing_efficiency", "tiling_global_reads"]
