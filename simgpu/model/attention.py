@@ -36,6 +36,7 @@ HBM bytes / HBM bandwidth), summed over kernels.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -284,19 +285,67 @@ class AttentionEstimate:
         return {name: s for name, s in self.kernels}
 
 
-def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate):
-    """One fused FlashAttention kernel: CTAs of ``tile`` query rows over all keys; per CTA,
-    max(mma time, exp time + FP32 time) at one SM's share of each rate (the warps of the CTA
-    overlap the pipes), in waves of one CTA per SM."""
-    frac = 0.5 * (1 + tile / t) if causal else 1.0           # causal: the diagonal tiles run whole
-    ctas = b * h * _ceil_div(t, tile)
-    scores = tile * t * frac                                  # per CTA
+# CTAs resident per SM: FA2's forward kernel (Flash_fwd_kernel_traits<64, 128, 128, 4>: 4 warps,
+# 48 KB of shared memory for the Q, K and V tiles) is register-limited to 2 CTAs per SM (up to
+# 255 registers x 128 threads = 32 K of the SM's 64 K); an assumption from the kernel's
+# resources, not measured here.  The efficient (xFormers/cutlass) kernel: 1, as before.
+CTAS_PER_SM = {"flash": 2, "efficient": 1}
+
+
+def _makespan(lengths, sms: int, per_sm: int) -> float:
+    """Finish time of CTAs of the given lengths (seconds alone on an SM), dispatched in order,
+    each to an SM with room (fewest resident first), at most ``per_sm`` resident per SM; the
+    CTAs resident on one SM share its throughput equally (processor sharing): a CTA alone on
+    an SM runs at the SM's full rate, two run at half each."""
+    lengths = [float(x) for x in lengths]
+    if not lengths:
+        return 0.0
+    rem = np.full((sms, per_sm), np.inf)            # remaining work of resident CTAs (inf: empty)
+    nxt, now = 0, 0.0
+    while True:
+        # dispatch: fill empty slots, emptiest SMs first
+        while nxt < len(lengths):
+            busy = np.isfinite(rem).sum(axis=1)
+            sm = int(np.argmin(busy))
+            if busy[sm] >= per_sm:
+                break
+            rem[sm, int(np.argmax(~np.isfinite(rem[sm])))] = lengths[nxt]
+            nxt += 1
+        busy = np.isfinite(rem).sum(axis=1)
+        if not busy.any():
+            return now
+        # next completion: remaining x residents on its SM
+        share = np.where(busy > 0, busy, 1)[:, None]
+        dt = float(np.min(rem * share))
+        now += dt
+        rem = rem - dt / share
+        rem[rem <= 1e-15 * max(now, 1e-30)] = np.inf
+
+
+def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate, ctas_per_sm=1):
+    """One fused FlashAttention kernel: CTAs of ``tile`` query rows, each looping over key tiles
+    of ``tile`` rows; per key tile, max(mma time, exp time + FP32 time) at one SM's share of
+    each rate (the warps overlap the pipes; up to ``ctas_per_sm`` CTAs share an SM).
+    Non-causal: every CTA does all ceil(T / tile) key tiles, so waves of equal CTAs.  Causal:
+    query tile i does only the i + 1 key tiles at or left of the diagonal (the masked ones are
+    skipped, the diagonal one runs whole).  The CTAs, in blockIdx order (query tile fastest,
+    then batch, then head), go to the SMs as ``_makespan`` dispatches them, so the long last
+    query tiles of the last heads set the time: with few CTAs per SM causal saves little
+    (B x H = 16, d = 64: causal / non-causal 1.0 at T = 1024, 0.88 at 2048, 0.76 at 4096)."""
+    nq = _ceil_div(t, tile)
     sms = gpu.sm_count
+    scores = tile * tile                                      # per key tile
     mma = matmuls * 2.0 * scores * d / (rate / sms)
     exp = scores / (p["exp2_per_s"] / sms)
-    fp32 = fp32_ops * scores / (gpu.fp32_flops / 2 / sms)     # fp32_flops counts an FMA as 2
-    t_cta = max(mma, exp + fp32)
-    return _ceil_div(ctas, sms) * t_cta + p["kernel_floor_s"]
+    fp32 = fp32_ops * scores / (gpu.fp32_flops / 2 / sms)    # fp32_flops counts an FMA as 2
+    t_kv = max(mma, exp + fp32)                               # one key tile, CTA alone on an SM
+    per_head = [min(i + 1, nq) for i in range(nq)] if causal else [nq] * nq
+    ctas = b * h * nq
+    if ctas > 16 * sms * ctas_per_sm:                         # many waves: the tail is noise
+        span = max(sum(per_head) * b * h / sms, nq)
+    else:
+        span = _makespan(per_head * (b * h), sms, ctas_per_sm)
+    return span * t_kv + p["kernel_floor_s"]
 
 
 def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str = "flash",
@@ -339,7 +388,7 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
         kv_reads = 2 * bh * nd * e * _ceil_div(t, tile)
         hbm = io + kv_reads + (4 * bh * t if backend == "flash" else 0)
         kernels.append((f"{backend} forward", max(_fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 2,
-                                                           FP32_OPS_PER_SCORE_FWD, rate),
+                                                           FP32_OPS_PER_SCORE_FWD, rate, CTAS_PER_SM[backend]),
                                                   p["host_floor_s"])))
         peak = 4 * bh * t if backend == "flash" else 0
         if backward:

@@ -1,0 +1,42 @@
+"""simgpu.model.tricks: the closed-form TIMES of tricks 1, 4, 5, 6 (no timing, no device)."""
+import pytest
+
+from simgpu.hardware import H200
+from simgpu.model import tricks
+
+
+def test_divergence_doubles_issue_time():
+    u = tricks.divergence_time(H200, 4224 * 256, 256, divergent=False)
+    d = tricks.divergence_time(H200, 4224 * 256, 256, divergent=True)
+    assert 1.9 < d / u < 2.0
+    # issue-bound: twice the iterations, about twice the time
+    assert tricks.divergence_time(H200, 4224 * 256, 512, divergent=False) == pytest.approx(2 * u, rel=0.02)
+    # a warp with all lanes on one side runs one side
+    one_side = tricks.divergence_time(H200, 4224 * 256, 256, divergent=True, lanes_if=32)
+    assert one_side == pytest.approx(u)
+
+
+def test_recomputation_moves_fewer_bytes():
+    t = tricks.recomputation_times(H200, 1 << 25)
+    store = t["store"]["fwd"] + t["store"]["bwd"]
+    rec = t["recompute"]["fwd"] + t["recompute"]["bwd"]
+    assert rec / store == pytest.approx(5 / 9, rel=0.02)
+    assert t["store"]["fwd"] > t["recompute"]["fwd"]
+
+
+def test_coalescing_granules():
+    base = tricks.coalescing_time(H200, 1 << 25, 1)
+    # a fixed array: strides up to 16 fp32 (64 B) touch every 64-byte granule, so cost the same
+    for s in (2, 4, 8, 16):
+        assert tricks.coalescing_time(H200, (1 << 25) // s, s) == pytest.approx(base, rel=1e-3)
+    # stride 32 touches every other granule: about half
+    assert 0.45 < tricks.coalescing_time(H200, (1 << 25) // 32, 32) / base < 0.55
+
+
+def test_tiling_time_falls_with_tile():
+    naive = tricks.tiling_time(H200, 512, 1)
+    assert tricks.tiling_time(H200, 512, 16) < naive / 4
+    # past the shared-memory bound a larger tile saves nothing more
+    assert tricks.tiling_time(H200, 512, 64) == pytest.approx(tricks.tiling_time(H200, 512, 32))
+    with pytest.raises(ValueError):
+        tricks.divergence_time(H200, 256, 1, divergent=True, lanes_if=40)
