@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 DATA = os.path.join(HERE, "..", "data")
 
+from simgpu.model.attention import attention  # noqa: E402
 from simgpu.model.gemm import gemm  # noqa: E402
 
 
@@ -69,6 +70,29 @@ def analyse(ns, reps, pred):
     return out
 
 
+def attention_call4():
+    """Call 4's SDPA times (3 repeats each, medians) against the model: math/flash and
+    causal/non-causal ratios, and the host cost of one call."""
+    d = json.load(open(os.path.join(DATA, "lecture_h200_attention2.json")))
+    med = {k: float(np.median(v)) for k, v in d["times_s"].items() if all(isinstance(x, float) for x in v)}
+    rows = []
+    for T in (1024, 2048, 4096, 8192):
+        for c in (0, 1):
+            r = {"T": T, "causal": bool(c)}
+            for be in ("flash", "efficient", "math"):
+                r[f"{be}_us"] = med[f"{T}|{c}|{be}"] * 1e6
+                r[f"{be}_pred_us"] = attention(1, 16, T, 64, backend=be, causal=bool(c)).seconds * 1e6
+            r["math_over_flash"] = r["math_us"] / r["flash_us"]
+            r["math_over_flash_pred"] = r["math_pred_us"] / r["flash_pred_us"]
+            rows.append(r)
+    for r in rows:
+        if r["causal"]:
+            nc = [x for x in rows if x["T"] == r["T"] and not x["causal"]][0]
+            r["flash_causal_over_full"] = r["flash_us"] / nc["flash_us"]
+            r["flash_causal_over_full_pred"] = r["flash_pred_us"] / nc["flash_pred_us"]
+    return {"rows": rows, "host_cost": d["host_cost"]}
+
+
 def main():
     rep = json.load(open(os.path.join(DATA, "lecture_h200_repeats.json")))
     rows = rep["square_bf16"]
@@ -95,6 +119,7 @@ def main():
     res["table"] = [{"n": int(n), "median_tflops": float(np.median(reps[:, i])), "min": float(reps[:, i].min()),
                      "max": float(reps[:, i].max()), "predicted": float(pred[i]), "kernel": kern[i]}
                     for i, n in enumerate(ns)]
+    res["attention_call4"] = attention_call4()
     with open(os.path.join(DATA, "lecture_compare_repeats.json"), "w") as f:
         json.dump(res, f, indent=1)
     a = res["repeats"]
@@ -112,6 +137,15 @@ def main():
               f"[{' '.join(f'{x:+.2f}' for x in c['drops'])}] {'REPRO' if c['reproducible'] else 'noise'} "
               f"pred {c['predicted_drop']:+.3f} {'MATCH' if c['matched'] else ''}")
     print(f"predicted cliffs the median curve does not have: {a['predicted_cliffs_not_measured']}")
+    for r in res["attention_call4"]["rows"]:
+        extra = (f"; flash causal/full measured {r['flash_causal_over_full']:.2f} predicted "
+                 f"{r['flash_causal_over_full_pred']:.2f}" if r["causal"] else "")
+        print(f"SDPA T={r['T']} causal={int(r['causal'])}: flash {r['flash_us']:.1f} us (pred {r['flash_pred_us']:.1f}), "
+              f"efficient {r['efficient_us']:.1f} ({r['efficient_pred_us']:.1f}), math {r['math_us']:.0f} "
+              f"({r['math_pred_us']:.0f}); math/flash {r['math_over_flash']:.1f} vs {r['math_over_flash_pred']:.1f}{extra}")
+    for k, v in res["attention_call4"]["host_cost"].items():
+        print(f"host cost {k}: back-to-back {v.get('loop_s', 0) * 1e6:.1f} us, graph-replayed "
+              f"{(v.get('graph_s') or 0) * 1e6:.1f} us, host clock only {v.get('host_only_s', 0) * 1e6:.1f} us")
     return res
 
 
