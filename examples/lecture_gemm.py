@@ -106,6 +106,23 @@ def main(argv=None) -> int:
     sizes = [r["n"] for r in sweep] or list(range(64, 8193, 64))
     fig = mystery(sizes, [r["tflops"] for r in sweep] if sweep else None, gpu=gpu)
     common.save(fig, args.out, "lecture_gemm.png")
+
+    # the same sweep repeated 5 times (call 4): median, range, and the cliffs present in every repeat
+    rp = _load("lecture_compare_repeats.json")
+    if rp:
+        tab = rp["table"]
+        a = rp["repeats"]
+        repro = [cl["from"] for cl in a["cliffs"] if cl["reproducible"]]
+        print(f"\nmystery sweep repeated 5x (call 4): repeat range (max-min)/median {a['spread_median']:.2f} "
+              f"(median over N); model vs median curve: Spearman {a['spearman']:.3f}, median |err| "
+              f"{a['median_abs_err']:.3f}")
+        rows = [(cl["from"], cl["to"], f"{cl['median_drop']:.2f}", f"{cl['predicted_drop']:.2f}",
+                 "yes" if cl["matched"] else "no") for cl in a["cliffs"] if cl["reproducible"]]
+        print(common.table(("N", "next N", "measured drop", "model drop", "within 30 %"), rows))
+        fig = mystery([r["n"] for r in tab], [r["median_tflops"] for r in tab], gpu=gpu,
+                      spread=([r["min"] for r in tab], [r["max"] for r in tab]), reproducible=repro,
+                      title="bf16 square matmuls on the H200: 5 repeats (median, range) vs simgpu.model.gemm")
+        common.save(fig, args.out, "lecture_gemm_repeats.png")
     return 0
 
 

@@ -1,4 +1,6 @@
 """simgpu.model.tricks: the closed-form TIMES of tricks 1, 4, 5, 6 (no timing, no device)."""
+from pathlib import Path
+
 import pytest
 
 from simgpu.hardware import H200
@@ -40,3 +42,21 @@ def test_tiling_time_falls_with_tile():
     assert tricks.tiling_time(H200, 512, 64) == pytest.approx(tricks.tiling_time(H200, 512, 32))
     with pytest.raises(ValueError):
         tricks.divergence_time(H200, 256, 1, divergent=True, lanes_if=40)
+
+
+def test_lecture_tricks_example_quick(capsys, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    import lecture_tricks
+    assert lecture_tricks.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for key in ("closed form", "divergent / uniform", "naive / tiled", "recompute / store", "stride 32"):
+        assert key in out
+
+
+def test_mystery_plot_draws_repeat_band():
+    from simgpu.plot.model import mystery
+    sizes = [1024, 1088, 1152, 1216]
+    fig = mystery(sizes, [500, 520, 400, 520], spread=([480, 500, 380, 500], [520, 540, 420, 540]),
+                  reproducible=[1088])
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "measured: repeat range" in labels and "reproducible measured cliff" in labels

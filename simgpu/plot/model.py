@@ -184,19 +184,30 @@ def cliff_cause(before, after) -> str:
     return "tile"
 
 
-def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, title=None):
+def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, title=None, spread=None,
+            reproducible=None):
     """The lecture's mystery plot from ``simgpu.model.gemm``: predicted TFLOP/s of square
     N x N x N matmuls against N, the measured curve beside it when ``measured`` (a sequence of
     TFLOP/s for ``sizes``) is given, and every predicted cliff (a drop of more than ``drop``
-    from one size to the next) labelled by its cause: alignment, wave or tile."""
+    from one size to the next) labelled by its cause: alignment, wave or tile.
+    ``spread`` = (low, high) sequences shades the range of repeated measurements;
+    ``reproducible`` = sizes N whose drop to the next size is present in every repeat
+    (validation/lecture/compare_repeats.py) marks those measured cliffs."""
     sizes = list(range(64, 8193, 64)) if sizes is None else [int(s) for s in sizes]
     est = [gemm(n, n, n, dtype, gpu) for n in sizes]
     pred = np.array([e.tflops for e in est])
     fig = _figure(11.0, 5.5)
     ax = fig.add_subplot()
     ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype})")
+    if spread is not None:
+        ax.fill_between(sizes, spread[0], spread[1], color="0.6", alpha=0.3, lw=0, label="measured: repeat range")
     if measured is not None:
-        ax.plot(sizes, measured, "o-", color="0.4", ms=2.5, lw=0.8, label="measured (cuBLAS via torch)")
+        ax.plot(sizes, measured, "o-", color="0.4", ms=2.5, lw=0.8,
+                label="measured (cuBLAS via torch)" + (": median" if spread is not None else ""))
+        for n in reproducible or ():
+            i = sizes.index(int(n)) + 1
+            ax.plot(sizes[i], measured[i], "x", color="k", ms=8, mew=1.5,
+                    label="reproducible measured cliff" if n == reproducible[0] else None)
     colors = {"alignment": "C3", "wave": "C1", "tile": "C2"}
     seen = set()
     for i in range(len(sizes) - 1):
