@@ -25,6 +25,7 @@ import sys
 import numpy as np
 
 import lecture_common as common
+import simgpu
 from simgpu import cuda
 from simgpu.kernels import copy_strided, divergent_lane, matmul_coalesced, matmul_tiled_shape, uniform_branch
 from simgpu.model import tricks
@@ -126,7 +127,6 @@ def closed_form(gpu, trick, name):
 
 def main(argv=None) -> int:
     quick = "--quick" in (argv if argv is not None else sys.argv[1:])
-    import simgpu                           # noqa: E402  (after lecture_common set the path)
     gpu = "H200"
     meas = json.loads(DATA.read_text()) if DATA.exists() else {}
     mk = {(r["trick"], r["name"]): r for r in meas.get("tricks", [])}
