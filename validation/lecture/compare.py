@@ -150,7 +150,11 @@ def main():
             eb = attention(r["B"], r["H"], r["T"], r["d"], r["dtype"], backend=r["backend"], causal=r["causal"],
                            backward=True)
             row.update(measured_fwdbwd_us=r["seconds_fwdbwd"] * 1e6, predicted_fwdbwd_us=eb.seconds * 1e6,
-                       measured_peak_fwdbwd=r["peak_bytes_fwdbwd"], predicted_peak_fwdbwd=eb.peak_bytes)
+                       measured_peak_fwdbwd=r["peak_bytes_fwdbwd"], predicted_peak_fwdbwd=eb.peak_bytes,
+                       # the measured peak (over q, k, v with requires_grad and the upstream
+                       # gradient g) holds the output and dq, dk, dv too; the model's peak_bytes
+                       # counts memory beyond those: 4 x B H T d elements of the input dtype
+                       measured_peak_fwdbwd_beyond_out_grads=r["peak_bytes_fwdbwd"] - 4 * r["out_bytes"])
         att.append(row)
     ratios = []
     for r in att:
@@ -200,6 +204,11 @@ def report(res):
         print(f"  {r['backend']:9s} T={r['T']:5d} d={r['d']} c={int(r['causal'])}: {r['measured_us']:9.1f} us vs "
               f"{r['predicted_us']:9.1f}; peak {r['measured_peak_bytes'] / 1e6:9.1f} MB vs "
               f"{r['predicted_peak_bytes'] / 1e6:9.1f}")
+    for r in res["attention"]["rows"]:
+        if "measured_peak_fwdbwd_beyond_out_grads" in r:
+            print(f"  fwd+bwd {r['backend']:9s} T={r['T']:5d}: {r['measured_fwdbwd_us']:8.1f} us vs "
+                  f"{r['predicted_fwdbwd_us']:8.1f}; peak beyond out and grads "
+                  f"{r['measured_peak_fwdbwd_beyond_out_grads'] / 1e6:8.2f} MB vs {r['predicted_peak_fwdbwd'] / 1e6:8.2f}")
 
 
 if __name__ == "__main__":
