@@ -29,6 +29,7 @@ class Report:
     sections: list = field(default_factory=list)        # [(title, callable(report) -> str)]
     bytes_by_level: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
+    sanitizer: object = None            # launch(check=...): simgpu.sanitize.SanitizerReport
 
     # -- data views ------------------------------------------------------------
     @property
@@ -97,6 +98,8 @@ class Report:
         for title, fn in self.sections:
             parts.append(fn(self))
         parts.append(self.instruction_section())
+        if self.sanitizer is not None:
+            parts.append(str(self.sanitizer))
         return "\n\n".join(parts)
 
     def __repr__(self):
