@@ -41,7 +41,7 @@ class Finding:
             first, second = _access_names(self.kind)
             out = [f"Error: {self.message}",
                    f"    {first} access at {self.other_loc}{_src(self.other_loc)} "
-                   f"by {_who(self.other_thread, self.other_block)}",
+                   f"by {_other(self)}",
                    f"    and {second} access at {self.loc}{_src(self.loc)} by {who}"
                    f"  [{self.count} hazard{'s' if self.count != 1 else ''}]"]
             return out
@@ -60,6 +60,13 @@ class Finding:
 def _access_names(kind):
     return {"RAW": ("Write", "Read"), "WAR": ("Read", "Write"), "WAW": ("Write", "Write")}.get(
         kind, ("Write", "Access"))
+
+
+def _other(f):
+    if f.details.get("other_many_blocks"):
+        return "several blocks"
+    many = "several threads in " if f.details.get("other_many") else ""
+    return many + _who(f.other_thread, f.other_block)
 
 
 def _who(thread, block):

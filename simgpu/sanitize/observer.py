@@ -270,7 +270,8 @@ class Sanitizer(Observer):
                 "(no barrier between them)",
                 self.loc_of(loc), self.loc_of(other_loc), space="shared",
                 block=c.block_of(lane), thread=c.thread_of(lane),
-                other_block=c.block_of(lane), other_thread=other_thread, count=n))
+                other_block=c.block_of(lane), other_thread=other_thread, count=n,
+                details={"other_many": t_other < 0}))
 
     def _thread_tuple(self, t):
         bx, by, _ = self.block
@@ -401,8 +402,8 @@ class Sanitizer(Observer):
                 self.loc_of(loc), self.loc_of(other_loc), space="global",
                 block=c.block_of(lane), thread=c.thread_of(lane),
                 other_block=None if b_other < 0 else self._block_tuple(b_other),
-                array=name, index=index,
-                count=len(np.unique(sel // w))))
+                array=name, index=index, count=len(np.unique(sel // w)),
+                details={"other_many_blocks": b_other < 0}))
 
     # -- faults the executors raise (memcheck; synccheck for .sync member masks) ---------------
     def add_fault(self, err):
