@@ -47,7 +47,7 @@ class Finding:
             return out
         out = [f"Error: {self.message}", f"    at {self.loc}{_src(self.loc)}"]
         if who:
-            out.append(f"    by {who}" + (f"  [{self.count} threads]" if self.count > 1 else ""))
+            out.append(f"    by {who}" + (f"  [{self.count} occurrences]" if self.count > 1 else ""))
         if self.other_loc:
             label = self.details.get("other_label", "see also")
             out.append(f"    {label} {self.other_loc}{_src(self.other_loc)}")
