@@ -3,6 +3,10 @@
 
     VALIDATION_TINY=1 PYTHONPATH=. python validation/sanitizer/run_suite.py [--only REGEX]
         [--executor ptx,ir] [--json validation/data/sanitizer_suite.json]
+    PYTHONPATH=. python validation/sanitizer/run_suite.py --examples
+        the examples' lessons (examples/lesson_*.py but the sanitizer's own, whose bugs are
+        on purpose), examples/numba_program.py and `simgpu demo`'s launches, every launch
+        sanitized (simgpu.sanitize.collecting)
 
 Runs every case of validation/kernels (the 85-kernel suite) and validation/holdout at their
 tiny sizes with ``simgpu.launch(..., check=True)`` on each executor, records the findings
@@ -52,12 +56,53 @@ def run_case(c, executor):
             "counts": rep.sanitizer.counts(), "ok": None if r is None else r["ok"]}
 
 
+def run_examples():
+    import glob
+    import importlib.util
+    import io
+    from contextlib import redirect_stdout
+
+    from simgpu.host import run_program
+    from simgpu.kernels.demo import demo_launches
+    from simgpu.sanitize import collecting
+    ex_dir = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
+    bad = 0
+    targets = [p for p in sorted(glob.glob(os.path.join(ex_dir, "lesson_*.py")))
+               if not p.endswith("lesson_sanitizer.py")]
+    for path in targets + [os.path.join(ex_dir, "numba_program.py"), "demo"]:
+        name = os.path.basename(path)
+        with collecting() as col, redirect_stdout(io.StringIO()):
+            try:
+                if path == "demo":
+                    for title, k, g, b, args, check in demo_launches():
+                        simgpu.launch(k, g, b, args, timing=False)
+                        assert check(), title
+                elif name == "numba_program.py":
+                    run_program(path=path)
+                else:
+                    spec = importlib.util.spec_from_file_location(name[:-3], path)
+                    mod = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(mod)
+                    (mod.main if hasattr(mod, "main") else mod.measure)()
+                err = None
+            except Exception as e:  # noqa: BLE001
+                err = f"{type(e).__name__}: {e}"[:500]
+        n = col.report.errors
+        bad += bool(n or err)
+        print(f"{'ok  ' if not (n or err) else 'FIND'} {name}: {col.launches} launches sanitized, {n} errors"
+              + (f"  {err}" if err else "") + ("\n" + col.summary() if n else ""), flush=True)
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--examples", action="store_true")
     ap.add_argument("--only", default=None)
     ap.add_argument("--executor", default="ptx,ir")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
+    if a.examples:
+        return run_examples()
     cases = [c for c in collect_cases() if "_error" not in c] + holdout_cases()
     if a.only:
         cases = [c for c in cases if re.search(a.only, c["name"])]
