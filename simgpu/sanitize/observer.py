@@ -85,6 +85,7 @@ class Sanitizer(Observer):
         self.fenced = np.zeros(max(launch.n_blocks, 1), bool)
         self.globals = {}
         self.grid, self.block = launch.grid, launch.block
+        self.unit = None                # bytes per shared shadow entry (_granularity)
 
     def chunk_begin(self, chunk):
         self.chunk = chunk
@@ -95,9 +96,29 @@ class Sanitizer(Observer):
         self.warp = (chunk.lane_tid // WARP).astype(np.int8)
         self.blk = (chunk.block_ids[chunk.lane_block]).astype(np.int32)
         smem = int(getattr(self.launch, "smem_bytes", 0) or 0)
-        self.shared = BlockShadow(chunk.n_blocks, smem) if self.race or self.initc else None
+        if self.unit is None:
+            self.unit = self._granularity()
+        self.shared = BlockShadow(chunk.n_blocks, -(-smem // self.unit)) if self.race or self.initc else None
         self.local = None
         self._ex = None
+
+    def _granularity(self):
+        """The narrowest access that can reach shared memory, in bytes: shadow entries of that
+        size are exact (every access is aligned to its width and at least that wide) and 4x
+        fewer than bytes for float32 kernels.  IR path: the shared arrays' item sizes;
+        compiled path: the widths of the PTX's shared and generic ld/st/atom/red."""
+        if self.interp is not None:
+            sizes = [h.itemsize for h in getattr(self.interp, "shared", {}).values()]
+            return min(sizes, default=1)
+        image = getattr(getattr(self.launch, "ptx", None), "image", None)
+        if image is None:
+            return 1
+        widths = []
+        for ins in image.linked.code:
+            if ins.opcode in ("ld", "ldu", "st", "atom", "red") and ins.types and \
+                    not any(m in ("global", "local", "const", "param") for m in ins.mods):
+                widths.append(_type_bytes(ins.types[0]))
+        return max(1, min(widths, default=1))
 
     # IR path ---------------------------------------------------------------------------------
     def mem(self, ev):
@@ -233,25 +254,40 @@ class Sanitizer(Observer):
                 self._global(kind, lanes, addr, w, loc, array)
 
     def _shared(self, kind, lanes, off, w, loc, array):
-        c, sh = self.chunk, self.shared
-        hi = int(off.max()) + w
+        c, sh, g = self.chunk, self.shared, self.unit
+        if w % g or int(np.bitwise_or.reduce(off)) % g:    # narrower than planned: bytes from now
+            self._regrain()
+            sh, g = self.shared, 1
+        u = w // g                                          # shadow entries per lane
+        uoff = off // g if g > 1 else off
+        hi = int(uoff.max()) + u
         if hi > sh.size:
             sh.grow(hi)
-        idx = expand(c.lane_block[lanes] * sh.size + off, w)
-        tid = rep(self.tid[lanes], w)
-        out = sh.access(kind, idx, tid, rep(self.warp[lanes], w), rep(self.bep[lanes], w),
-                        rep(self.wep[lanes], w), loc)
+        idx = expand(c.lane_block[lanes] * sh.size + uoff, u)
+        tid = rep(self.tid[lanes], u)
+        out = sh.access(kind, idx, tid, rep(self.warp[lanes], u), rep(self.bep[lanes], u),
+                        rep(self.wep[lanes], u), loc)
         if self.initc and kind != "st":
             bad = out["uninit"]
             if bad.any():
-                self._uninit("shared", lanes, off, w, loc, array, bad)
+                self._uninit("shared", lanes, off, w, loc, array, bad, u)
         if self.race:
             for hz in ("RAW", "WAR", "WAW"):
                 h = out.get(hz)
                 if h is not None and h.any():
                     who = out["r_tid"] if hz == "WAR" else out["w_tid"]
                     where = out["r_loc"] if hz == "WAR" else out["w_loc"]
-                    self._hazard_shared(hz, lanes, w, loc, h, who, where)
+                    self._hazard_shared(hz, lanes, u, loc, h, who, where)
+
+    def _regrain(self):
+        """An access narrower than the shadow's entries: re-make it per byte (each entry's
+        state copied to its bytes)."""
+        g, old = self.unit, self.shared
+        new = BlockShadow(old.nblocks, old.size * g)
+        for k, v in old.__dict__.items():
+            if isinstance(v, np.ndarray):
+                setattr(new, k, np.repeat(v, g))
+        self.shared, self.unit = new, 1
 
     def _hazard_shared(self, hz, lanes, w, loc, h, who, where):
         c = self.chunk
@@ -281,9 +317,10 @@ class Sanitizer(Observer):
         gx, gy, _ = self.grid
         return (b % gx, (b // gx) % gy, b // (gx * gy))
 
-    def _uninit(self, space, lanes, off, w, loc, array, bad):
+    def _uninit(self, space, lanes, off, w, loc, array, bad, units=None):
         c = self.chunk
-        lane_bad = bad.reshape(-1, w).any(axis=1) if w > 1 else bad
+        u = w if units is None else units
+        lane_bad = bad.reshape(-1, u).any(axis=1) if u > 1 else bad
         k = int(np.argmax(lane_bad))
         lane = int(lanes[k])
         name, index = self._element(space, int(off[k]), array, w)
@@ -353,7 +390,7 @@ class Sanitizer(Observer):
         for h, pos in groups:
             g = self.globals.get(id(h))
             if g is None:
-                g = self.globals[id(h)] = GlobalShadow(h.data.nbytes, h.name)
+                g = self.globals[id(h)] = GlobalShadow(h.data.nbytes, h.name, max(h.data.itemsize, 1))
             off = addr[pos] - int(h.base_addr)
             ln = lanes[pos]
             ok = (off >= 0) & (off + w <= h.data.nbytes)
@@ -361,15 +398,18 @@ class Sanitizer(Observer):
                 off, ln = off[ok], ln[ok]
             if not len(ln):
                 continue
-            idx = expand(off, w)
-            blk = rep(self.blk[ln], w)
+            if g.unit > 1 and (w % g.unit or int(np.bitwise_or.reduce(off)) % g.unit):
+                g.regrain()
+            u = w // g.unit
+            idx = expand(off // g.unit if g.unit > 1 else off, u)
+            blk = rep(self.blk[ln], u)
             out = g.access(kind, idx, blk, loc, self.fenced)
             for hz in ("RAW", "WAR", "WAW"):
                 hm = out.get(hz)
                 if hm is not None and hm.any():
                     who = out["r_blk"] if hz == "WAR" else out["w_blk"]
                     where = out["r_loc"] if hz == "WAR" else out["w_loc"]
-                    self._hazard_global(hz, h, ln, off, w, loc, hm, who, where)
+                    self._hazard_global(hz, h, ln, off, u, loc, hm, who, where)
 
     def _by_handle(self, handles, addr):
         lo, hi = int(addr.min()), int(addr.max())
@@ -422,6 +462,13 @@ class Sanitizer(Observer):
         loc = _strip_col(str(err.loc)) if err.loc is not None else "<unknown>"
         self.report.add(Finding(tool, "fault", msg, loc, block=err.block, thread=err.thread,
                                 details={"text": text}))
+
+
+def _type_bytes(t):
+    """Bytes of a PTX type: 'f32' -> 4, 'u8' -> 1, 'f16x2' -> 4, 'pred' -> 1."""
+    digits = "".join(ch for ch in t.split("x")[0] if ch.isdigit())
+    n = int(digits) // 8 if digits else 1
+    return n * 2 if t.endswith("x2") else max(n, 1)
 
 
 def _walk(stmts):

@@ -134,13 +134,19 @@ class GlobalShadow:
     """One global allocation, for the whole launch: the last writing block and the reading
     block(s) of each byte (hazards between blocks: nothing orders two blocks of one launch)."""
 
-    def __init__(self, nbytes, name):
-        self.name = name
-        n = max(int(nbytes), 1)
+    def __init__(self, nbytes, name, unit=1):
+        self.name, self.unit = name, unit           # bytes per entry: the array's item size
+        n = max(-(-int(nbytes) // unit), 1)
         self.w_blk = np.full(n, NONE, np.int32)
         self.w_loc = np.zeros(n, np.int32)
         self.r_blk = np.full(n, NONE, np.int32)
         self.r_loc = np.zeros(n, np.int32)
+
+    def regrain(self):
+        """Per byte from now on (an access narrower than an item)."""
+        for k in ("w_blk", "w_loc", "r_blk", "r_loc"):
+            setattr(self, k, np.repeat(getattr(self, k), self.unit))
+        self.unit = 1
 
     def access(self, kind, idx, blk, loc, fenced):
         out = {}
