@@ -120,6 +120,11 @@ def main():
           f"{sum(1 for r in rows if r['findings'])} with findings, "
           f"{sum(1 for r in rows if 'error' in r)} errors, {sum(1 for r in rows if r.get('ok') is False)} wrong outputs")
     if a.json:
+        root = os.path.dirname(os.path.dirname(HERE)) + os.sep
+        for r in rows:                      # paths relative to the repository
+            r["findings"] = [f.replace(root, "") for f in r["findings"]]
+            if "error" in r:
+                r["error"] = r["error"].replace(root, "")
         meta = {"date": time.strftime("%Y-%m-%d"), "simgpu": simgpu.__version__, "numpy": np.__version__,
                 "machine": "CPU only (the sanitizer runs on the model)", "rows": rows}
         with open(a.json, "w") as f:
