@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exec.state import WARP, Observer
+from ..ptx.executor import WAIT
 from .findings import TOOLS, Finding, SanitizerReport
 from .shadow import MANY, NONE, BlockShadow, GlobalShadow, RowInit, expand, rep
 
@@ -209,7 +210,7 @@ class Sanitizer(Observer):
         c = self.chunk
         blocks = np.zeros(c.n_blocks, bool)
         blocks[c.lane_block[lanes]] = True
-        waiting = (ex.status == 1) & blocks[c.lane_block] & (ex.pc != ev.pc + 1)
+        waiting = (ex.status == WAIT) & blocks[c.lane_block] & (ex.pc != ev.pc + 1)
         if not waiting.any():
             return
         other = int(np.argmax(waiting))

@@ -1,8 +1,10 @@
-"""Shadow memory: per byte, who last wrote and read it, in which barrier interval.
+"""Shadow memory: per entry, who last wrote and read it, in which barrier interval.
 
-Everything is a numpy array indexed by byte (shared: one row per block of the chunk; local:
-one row per lane; global: one array per argument allocation), and every access is checked
-for all its lanes with a few gathers and scatters -- no Python loop over threads.
+Everything is a numpy array indexed by entry (shared: one row per block of the chunk; local:
+one row per lane, per byte; global: one array per argument allocation).  An entry is as wide
+as the narrowest access that can reach that memory (observer.py decides; bytes if unsure), so
+it is exact: every access is aligned to its width.  Every access is checked for all its lanes
+with a few gathers and scatters -- no Python loop over threads.
 
 Ordering.  Each lane counts the block barriers it has arrived at (``bep``) and the warp
 barriers (``syncwarp``; block barriers count too: ``wep``).  Two accesses to a byte by
