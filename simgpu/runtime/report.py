@@ -54,7 +54,8 @@ class Report:
         return {"kernel": self.kernel, "gpu": self.gpu.name, "grid": list(self.grid),
                 "block": list(self.block),
                 "metrics": {k: v for k, v in self.metrics.items() if isinstance(v, (int, float))},
-                "bytes_by_level": self.bytes_by_level, "by_line": self.by_line()}
+                "bytes_by_level": self.bytes_by_level, "by_line": self.by_line(),
+                **({"sanitizer": self.sanitizer.to_dict()} if self.sanitizer is not None else {})}
 
     def to_json(self, path=None):
         s = json.dumps(self.to_dict(), indent=2, default=str)
