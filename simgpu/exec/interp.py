@@ -539,7 +539,7 @@ class Interpreter:
             lane = int(np.argmax(late))
             b = int(c.lane_block[lane])
             other = self.skipped_loc.get(b)
-            if not any([o.barrier_divergence(ins, lane, other, None, None) for o in self.sync_observers]):
+            if not any([o.barrier_divergence(ins, lane, other) for o in self.sync_observers]):
                 self.fault(f"cuda.syncthreads() reached by a thread that skipped the barrier at {other}, "
                            "where other threads of its block wait (a barrier inside divergent code; "
                            "threads that skip a barrier must exit the kernel without reaching another)",

@@ -48,7 +48,7 @@ class Sanitizer(Observer):
     kernel's source lines (memcheck: the executors' own bounds checks, recorded by launch)."""
 
     def __init__(self, tools=TOOLS, kernel=""):
-        self.tools = set(parse_tools(tools) if not isinstance(tools, (tuple, list, set)) else tools)
+        self.tools = set(parse_tools(tools))
         self.report = SanitizerReport(kernel, [t for t in TOOLS if t in self.tools])
         self.race = "racecheck" in self.tools
         self.initc = "initcheck" in self.tools
@@ -148,7 +148,7 @@ class Sanitizer(Observer):
         elif op in ("shfl", "vote", "syncwarp") and self.sync and self.interp is not None:
             self._members_ir(ins, mask)
 
-    def barrier_divergence(self, ins, lane, other_loc, arrived, alive):
+    def barrier_divergence(self, ins, lane, other_loc):
         """The IR interpreter: `lane` reached barrier `ins` after skipping the barrier at
         other_loc while other live threads of its block waited there."""
         if not self.sync:
