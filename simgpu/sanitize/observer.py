@@ -14,6 +14,11 @@ Both feed one vectorised core: :meth:`Sanitizer.access` (shadow.py).
 """
 from __future__ import annotations
 
+import ast
+import inspect
+import re
+import textwrap
+
 import numpy as np
 
 from ..exec.state import WARP, Observer
@@ -346,8 +351,23 @@ class Sanitizer(Observer):
             offs = getattr(self._ex.im, "shared_off", {})
             best = max(((o, n) for n, o in offs.items() if o <= off), default=None)
             if best is not None:
-                return f"shared array {best[1]!r}", f"[{(off - best[0]) // max(w, 1)}] ({w}-byte elements)"
+                user = self._ptx_shared_names(offs).get(best[1])
+                name = repr(user) if user else f"shared array {best[1]!r}"
+                return name, f"[{(off - best[0]) // max(w, 1)}]" + ("" if user else f" ({w}-byte elements)")
         return None, None
+
+    def _ptx_shared_names(self, offs):
+        """numba's PTX names the kernel's shared arrays _cudapy_smem_<n>, n increasing in
+        source order: the kernel's `x = cuda.shared.array(...)` targets, where the counts
+        agree (else none: the PTX symbol is shown)."""
+        if self._names is None:
+            self._names = {}
+            syms = sorted((n for n in offs if re.fullmatch(r"_cudapy_smem_\d+", n)),
+                          key=lambda n: int(n.rsplit("_", 1)[1]))
+            targets = _shared_targets(getattr(getattr(self.launch, "program", None), "py_func", None))
+            if syms and len(syms) == len(targets):
+                self._names = dict(zip(syms, targets))
+        return self._names
 
     def _user_name(self, key):
         """The kernel's variable for an IR array key ('shared@12:9' -> 'sh')."""
@@ -463,6 +483,24 @@ class Sanitizer(Observer):
         loc = _strip_col(str(err.loc)) if err.loc is not None else "<unknown>"
         self.report.add(Finding(tool, "fault", msg, loc, block=err.block, thread=err.thread,
                                 details={"text": text}))
+
+
+def _shared_targets(py_func):
+    """The variables a kernel assigns cuda.shared.array(...) to, in source order."""
+    if py_func is None:
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(py_func)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    out = []
+    for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assign)),
+                       key=lambda n: (n.lineno, n.col_offset)):
+        f = node.value.func if isinstance(node.value, ast.Call) else None
+        if isinstance(f, ast.Attribute) and f.attr == "array" and isinstance(f.value, ast.Attribute) \
+                and f.value.attr == "shared" and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.append(node.targets[0].id)
+    return out
 
 
 def _type_bytes(t):
