@@ -206,6 +206,14 @@ def warp_unsynced(a, out, size):
     out[t] = sh[t ^ 1]                        # <- R
 
 
+def syncwarp_across_warps(a, out, size):
+    sh = cuda.shared.array(64, np.float32)
+    t = cuda.threadIdx.x
+    sh[t] = a[t]                              # <- W
+    cuda.syncwarp(0xFFFFFFFF)                 # orders a warp's lanes, not two warps
+    out[t] = sh[(t + 32) % 64]                # <- R
+
+
 def blocks_race(a, out, size):
     i = cuda.grid(1)
     if i < size and cuda.threadIdx.x == 0:
@@ -296,6 +304,8 @@ BUGGY = [
     ("barrier_in_loop", barrier_in_loop, 1, TPB, lambda: (_f32(8), np.zeros(8, np.float32), 8),
      {("synccheck", "divergent barrier"): ("AB", "AB")}),
     ("warp_unsynced", warp_unsynced, 1, 32, lambda: (_f32(32), np.zeros(32, np.float32), 32),
+     {("racecheck", "RAW"): ("R", "W")}),
+    ("syncwarp_across_warps", syncwarp_across_warps, 1, 64, lambda: (_f32(64), np.zeros(64, np.float32), 64),
      {("racecheck", "RAW"): ("R", "W")}),
     ("blocks_race", blocks_race, 4, TPB, lambda: (_f32(32), np.zeros(1, np.float32), 32),
      {("racecheck", "WAW"): ("R", "R"), ("racecheck", "WAR"): ("R", "R")}),   # the blocks' reads all come first
