@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from .errors import SimGPUError
+from .errors import KernelError, SimGPUError
 from .hardware import PRESETS
 from .host import run_program
 from .kernels.demo import demo_launches
@@ -38,6 +38,10 @@ Start here:
                                       on a machine with a CUDA GPU: run the same source under
                                       numba.cuda (+ Nsight Compute) and print prediction beside
                                       measurement
+  simgpu sanitize kern.py::dot --grid 1 --block 8
+                                      compute-sanitizer's racecheck, initcheck, synccheck and
+                                      memcheck on the model, at your source lines (also
+                                      `simgpu sanitize prog.py`, `simgpu run --check prog.py`)
   simgpu gpus                         list the modelled GPUs and their numbers
 """
 
@@ -81,8 +85,9 @@ def cmd_run(a):
         return 2
     if a.argv:          # FILE.py::KERNEL --grid ... : the options after the target are simgpu's
         k = argparse.ArgumentParser(prog="simgpu run FILE.py::KERNEL")
-        for opt in ("--grid", "--block", "--args", "--gpu", "--json"):
+        for opt in ("--grid", "--block", "--args", "--gpu", "--json", "--tools", "--executor"):
             k.add_argument(opt, default=None)
+        k.add_argument("--check", action="store_true", default=None)
         for key, value in vars(k.parse_args(a.argv)).items():
             if value is not None:
                 setattr(a, key, value)
@@ -91,12 +96,55 @@ def cmd_run(a):
         return 2
     mod, kern = load_target(a.target)
     args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
-    rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu)
+    check = _tools(a) if getattr(a, "check", None) else None
+    rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu, check=check,
+                 executor=getattr(a, "executor", None) or "auto")
     print(rep)
     if a.json:
         rep.to_json(a.json)
         print(f"wrote {a.json}")
-    return 0
+    return 1 if rep.sanitizer is not None and rep.sanitizer.errors else 0
+
+
+def _tools(a):
+    t = getattr(a, "tools", None)
+    return [s for s in t.split(",") if s] if t else True
+
+
+def cmd_sanitize(a):
+    """simgpu sanitize FILE.py::KERNEL --grid G --block B  |  simgpu sanitize prog.py ARGS:
+    the four tools (or --tools racecheck,initcheck), the summary; exit status 1 on errors."""
+    if not a.target:
+        print("simgpu sanitize: give FILE.py::KERNEL (with --grid and --block) or a program", file=sys.stderr)
+        return 2
+    if "::" not in a.target:
+        if not os.path.exists(a.target):
+            print(f"simgpu sanitize: no such file: {a.target}", file=sys.stderr)
+            return 2
+        return run_program(path=a.target, argv=list(a.argv), gpu=a.gpu, check=_tools(a))
+    if a.argv:
+        k = argparse.ArgumentParser(prog="simgpu sanitize FILE.py::KERNEL")
+        for opt in ("--grid", "--block", "--args", "--gpu", "--tools", "--executor"):
+            k.add_argument(opt, default=None)
+        for key, value in vars(k.parse_args(a.argv)).items():
+            if value is not None:
+                setattr(a, key, value)
+    if not (a.grid and a.block):
+        print("simgpu sanitize FILE.py::KERNEL needs --grid and --block", file=sys.stderr)
+        return 2
+    mod, kern = load_target(a.target)
+    args = build_args(mod, a.target.rsplit("::", 1)[1], a.args)
+    try:
+        rep = launch(kern, parse_dims(a.grid), parse_dims(a.block), args, gpu=a.gpu, check=_tools(a),
+                     timing=False, executor=a.executor or "auto")
+    except KernelError as e:
+        san = getattr(e, "sanitizer", None)
+        if san is None:
+            raise
+        print(san.summary())
+        return 1
+    print(rep.sanitizer.summary())
+    return 1 if rep.sanitizer.errors else 0
 
 
 def cmd_run_program(a):
@@ -105,11 +153,13 @@ def cmd_run_program(a):
     if a.module:
         if a.target:
             argv.insert(0, a.target)
-        return run_program(module=a.module, argv=argv, gpu=a.gpu, report_dir=a.report)
+        return run_program(module=a.module, argv=argv, gpu=a.gpu, report_dir=a.report,
+                           check=_tools(a) if a.check else None)
     if not os.path.exists(a.target):
         print(f"simgpu run: no such file: {a.target}", file=sys.stderr)
         return 2
-    return run_program(path=a.target, argv=argv, gpu=a.gpu, report_dir=a.report)
+    return run_program(path=a.target, argv=argv, gpu=a.gpu, report_dir=a.report,
+                       check=_tools(a) if a.check else None)
 
 
 def cmd_validate(a):
@@ -158,6 +208,23 @@ def build_parser():
     r.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
     r.add_argument("--gpu", default=None, help="GPU preset; default H200")
     r.add_argument("--json", default=None, help="also write the report as JSON here")
+    r.add_argument("--check", action="store_true", default=False,
+                   help="run the sanitizer on every launch (docs/sanitizer.md); summary at exit")
+    r.add_argument("--tools", default=None, help="with --check: e.g. racecheck,initcheck (default: all four)")
+    r.add_argument("--executor", default=None, help="ptx (the compiled code, default) or ir")
+    s = sub.add_parser("sanitize", help="compute-sanitizer's four tools on the model: FILE.py::KERNEL or prog.py",
+                       description="Run a kernel (FILE.py::KERNEL --grid G --block B, arguments from "
+                                   "args_KERNEL() or make_args()) or a whole program with the sanitizer: "
+                                   "racecheck, initcheck, synccheck, memcheck, at your source lines "
+                                   "(docs/sanitizer.md).  Exit status 1 when it finds errors.")
+    s.add_argument("target", nargs="?", help="path/to/file.py::kernel_name or prog.py")
+    s.add_argument("argv", nargs=argparse.REMAINDER, help="the program's own arguments")
+    s.add_argument("--grid", default=None, help="grid dimensions: 128 or 32,8")
+    s.add_argument("--block", default=None, help="block dimensions: 256 or 16,16")
+    s.add_argument("--args", default=None, help="Python expression for the arguments (np is numpy)")
+    s.add_argument("--gpu", default=None, help="GPU preset; default H200")
+    s.add_argument("--tools", default=None, help="comma-separated: memcheck,racecheck,initcheck,synccheck (default: all)")
+    s.add_argument("--executor", default=None, help="ptx (the compiled code, default) or ir (simgpu's interpreter)")
     v = sub.add_parser("validate", help="run a kernel on the CUDA GPU present and compare with the model",
                        description="Run FILE.py::KERNEL under numba.cuda (and Nsight Compute when "
                                    "ncu is on PATH) and print prediction beside measurement; or "
@@ -189,7 +256,8 @@ def main(argv=None):
         p.print_help()
         return 0
     try:
-        return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus, "validate": cmd_validate}[a.cmd](a)
+        return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus, "validate": cmd_validate,
+                "sanitize": cmd_sanitize}[a.cmd](a)
     except SimGPUError as e:
         print(f"simgpu: error: {e}", file=sys.stderr)
         return 2

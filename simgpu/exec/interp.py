@@ -19,7 +19,7 @@ from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
 from .ops import conv, evaluate, fused_mul_add
-from .state import WARP, ArrayHandle, Mask, MemEvent, Observer
+from .state import POISON, WARP, ArrayHandle, Mask, MemEvent, Observer, poisoned
 
 
 class _LoopCtx:
@@ -78,13 +78,15 @@ def _short(v):
 
 
 class Interpreter:
-    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22):
+    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22, poison=POISON):
         check_globals(fn)
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)
         self.mem_observers = [o for o in self.observers if type(o).mem is not Observer.mem]
         self.inst_observers = [o for o in self.observers if type(o).inst is not Observer.inst]
+        self.sync_observers = [o for o in self.observers if hasattr(o, "barrier_divergence")]
+        self.poison = poison             # the byte shared and local memory start as
         self.max_loop_iterations = max_loop_iterations
         self.types = fn.var_types
         self._consts = {}
@@ -105,7 +107,7 @@ class Interpreter:
             dt = T.np_dtype(dtype)
             size = int(np.prod(shape))
             self.shared[key] = ArrayHandle(key, "shared", tuple(shape), dt,
-                                           np.zeros((chunk.n_blocks, size), dtype=dt),
+                                           poisoned((chunk.n_blocks, size), dt, self.poison),
                                            base_addr=smem_layout[key])
             self.shared[key].lane_base = chunk.lane_block * size
         self.local = {}
@@ -114,10 +116,12 @@ class Interpreter:
             dt = T.np_dtype(dtype)
             size = int(np.prod(shape))
             self.local[key] = ArrayHandle(key, "local", tuple(shape), dt,
-                                          np.zeros((chunk.n_lanes, size), dtype=dt), base_addr=off)
+                                          poisoned((chunk.n_lanes, size), dt, self.poison), base_addr=off)
             self.local[key].lane_base = np.arange(chunk.n_lanes, dtype=np.int64) * size
             off += size * dt.itemsize
         self.exited = np.zeros(chunk.n_lanes, dtype=bool)
+        self.skipped = np.zeros(chunk.n_lanes, dtype=bool)   # live, did not reach a barrier
+        self.skipped_any, self.skipped_loc = False, {}         # block -> that barrier's loc
         self._addr_cache = {}
         self.loops = []
         self.frames = [_Frame(self.exited, None)]
@@ -504,19 +508,8 @@ class Interpreter:
     # sync -----------------------------------------------------------------------------
     def do_syncthreads(self, ins, m):
         c = self.chunk
-        live = c.valid & ~self.exited
-        if not (m.full and not self.exited.any()):
-            nb = c.n_blocks
-            at = np.bincount(c.lane_block[m.arr], minlength=nb)
-            alive = np.bincount(c.lane_block[live], minlength=nb)
-            bad = (at > 0) & (at < alive)
-            if bad.any():
-                b = int(np.argmax(bad))
-                missing = live & ~m.arr & (c.lane_block == b)
-                lane = int(np.argmax(missing))
-                self.fault(f"cuda.syncthreads() reached by {int(at[b])} of the block's {int(alive[b])} "
-                           f"live threads (a barrier inside divergent code); this thread did not reach it",
-                           ins.loc, lane)
+        if not (m.full and not self.skipped_any and not self.exited.any()):
+            self._barrier_arrivals(ins, m)
         for o in self.observers:
             o.barrier(ins, m)
         red = ins.attrs.get("reduce")
@@ -533,6 +526,42 @@ class Interpreter:
         else:
             r = cnt > 0
         return r.astype(np.int32)[c.lane_block]
+
+    def _barrier_arrivals(self, ins, m):
+        """A barrier waits for the block's threads that have not exited (Volta and later):
+        threads of the block that do not arrive (they fell off the end of an `if`, or left a
+        loop) must exit before they reach any barrier.  One that reaches another barrier
+        instead is a barrier in divergent code: a KernelError naming both barriers, or a
+        finding for an observer with ``barrier_divergence`` (the sanitizer's synccheck)."""
+        c = self.chunk
+        late = self.skipped & m.arr if self.skipped_any else None
+        if late is not None and late.any():
+            lane = int(np.argmax(late))
+            b = int(c.lane_block[lane])
+            other = self.skipped_loc.get(b)
+            if not any([o.barrier_divergence(ins, lane, other) for o in self.sync_observers]):
+                self.fault(f"cuda.syncthreads() reached by a thread that skipped the barrier at {other}, "
+                           "where other threads of its block wait (a barrier inside divergent code; "
+                           "threads that skip a barrier must exit the kernel without reaching another)",
+                           ins.loc, lane)
+            blocks = np.zeros(c.n_blocks, dtype=bool)
+            blocks[c.lane_block[late]] = True
+            self.skipped &= ~blocks[c.lane_block]            # reported once: start afresh
+            for k in np.flatnonzero(blocks):
+                self.skipped_loc.pop(int(k), None)
+            return
+        live = c.valid & ~self.exited
+        at = np.zeros(c.n_blocks, dtype=bool)
+        at[c.lane_block[m.arr]] = True
+        missing = live & ~m.arr & at[c.lane_block]
+        if self.skipped_any:
+            missing &= ~self.skipped
+        if missing.any():
+            self.skipped |= missing
+            self.skipped_any = True
+            where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc is not None else "?"
+            for k in np.unique(c.lane_block[missing]):
+                self.skipped_loc.setdefault(int(k), where)
 
     def do_nop(self, ins, m):
         return None

@@ -166,7 +166,7 @@ def _lower_sync(lw, node, path):
 
 def _lower_syncwarp(lw, node, path):
     m = _sc(lw, node.args[0]) if node.args else Const(0xFFFFFFFF, T.INT64)
-    return lw.emit("syncwarp", [m], node)
+    return lw.emit("syncwarp", [m], node, dst=None)      # no value (the IR verifier wants none)
 
 
 def _lower_fence(lw, node, path):

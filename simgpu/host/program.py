@@ -5,13 +5,23 @@ import os
 import runpy
 import sys
 
+from ..sanitize import collecting, parse_tools
 from .install import install, uninstall
 
 
-def run_program(path=None, module=None, argv=(), gpu=None, report_dir=None, out=None):
+def run_program(path=None, module=None, argv=(), gpu=None, report_dir=None, out=None, check=None):
     """Run a Python file or module as __main__ with simgpu installed; print the session's
     summary at the end (and write each launch's report to `report_dir`).  Returns the exit
-    status the program asked for (0 if it just ended)."""
+    status the program asked for (0 if it just ended).  check: sanitize every launch (True or
+    tool names, docs/sanitizer.md); the findings' summary is printed at the end, and a
+    program that ended well exits 1 if there were errors."""
+    if check:
+        with collecting(parse_tools(check)) as col:
+            try:
+                status = run_program(path, module, argv, gpu, report_dir, out)
+            finally:
+                (out or sys.stdout).write(col.summary() + "\n")
+        return status or (1 if col.report.errors else 0)
     out = out or sys.stdout
     session = install(gpu)
     saved_argv, saved_path = sys.argv[:], sys.path[:]

@@ -39,7 +39,7 @@ import numpy as np
 from simgpu.errors import KernelError
 from simgpu.ptx.basic_ops import np_dtype
 from simgpu.ptx.events import InstrEvent
-from simgpu.ptx.memory import MemFault, RowMemory
+from simgpu.ptx.memory import POISON, MemFault, RowMemory
 
 RUN, WAIT, EXITED = 0, 1, 2
 DEPTH_W = 1 << 24           # key = pc + (MAX_DEPTH - depth) * DEPTH_W
@@ -120,8 +120,9 @@ class Executor:
         self.status = np.where(chunk.real, RUN, EXITED).astype(np.int8)
         self.n_running = int(chunk.real.sum())
         self._calls = None          # (return pc, call site) per call depth and lane
-        self.shared = RowMemory("shared", chunk.nblocks, image.shared_size)
-        self.local = RowMemory("local", L, image.local_size)
+        poison = getattr(image, "poison", POISON)      # the byte shared/local memory start as
+        self.shared = RowMemory("shared", chunk.nblocks, image.shared_size, poison)
+        self.local = RowMemory("local", L, image.local_size, poison)
         self.params = {}
         self.steps = 0
         self.instr_obs = [o.instruction for o in observers if hasattr(o, "instruction")]

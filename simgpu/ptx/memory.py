@@ -24,6 +24,10 @@ SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 1 << 49
 CONST_WINDOW = 1 << 50
 WINDOW_SIZE = 1 << 32
+# Shared and local memory start as this byte (every float width NaN, every integer -1): never
+# silent zeros, so a read before any write shows (simgpu.launch(poison=...); the IR path's
+# exec/state.py POISON is the same value).
+POISON = 0xFF
 
 
 class MemFault(Exception):
@@ -127,10 +131,11 @@ _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 class RowMemory:
     """Shared (one row per block) or local (one row per lane) memory, or const (one row)."""
 
-    def __init__(self, space, rows, size):
+    def __init__(self, space, rows, size, fill=None):
         self.space = space
         self.size = (size + 15) // 16 * 16
-        self.buf = np.zeros(rows * self.size, np.uint8)
+        self.buf = np.zeros(rows * self.size, np.uint8) if fill is None else \
+            np.full(rows * self.size, fill, np.uint8)
         self._views = {}
 
     def typed(self, dtype):

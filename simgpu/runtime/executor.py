@@ -12,7 +12,7 @@ import os
 from typing import Protocol
 
 from ..exec.interp import Interpreter
-from ..exec.state import Chunk
+from ..exec.state import POISON, Chunk
 from ..sass.toolchain import compiled_path_available
 from .ptx_path import PTXExecutor
 
@@ -31,7 +31,8 @@ class IRExecutor:
 
     def run(self, program, launch, observers) -> int:
         interp = Interpreter(program, launch.kernel_name, observers,
-                             max_loop_iterations=launch.max_loop_iterations)
+                             max_loop_iterations=launch.max_loop_iterations,
+                             poison=getattr(launch, "poison", POISON))
         executed = 0
         for index, first, n in launch.chunks():
             interp.run_chunk(Chunk(first, n, launch.block, launch.grid, index=index),

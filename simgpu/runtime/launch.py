@@ -8,14 +8,17 @@ observers of the executor (exec/state.py's contract) that fill the Report at the
 """
 from __future__ import annotations
 
+import numbers
 import sys
 from dataclasses import dataclass, field
 
-from ..errors import LaunchError
+from ..errors import KernelError, LaunchError
 from ..exec.counters import InstCounter
+from ..exec.state import POISON
 from ..hardware import get_gpu
 from ..memory import MemoryModel
 from ..model.occupancy import occupancy
+from ..sanitize import Sanitizer, current_collector, parse_tools
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
@@ -25,6 +28,7 @@ from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report
 
 DEFAULT_CHUNK_LANES = 1 << 19
+SANITIZE_CHUNK_LANES = 1 << 15       # smaller chunks bound the sanitizer's shadow memory
 
 
 @dataclass(eq=False)
@@ -46,6 +50,7 @@ class Launch:
     show_progress: bool = False
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
+    poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -216,7 +221,8 @@ def prepare(ex, k, info, values):
 
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
-           registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0):
+           registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,
+           check=None, poison=POISON):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
@@ -235,12 +241,21 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         machines without the toolchain) or an object with Executor's `run`.
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
+    check: the sanitizer (docs/sanitizer.md): True for compute-sanitizer's four tools
+        (memcheck, racecheck, initcheck, synccheck), a tool's name or a list of names; the
+        findings are ``report.sanitizer`` and part of ``print(report)``.  Off by default (it
+        costs several times the launch); None: on inside ``simgpu.sanitize.collecting()``
+        (``simgpu run --check``).
+    poison: the byte shared and local memory start as: 0xFF (default: NaN for every float
+        width, -1 for integers), any 0..255, or None for zeros.
     """
     ex = get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
     grid, block = dim3(grid, "grid"), dim3(block, "block")
     shared_bytes = check_shared_bytes(shared_bytes)
+    tools, collector = sanitizer_tools(check)
+    poison = check_poison(poison)
     if getattr(ex, "binds_python", False):     # the compiled path: no simgpu frontend
         k, fn, values = specialise_python(kernel, args)
         info = bind_python(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations,
@@ -250,18 +265,63 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
             raise LaunchError(DYNAMIC_SMEM_IR)
         k, fn, values = specialise(kernel, grid, block, args)
         info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
+    info.poison = poison
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
     models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
-    obs = [counter, *models, *observers]
+    san = Sanitizer(tools, k.name) if tools else None
+    obs = [counter, *models, *observers] + ([san] if san is not None else [])
     for o in obs:
         o.launch_begin(info)
-    plan_chunks(info, chunk_lanes, mm, tm, sample, progress)
-    executed = ex.run(fn, info, obs)
+    plan_chunks(info, min(chunk_lanes, SANITIZE_CHUNK_LANES) if san is not None else chunk_lanes,
+                mm, tm, sample, progress)
+    try:
+        executed = ex.run(fn, info, obs)
+    except KernelError as e:
+        if san is None:
+            raise
+        sanitizer_fault(san, e, collector)
+        raise
     copy_back(info.handles)
     for o in obs:
         o.launch_end(info)
-    return make_report(k, info, counter, models, executed, sample)
+    rep = make_report(k, info, counter, models, executed, sample)
+    if san is not None:
+        rep.sanitizer = san.report
+        if collector is not None:
+            collector.add(san.report)
+    return rep
+
+
+def sanitizer_tools(check):
+    """(tools, collector): check=None follows an active simgpu.sanitize.collecting()."""
+    collector = current_collector()
+    if check is None:
+        return (collector.tools if collector is not None else ()), collector
+    try:
+        return parse_tools(check), collector
+    except ValueError as e:
+        raise LaunchError(str(e)) from None
+
+
+def sanitizer_fault(san, err, collector):
+    """A fault stopped a sanitized launch: it becomes a finding (memcheck, or synccheck for a
+    warp collective's member mask), and the error carries the summary so far."""
+    san.add_fault(err)
+    err.sanitizer = san.report
+    if hasattr(err, "add_note"):
+        err.add_note(san.report.summary())
+    if collector is not None:
+        collector.add(san.report)
+
+
+def check_poison(poison):
+    if poison is None:
+        return None
+    if isinstance(poison, bool) or not isinstance(poison, numbers.Integral) or not 0 <= int(poison) <= 255:
+        raise LaunchError(f"poison (the byte shared and local memory start as) must be an int "
+                          f"0..255 or None for zeros, not {poison!r}")
+    return int(poison)
 
 
 def predict(kernel, grid, block, args, gpu=None, registers_per_thread=None, detail="auto", sample=False,

@@ -39,6 +39,7 @@ from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
 from ..ptx.memory import ALIGN as PTX_ALIGN
+from ..ptx.memory import POISON as _PTX_POISON
 from ..ptx.memory import DeviceMemory
 from ..ptx.parser import parse_cached
 from ..ptx.runner import Image, _find_entry
@@ -492,6 +493,7 @@ class PTXExecutor:
         image = Image(module, entry, launch.grid, launch.block, values, memory,
                       int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS,
                       display_name=launch.kernel_name)      # the Python name, not the mangled one
+        image.poison = getattr(launch, "poison", _PTX_POISON)   # shared/local memory's first byte
         for o in observers:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)

@@ -29,6 +29,7 @@ class Report:
     sections: list = field(default_factory=list)        # [(title, callable(report) -> str)]
     bytes_by_level: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
+    sanitizer: object = None            # launch(check=...): simgpu.sanitize.SanitizerReport
 
     # -- data views ------------------------------------------------------------
     @property
@@ -53,7 +54,8 @@ class Report:
         return {"kernel": self.kernel, "gpu": self.gpu.name, "grid": list(self.grid),
                 "block": list(self.block),
                 "metrics": {k: v for k, v in self.metrics.items() if isinstance(v, (int, float))},
-                "bytes_by_level": self.bytes_by_level, "by_line": self.by_line()}
+                "bytes_by_level": self.bytes_by_level, "by_line": self.by_line(),
+                **({"sanitizer": self.sanitizer.to_dict()} if self.sanitizer is not None else {})}
 
     def to_json(self, path=None):
         s = json.dumps(self.to_dict(), indent=2, default=str)
@@ -97,6 +99,8 @@ class Report:
         for title, fn in self.sections:
             parts.append(fn(self))
         parts.append(self.instruction_section())
+        if self.sanitizer is not None:
+            parts.append(str(self.sanitizer))
         return "\n\n".join(parts)
 
     def __repr__(self):
