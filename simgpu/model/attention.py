@@ -303,14 +303,16 @@ MEM_EFF_TILE = 64
 MEM_EFF_CTAS_PER_SM = 4
 MEM_EFF_SMEM_PASSES = 3            # one write + two warp reads per operand element
 
-# Host cost of one scaled_dot_product_attention call: the Python thread's time per call,
-# back-to-back on 1 x 1 x 64 x 64 (host-bound; call 4, validation/data/lecture_h200_attention2.json
-# "host_cost", "loop_s"), the same method as the GEMM host floor (torch.matmul 64^3).  Default
-# dispatch (flash or efficient picked by the dispatcher), is_causal=True (a different, shorter
-# dispatch path, measured) and the math path (about ten ATen calls).  In the same run
-# torch.matmul 64^3 cost 18.0 us, against 11.4 us on call 2's machine (LIBRARY_PARAMS'
-# host floor): host costs move by ~1.6x between machines, and the model takes them as measured.
-SDPA_HOST_FLOOR_S = {"H200": {"fused": 29.7e-6, "fused_causal": 16.8e-6, "math": 142.4e-6}}
+# Host cost of one scaled_dot_product_attention call, the Python thread's time per call: a host
+# clock around 2000 calls on 1 x 1 x 64 x 64 without a sync (call 4, validation/data/
+# lecture_h200_attention2.json "host_cost" -> "host_only_s"; for torch.matmul 64^3 that clock
+# read 17.5 us against 18.0 back-to-back, so it measures what the GEMM host floor measures).
+# Default dispatch (the dispatcher picks flash or efficient): 24.8 us; the math path (about ten
+# ATen calls): 144.5 us.  The same run's is_causal=True call read 16.6 us, but the host-bound
+# T = 1024 flash runs of that call took 23.6 us non-causal and 22.3 causal, so the model does
+# not carry a separate causal cost.  Host costs move between machines (torch.matmul 64^3: 11.4 us
+# on call 2's machine, 17.5-18.0 on call 4's); the model takes call 4's as measured.
+SDPA_HOST_FLOOR_S = {"H200": {"fused": 24.8e-6, "math": 144.5e-6}}
 
 # CTAs resident per SM: FA2's forward kernel (Flash_fwd_kernel_traits<64, 128, 128, 4>: 4 warps,
 # 48 KB of shared memory for the Q, K and V tiles) is register-limited to 2 CTAs per SM (up to
@@ -391,7 +393,7 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     flash overlaps its pipes (the slowest sets the time), the efficient (CUTLASS) kernel runs
     its phases one after another and moves every operand through shared memory (see
     ``MEM_EFF_TILE``); the call costs at least the measured host time of one SDPA call
-    (``SDPA_HOST_FLOOR_S``: default dispatch, causal, math);
+    (``SDPA_HOST_FLOOR_S``: fused backends, math);
     peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
     grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
     plus the D = rowsum(dO o O) pre-pass; extra memory the fp32 dQ accumulator and D.
@@ -420,7 +422,7 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     io = 4 * bh * nd * e                          # q, k, v read, o written
     kernels = []
     floors = SDPA_HOST_FLOOR_S.get(gpu.name, {})
-    host = floors.get("math" if backend == "math" else ("fused_causal" if causal else "fused"), p["host_floor_s"])
+    host = floors.get("math" if backend == "math" else "fused", p["host_floor_s"])
     if backend in ("flash", "efficient"):
         tile = FA2_QUERY_TILE if backend == "flash" else MEM_EFF_TILE
         rate = p["sm80_align2_flops"][dtype]

@@ -57,6 +57,14 @@ def main():
     est = {n: gemm(n, n, n, "bf16") for n in ns}
     match = {n: est[n].chosen.tile[:2] in (cub[n]["tile"], cub[n]["tile"][::-1]) for n in ns if cub[n]["tile"]}
     big = [n for n in ns if n >= 1024]
+    # where the tiles differ: is cuBLAS's own tile (when the catalogue has it) as fast in the model?
+    def own(n):
+        t = cub[n]["tile"]
+        alt = [c for c in est[n].candidates if c.tile[:2] in (t, t[::-1]) and c.family == "sm90"]
+        return min(c.seconds for c in alt) / est[n].seconds if alt else None
+    diff = [n for n in big if not match[n]]
+    eq = [n for n in diff if own(n) is not None and own(n) <= 1.02]
+    missing = [n for n in diff if own(n) is None]
     meas = np.array([cub[n]["gpu_s"] for n in ns])
     pred = np.array([gpu_seconds(est[n]) for n in ns])
     sel = np.array([n >= 1024 for n in ns])
@@ -67,7 +75,16 @@ def main():
            "gpu_time_spearman_ge1024": spearman(tf_m[sel], tf_p[sel]),
            "gpu_time_median_abs_err_ge1024": float(np.median(np.abs(pred[sel] / meas[sel] - 1))),
            "persistent_grid_le_sms": sum(np.prod(cub[n]["grid"]) <= 132 for n in ns) / len(ns),
-           "memset_from": min(n for n in ns if cub[n]["memset"])}
+           "memset_from": min(n for n in ns if cub[n]["memset"]),
+           "mismatch_ge1024": len(diff), "mismatch_within_2pct_in_model": len(eq),
+           "mismatch_tile_not_in_catalogue": len(missing)}
+    # back-to-back median time (5 repeats, sustained clocks) over the kernel-alone duration
+    rep0 = {r["n"]: statistics.median(r["seconds"]) for r in
+            json.load(open(os.path.join(DATA, "lecture_h200_repeats.json")))["square_bf16"]}
+    ratio = {n: rep0[n] / cub[n]["gpu_s"] for n in ns if n in rep0 and n >= 1536}
+    res["repeats_over_kernel_time"] = {
+        f"{lo}-{hi}": float(np.median([v for n, v in ratio.items() if lo <= n < hi]))
+        for lo, hi in ((1536, 3072), (3072, 4608), (4608, 6144), (6144, 8193))}
     # profiler GPU-time cliffs on the step-64 sweep (kernel alone, one short burst)
     step = [n for n in ns if n % 64 == 0]
     tm = np.array([2.0 * n ** 3 / cub[n]["gpu_s"] for n in step])
@@ -102,6 +119,11 @@ def main():
         json.dump(res, f, indent=1)
     print(f"tile match: all sizes {res['tile_match_all']:.2f}, N >= 1024 {res['tile_match_ge1024']:.2f}; "
           f"grid <= 132 CTAs (persistent) at {res['persistent_grid_le_sms']:.2f} of sizes; memset from N = {res['memset_from']}")
+    print(f"tiles differ at {res['mismatch_ge1024']} sizes >= 1024: the model's time for cuBLAS's tile within 2 % of "
+          f"its pick at {res['mismatch_within_2pct_in_model']}, cuBLAS's tile not in the catalogue at "
+          f"{res['mismatch_tile_not_in_catalogue']}")
+    print("back-to-back median (5 repeats) / kernel-alone time, median by N range:",
+          ", ".join(f"{k} {v:.2f}" for k, v in res["repeats_over_kernel_time"].items()))
     print(f"GPU time vs profiler (N >= 1024): Spearman {res['gpu_time_spearman_ge1024']:.3f}, "
           f"median |err| {res['gpu_time_median_abs_err_ge1024']:.3f}")
     r = res["repeats"]
