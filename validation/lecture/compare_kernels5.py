@@ -109,6 +109,7 @@ def main():
     res["reproducible_cliffs_profiler"] = [
         {"from": c["from"], "to": c["to"], "repeats_drop": c["median_drop"],
          "profiler_drop": 1 - (2.0 * c["to"] ** 3 / cub[c["to"]]["gpu_s"]) / (2.0 * c["from"] ** 3 / cub[c["from"]]["gpu_s"]),
+         "model_kernel_drop": 1 - (c["to"] ** 3 / gpu_seconds(est[c["to"]])) / (c["from"] ** 3 / gpu_seconds(est[c["from"]])),
          "kernel_from": cub[c["from"]]["name"], "kernel_to": cub[c["to"]]["name"],
          "repeats_over_profiler_time": [2.0 * x ** 3 / med[x] / 1e12 / cub[x]["gpu_s"] for x in (c["from"], c["to"])]}
         for c in res["repeats"]["reproducible"]]
@@ -132,7 +133,8 @@ def main():
           f"median-curve cliffs matched {r['median_curve_matched']}/{r['median_curve_cliffs']}; "
           f"false alarms {r['predicted_cliffs_not_measured']}")
     for c in res["reproducible_cliffs_profiler"]:
-        print(f"  cliff {c['from']}->{c['to']}: repeats {c['repeats_drop']:+.3f}, profiler {c['profiler_drop']:+.3f}; "
+        print(f"  cliff {c['from']}->{c['to']}: repeats {c['repeats_drop']:+.3f}, profiler {c['profiler_drop']:+.3f}, "
+              f"model kernel time {c['model_kernel_drop']:+.3f}; "
               f"repeats time / kernel time {c['repeats_over_profiler_time'][0]:.2f} -> {c['repeats_over_profiler_time'][1]:.2f}; "
               f"{c['kernel_from'][15:45]} -> {c['kernel_to'][15:45]}")
     print(f"profiler (kernel-alone) cliffs N >= 1024: {len(pc)}, matched at the same N within 30 % depth: "
