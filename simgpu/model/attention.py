@@ -438,9 +438,26 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
         kernels.append((f"{backend} forward", max(fwd, host)))
         peak = 4 * bh * t if backend == "flash" else 0
         if backward:
-            kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
+            # the kernels call 5's profiler saw around the backward kernel (B 1 H 16 T 2048 d 64):
+            # flash: two direct copies (O and dO made contiguous), flash_bwd_dot_do_o (D),
+            # the main kernel, flash_bwd_convert_dq (fp32 dQ accumulator -> bf16); efficient: one
+            # copy (dO), a fill (the fp32 gQ workspace zeroed), the main kernel, three copies
+            # (dq, dk, dv from its (B, T, H, d) layout to q's)
+            copy = elementwise(2 * bh * nd * e, gpu, op="copy")
+            if backend == "flash":
+                kernels.append(("O, dO made contiguous (2 copies)", 2 * copy))
+            else:
+                kernels.append(("dO made contiguous", copy))
+                kernels.append(("gQ workspace zeroed", elementwise(4 * bh * nd, gpu, op="copy")))
+            if backend == "flash":   # the CUTLASS backward computes D itself (kKernelComputesDelta for
+                # bf16/fp16 on sm80+, mem_eff_attention/kernel_backward.h; no such kernel in the trace)
+                kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
             kernels.append((f"{backend} backward", _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 5,
                                                             FP32_OPS_PER_SCORE_BWD, rate)))
+            if backend == "flash":
+                kernels.append(("dQ accumulator fp32 -> bf16", elementwise(bh * nd * (4 + e), gpu, op="to_bf16")))
+            else:
+                kernels.append(("dq, dk, dv to q's layout (3 copies)", 3 * copy))
             hbm += 2 * io + 2 * bh * nd * 4 * _ceil_div(t, tile)
             # what the backward allocates (call 5, torch.cuda.memory._record_memory_history at
             # B 1 H 16 T 2048 d 64): flash: two bf16 B*H*T*d copies made contiguous (the two
