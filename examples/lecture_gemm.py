@@ -123,6 +123,19 @@ def main(argv=None) -> int:
                       spread=([r["min"] for r in tab], [r["max"] for r in tab]), reproducible=repro,
                       title="bf16 square matmuls on the H200: 5 repeats (median, range) vs simgpu.model.gemm")
         common.save(fig, args.out, "lecture_gemm_repeats.png")
+
+    # what cuBLAS runs at those cliffs (call 5: kernel names and kernel-alone durations)
+    k5 = _load("lecture_compare_kernels5.json")
+    if k5:
+        print(f"\ncuBLAS's kernels (call 5): persistent (grid <= 132 CTAs) at "
+              f"{k5['persistent_grid_le_sms']:.0%} of sizes; model picks cuBLAS's tile at "
+              f"{k5['tile_match_ge1024']:.0%} of N >= 1024; kernel-alone cliffs matched "
+              f"{k5['profiler_cliffs_matched']}/{len(k5['profiler_cliffs'])}")
+        rows = [(c["from"], c["to"], f"{c['repeats_drop']:.2f}", f"{c['profiler_drop']:.2f}",
+                 f"{c['model_kernel_drop']:.2f}", c["kernel_from"][15:37], c["kernel_to"][15:37])
+                for c in k5["reproducible_cliffs_profiler"]]
+        print(common.table(("N", "next N", "drop back-to-back", "drop kernel alone", "model", "cuBLAS at N",
+                            "cuBLAS at next N"), rows))
     return 0
 
 

@@ -246,7 +246,6 @@ BACKENDS = ("flash", "efficient", "math")
 # PyTorch's flash backend is FlashAttention-2 built for sm80: mma.sync (s16816) on the tensor
 # cores, query tiles of 128 rows, one CTA of 4 warps per (batch, head, query tile)
 FA2_QUERY_TILE = 128
-MEM_EFFICIENT_QUERY_TILE = 64
 # FP32-pipe operations per score besides the exp: the scale-and-subtract FMA, the running max,
 # the running sum, the fp32 -> bf16 pack of P (forward); backward adds dS = P o (dP - D) (2)
 FP32_OPS_PER_SCORE_FWD = 4
@@ -285,11 +284,42 @@ class AttentionEstimate:
         return {name: s for name, s in self.kernels}
 
 
+# The efficient backend's forward kernel, as call 5's profiler named it for bf16, d = 64:
+# fmha_cutlassF_bf16_aligned_64x64_rf_sm80 (PyTorch's copy of xFormers' CUTLASS kernel,
+# aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernel_forward.h): 64 query rows x 64
+# keys a step, 4 warps of 32 x 32 warp tiles (2 x 2), 128 registers a thread and 18.9 KB of shared
+# memory (CUPTI's launch record), so 4 CTAs fit an SM.  Per key block the kernel runs a whole
+# CUTLASS threadblock GEMM S = Q K^T (its multistage pipeline filled and drained again each block:
+# K = d is 2-4 k-iterations), __syncthreads, the softmax update, P written to shared memory,
+# __syncthreads, O += P V with P read back from shared memory.  So the phases do not overlap
+# (unlike FA2's, which keeps Q and P in registers); a step costs their sum:
+#   mma: 2 GEMMs of 64 x 64 x d at the mma.sync rate; exp: 64 x 64 on the SFU; FP32: 4 ops a score
+#   plus the rescale of the 64 x d O accumulator; shared memory: every operand is written once
+#   (cp.async / the P store) and read by the 2 warps that share its rows or columns (2 x 2 warp
+#   grid), Q re-read from global each key block: (Q, K, V: 64 x d; P: 64 x 64) x 3 x e bytes
+#   (96 KB at d = 64) at one 128-byte wavefront per clock (gpu.l1_bytes_per_cycle).
+# Built from the d = 64 kernel; other d are an extrapolation (the hold-out at d = 128 checks it).
+MEM_EFF_TILE = 64
+MEM_EFF_CTAS_PER_SM = 4
+MEM_EFF_SMEM_PASSES = 3            # one write + two warp reads per operand element
+
+# Host cost of one scaled_dot_product_attention call, the Python thread's time per call: a host
+# clock around 2000 calls on 1 x 1 x 64 x 64 without a sync (call 4, validation/data/
+# lecture_h200_attention2.json "host_cost" -> "host_only_s"; for torch.matmul 64^3 that clock
+# read 17.5 us against 18.0 back-to-back, so it measures what the GEMM host floor measures).
+# Default dispatch (the dispatcher picks flash or efficient): 24.8 us; the math path (about ten
+# ATen calls): 144.5 us.  The same run's is_causal=True call read 16.6 us, but the host-bound
+# T = 1024 flash runs of that call took 23.6 us non-causal and 22.3 causal, so the model does
+# not carry a separate causal cost.  Host costs move between machines (torch.matmul 64^3: 11.4 us
+# on call 2's machine, 17.5-18.0 on call 4's); the model takes call 4's as measured.
+SDPA_HOST_FLOOR_S = {"H200": {"fused": 24.8e-6, "math": 144.5e-6}}
+
 # CTAs resident per SM: FA2's forward kernel (Flash_fwd_kernel_traits<64, 128, 128, 4>: 4 warps,
 # 48 KB of shared memory for the Q, K and V tiles) is register-limited to 2 CTAs per SM (up to
 # 255 registers x 128 threads = 32 K of the SM's 64 K); an assumption from the kernel's
-# resources, not measured here.  The efficient (xFormers/cutlass) kernel: 1, as before.
-CTAS_PER_SM = {"flash": 2, "efficient": 1}
+# resources (call 5's launch record: 255 registers, 48 KB shared memory).  The efficient
+# (xFormers/CUTLASS) kernel: 4 (128 registers x 128 threads, 18.9 KB; MEM_EFF_CTAS_PER_SM).
+CTAS_PER_SM = {"flash": 2, "efficient": MEM_EFF_CTAS_PER_SM}
 
 
 def _makespan(lengths, sms: int, per_sm: int) -> float:
@@ -322,7 +352,8 @@ def _makespan(lengths, sms: int, per_sm: int) -> float:
         rem[rem <= 1e-15 * max(now, 1e-30)] = np.inf
 
 
-def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate, ctas_per_sm=1):
+def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate, ctas_per_sm=1,
+             serial=False, smem_bytes=0.0):
     """One fused FlashAttention kernel: CTAs of ``tile`` query rows, each looping over key tiles
     of ``tile`` rows; per key tile, max(mma time, exp time + FP32 time) at one SM's share of
     each rate (the warps overlap the pipes; up to ``ctas_per_sm`` CTAs share an SM).
@@ -338,7 +369,11 @@ def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate, c
     mma = matmuls * 2.0 * scores * d / (rate / sms)
     exp = scores / (p["exp2_per_s"] / sms)
     fp32 = fp32_ops * scores / (gpu.fp32_flops / 2 / sms)    # fp32_flops counts an FMA as 2
-    t_kv = max(mma, exp + fp32)                               # one key tile, CTA alone on an SM
+    smem = smem_bytes / (gpu.l1_bytes_per_cycle * gpu.clock_hz)
+    if serial:                                                # phases separated by barriers
+        t_kv = mma + exp + fp32 + smem
+    else:
+        t_kv = max(mma, exp + fp32, smem)                     # one key tile, CTA alone on an SM
     per_head = [min(i + 1, nq) for i in range(nq)] if causal else [nq] * nq
     ctas = b * h * nq
     if ctas > 16 * sms * ctas_per_sm:                         # many waves: the tail is noise
@@ -355,6 +390,10 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
 
     flash / efficient: one fused kernel (``_fa_time``) at the tensor rate of the mma.sync
     (sm80 s16816) GEMM family -- both are sm80 kernels -- with query tiles of 128 / 64 rows;
+    flash overlaps its pipes (the slowest sets the time), the efficient (CUTLASS) kernel runs
+    its phases one after another and moves every operand through shared memory (see
+    ``MEM_EFF_TILE``); the call costs at least the measured host time of one SDPA call
+    (``SDPA_HOST_FLOOR_S``: fused backends, math);
     peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
     grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
     plus the D = rowsum(dO o O) pre-pass; extra memory the fp32 dQ accumulator and D.
@@ -382,21 +421,56 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     bh, nd, tt = b * h, t * d, t * t
     io = 4 * bh * nd * e                          # q, k, v read, o written
     kernels = []
+    floors = SDPA_HOST_FLOOR_S.get(gpu.name, {})
+    host = floors.get("math" if backend == "math" else "fused", p["host_floor_s"])
     if backend in ("flash", "efficient"):
-        tile = FA2_QUERY_TILE if backend == "flash" else MEM_EFFICIENT_QUERY_TILE
+        tile = FA2_QUERY_TILE if backend == "flash" else MEM_EFF_TILE
         rate = p["sm80_align2_flops"][dtype]
         kv_reads = 2 * bh * nd * e * _ceil_div(t, tile)
         hbm = io + kv_reads + (4 * bh * t if backend == "flash" else 0)
-        kernels.append((f"{backend} forward", max(_fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 2,
-                                                           FP32_OPS_PER_SCORE_FWD, rate, CTAS_PER_SM[backend]),
-                                                  p["host_floor_s"])))
+        if backend == "flash":
+            fwd = _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 2, FP32_OPS_PER_SCORE_FWD, rate,
+                           CTAS_PER_SM["flash"])
+        else:
+            smem = MEM_EFF_SMEM_PASSES * e * (3 * tile * d + tile * tile)
+            fwd = _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 2, FP32_OPS_PER_SCORE_FWD + d / tile, rate,
+                           CTAS_PER_SM["efficient"], serial=True, smem_bytes=smem)
+        kernels.append((f"{backend} forward", max(fwd, host)))
         peak = 4 * bh * t if backend == "flash" else 0
         if backward:
-            kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
+            # the kernels call 5's profiler saw around the backward kernel (B 1 H 16 T 2048 d 64):
+            # flash: two direct copies (O and dO made contiguous), flash_bwd_dot_do_o (D),
+            # the main kernel, flash_bwd_convert_dq (fp32 dQ accumulator -> bf16); efficient: one
+            # copy (dO), a fill (the fp32 gQ workspace zeroed), the main kernel, three copies
+            # (dq, dk, dv from its (B, T, H, d) layout to q's)
+            copy = elementwise(2 * bh * nd * e, gpu, op="copy")
+            if backend == "flash":
+                kernels.append(("O, dO made contiguous (2 copies)", 2 * copy))
+            else:
+                kernels.append(("dO made contiguous", copy))
+                kernels.append(("gQ workspace zeroed", elementwise(4 * bh * nd, gpu, op="copy")))
+            if backend == "flash":   # the CUTLASS backward computes D itself (kKernelComputesDelta for
+                # bf16/fp16 on sm80+, mem_eff_attention/kernel_backward.h; no such kernel in the trace)
+                kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
             kernels.append((f"{backend} backward", _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 5,
                                                             FP32_OPS_PER_SCORE_BWD, rate)))
+            if backend == "flash":
+                kernels.append(("dQ accumulator fp32 -> bf16", elementwise(bh * nd * (4 + e), gpu, op="to_bf16")))
+            else:
+                kernels.append(("dq, dk, dv to q's layout (3 copies)", 3 * copy))
             hbm += 2 * io + 2 * bh * nd * 4 * _ceil_div(t, tile)
-            peak = 4 * bh * t + 4 * bh * t + 4 * bh * nd     # lse, D, fp32 dQ accumulator
+            # what the backward allocates (call 5, torch.cuda.memory._record_memory_history at
+            # B 1 H 16 T 2048 d 64): flash: two bf16 B*H*T*d copies made contiguous (the two
+            # direct-copy kernels before flash_bwd_dot_do_o; O and dO, which SDPA hands over as
+            # (B, T, H, d) views), D (fp32, T rounded up to 128) and the fp32 dQ accumulator
+            # (T to 128, d to 32; pytorch_flash::mha_bwd frees it); efficient: one bf16 copy,
+            # D and its fp32 gQ workspace (8 KB more, not counted); the log-sum-exp of the forward
+            # is alive throughout (4 B a row)
+            tr, dr = _ceil_div(t, 128) * 128, _ceil_div(d, 32) * 32
+            if backend == "flash":
+                peak = 4 * bh * t + 4 * bh * tr + 4 * bh * tr * dr + 2 * bh * nd * e
+            else:
+                peak = 4 * bh * t + 4 * bh * t + 4 * bh * nd + bh * nd * e
     else:
         up = 4 if dtype in ("bf16", "fp16") else e
         for name in ("q.float()", "k.float()", "v.float()"):
@@ -426,6 +500,8 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
             hbm += bh * tt * (4 + 4 + 12 + 8)
             peak += bh * tt * 8                       # dP and dS alive with P
     seconds = sum(s for _, s in kernels)
+    if backend == "math":
+        seconds = max(seconds, host)                  # the composite's ~10 ATen calls on the host
     return AttentionEstimate(backend, b, h, t, d, dtype, causal, backward, seconds, int(peak), float(hbm),
                              tuple(kernels))
 
