@@ -18,6 +18,7 @@ from ..errors import DSLError, KernelError
 from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
+from .budget import IRLoopProgress
 from .ops import conv, evaluate, fused_mul_add
 from .state import WARP, ArrayHandle, Mask, MemEvent, Observer
 
@@ -78,14 +79,15 @@ def _short(v):
 
 
 class Interpreter:
-    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22):
+    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=None, watch=None):
         check_globals(fn)
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)
         self.mem_observers = [o for o in self.observers if type(o).mem is not Observer.mem]
         self.inst_observers = [o for o in self.observers if type(o).inst is not Observer.inst]
-        self.max_loop_iterations = max_loop_iterations
+        self.max_loop_iterations = max_loop_iterations     # deprecated per-loop cap (None: off)
+        self.watch = watch          # exec.budget.LaunchWatch: the launch's budget (None: none)
         self.types = fn.var_types
         self._consts = {}
         self.stack = []          # reconvergence stack: (kind, node, entry Mask); read by the stepper
@@ -245,9 +247,17 @@ class Interpreter:
             self.stack.pop()
 
     def _check_budget(self, n, st, m):
-        if n > self.max_loop_iterations:
+        """At a loop's back edge: the deprecated per-loop cap, then the launch's budget."""
+        if self.max_loop_iterations is not None and n > self.max_loop_iterations:
             self.fault(f"loop ran more than {self.max_loop_iterations} iterations "
-                       "(raise max_loop_iterations if this is intended)", st.loc, m.first_lane())
+                       "(max_loop_iterations, deprecated: use budget=simgpu.Budget(...))", st.loc,
+                       m.first_lane())
+        if self.watch is not None:
+            self.watch.tick(st.loc, n, lambda: self._where(m))
+
+    def _where(self, m):
+        lane, c = m.first_lane(), self.chunk
+        return (c.block_of(lane), c.thread_of(lane)) if lane is not None else (None, None)
 
     def _range_loop(self, st, m, lc):
         lt = self.types[st.range_var]
@@ -267,8 +277,7 @@ class Interpreter:
                     if not cur.any():
                         break
                 n += 1
-                if n > self.max_loop_iterations:
-                    self._check_budget(n, st, cur)
+                self._check_budget(n, st, cur)
             if cur is m and not lc.broken.any():
                 return m
             return Mask(cur.arr | lc.broken, self.chunk)
@@ -300,6 +309,7 @@ class Interpreter:
         cur = m
         done = np.zeros(self.chunk.n_lanes, dtype=bool)
         n = 0
+        progress = IRLoopProgress(st)       # a loop whose deciding state repeats: stopped
         while True:
             self.run_stmts(st.cond_body, cur)
             self._branch(st, cur, None, "loop")
@@ -322,6 +332,7 @@ class Interpreter:
             if not cur.any():
                 break
             n += 1
+            progress.after(n, self, cur)
             self._check_budget(n, st, cur)
         return Mask(done | lc.broken, self.chunk)
 

@@ -9,9 +9,11 @@ observers of the executor (exec/state.py's contract) that fill the Report at the
 from __future__ import annotations
 
 import sys
+import warnings
 from dataclasses import dataclass, field
 
 from ..errors import LaunchError
+from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..hardware import get_gpu
 from ..memory import MemoryModel
@@ -40,7 +42,8 @@ class Launch:
     bindings: dict = field(default_factory=dict)
     smem_layout: dict = field(default_factory=dict)
     registers_per_thread: int | None = None
-    max_loop_iterations: int = 1 << 22
+    max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
+    budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
     show_progress: bool = False
@@ -214,9 +217,19 @@ def prepare(ex, k, info, values):
         hook(k, info, values)
 
 
+def budget_of(budget, max_loop_iterations):
+    """launch's budget (exec.budget.as_budget); max_loop_iterations is deprecated."""
+    if max_loop_iterations is not None:
+        warnings.warn("max_loop_iterations is deprecated: loops without progress are stopped at once, "
+                      "and budget=simgpu.Budget(seconds=..., instructions=...) bounds a launch",
+                      DeprecationWarning, stacklevel=3)
+    return as_budget(budget)
+
+
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
-           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
-           registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0):
+           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=None, progress=None,
+           registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,
+           budget=None):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
@@ -235,7 +248,13 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         machines without the toolchain) or an object with Executor's `run`.
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
+    budget: what the launch may spend before it is stopped as a runaway: a
+        ``simgpu.Budget(seconds=..., instructions=...)`` (default: 600 s, 10**10 warp
+        instructions), a number of seconds, or False for no limit.  A loop whose deciding state
+        repeats is stopped at once whatever the budget (exec/budget.py).
+    max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
     """
+    budget = budget_of(budget, max_loop_iterations)
     ex = get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
@@ -250,6 +269,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
             raise LaunchError(DYNAMIC_SMEM_IR)
         k, fn, values = specialise(kernel, grid, block, args)
         info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
+    info.budget = budget
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
     models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
