@@ -114,7 +114,7 @@ class LaunchWatch(Observer):
         self.kernel = kernel
         self.t0 = time.monotonic()
         self.instructions = 0
-        self.next_notice = self.t0 + NOTICE_S
+        self.next_notice = self.t0 + min(NOTICE_S, self.budget.seconds or NOTICE_S)
         self.stream = stream
 
     def inst(self, ins, m):

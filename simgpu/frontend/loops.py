@@ -79,7 +79,8 @@ def loop_at(file, line):
             fn = n
     if best is None:
         return None
-    header = (linecache.getline(file, best.lineno) or "").strip()
+    header = (f"while {ast.unparse(best.test)}:" if isinstance(best, ast.While) else
+              f"for {ast.unparse(best.target)} in {ast.unparse(best.iter)}:")
     local = _assigned(fn.body) if fn is not None else ()
     if isinstance(best, ast.While):
         return LoopSource(file, best.lineno, header, _names(best.test), _assigned(best.body), "while",
