@@ -17,6 +17,7 @@ from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..hardware import get_gpu
 from ..memory import MemoryModel
+from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
@@ -173,7 +174,8 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
 
 def make_report(k, info, counter, models, executed, sample):
     """The Report: instruction counts, launch facts, then each model's metrics."""
-    rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines))
+    rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines),
+                 qualname=getattr(getattr(k, "py_func", None), "__qualname__", k.name))
     rep.metrics.update(counter.metrics())
     rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
     fill = getattr(counter, "fill_report", None)          # the PTX path's counter: what ran
@@ -272,7 +274,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     info.budget = budget
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
-    models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
+    pt = PerThreadCounts() if memory else None              # report.per_thread (learners' scores)
+    models = [m for m in (pt, mm, tm) if m is not None]    # fill_report: memory first, then timing
     obs = [counter, *models, *observers]
     for o in obs:
         o.launch_begin(info)
