@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import KernelError, LaunchError, SimGPUError
+from ..errors import DSLError, KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
 from ..ir.nodes import Loc
@@ -46,6 +46,7 @@ from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
+from .binding import bind_args
 from .ptx_binding import kernel_args
 
 _KIND = {"load": "ld", "store": "st", "atomic": "atom"}
@@ -445,7 +446,11 @@ class PTXExecutor:
         except Exception as e:
             if type(e).__module__.startswith("numba"):
                 note_kernel_location(e, program.py_func)
+                note_learner_reading(e, program, values)
                 raise               # numba's typing/lowering errors reach the user unchanged
+            mine = learner_error(program, values)
+            if mine is not None:    # numba failed outside its typing (a TypeError, ...): say why
+                raise mine from e
             raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
                               f"{type(e).__name__}: {e}") from e
         check_externs(ck, program.name)
@@ -613,6 +618,44 @@ def note_kernel_location(exc, py_func):
         n = next((k for k, t in enumerate(lines) if k > n and use.search(t)), n)
     exc.add_note(f'File "{file}", line {first + n}: {lines[n].strip()}\n'
                  f"    (location added by simgpu.runtime: numba's message above lacks it)")
+
+
+def _host_values(values):
+    if values is None:
+        return None
+    out = []
+    for v in values:
+        if isinstance(v, tuple):
+            out.append(tuple(_host_values(v)))
+        else:
+            out.append(getattr(v, "host", v))
+    return out
+
+
+def learner_error(program, values):
+    """simgpu's own reading of a kernel numba-cuda refused: the DSLError/TypingError that the
+    IR frontend gives for the same kernel and arguments (it says what was written and what
+    to write instead), or None where the frontend accepts it or cannot tell."""
+    args = _host_values(values)
+    if args is None or not hasattr(program, "lower"):
+        return None
+    try:
+        fn = program.lower()
+        types_, _ = bind_args(fn, program.name, args)
+        program.specialize(types_)
+    except DSLError as e:           # TypingError is a DSLError
+        return e
+    except Exception:               # noqa: BLE001 - the frontend's own limits: no reading
+        return None
+    return None
+
+
+def note_learner_reading(exc, program, values):
+    """numba's error, unchanged, with simgpu's reading of the mistake as a note at its end
+    (where a reader of a traceback looks first)."""
+    mine = learner_error(program, values)
+    if mine is not None and hasattr(exc, "add_note"):
+        exc.add_note(f"simgpu's reading of this mistake: {mine}")
 
 
 def check_shared_memory(launch, static, dynamic, name):
