@@ -113,7 +113,7 @@ def test_wrong_kind_of_argument():
 def test_typing_error_points_at_line():
     def float_index(x):
         x[1.5] = 0
-    with pytest.raises(simgpu.TypingError, match="index must be an integer"):
+    with pytest.raises(simgpu.TypingError, match="array indices must be integers"):
         simgpu.launch(float_index, 1, 32, (np.zeros(3),))
 
 

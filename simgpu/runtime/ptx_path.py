@@ -449,10 +449,13 @@ class PTXExecutor:
                 note_learner_reading(e, program, values)
                 raise               # numba's typing/lowering errors reach the user unchanged
             mine = learner_error(program, values)
-            if mine is not None:    # numba failed outside its typing (a TypeError, ...): say why
-                raise mine from e
-            raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
-                              f"{type(e).__name__}: {e}") from e
+            if mine is not None and type(e) in (TypeError, NotImplementedError, AttributeError):
+                raise mine from e   # numba's Python failed outside its typing: say what was written
+            err = LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
+                              f"{type(e).__name__}: {e}")
+            if mine is not None:
+                err.add_note(f"simgpu's reading of this mistake: {mine}")
+            raise err from e
         check_externs(ck, program.name)
         res = ck.resources
         facts = SassFacts(ck, program.py_func.__code__.co_filename)
