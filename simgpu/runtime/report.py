@@ -101,7 +101,8 @@ class Report:
         t = self.extras.get("timing")
         if t is not None:
             return t.plan.full_waves == 0
-        return self.n_blocks < getattr(self.gpu, "sm_count", 1)
+        wave = self.extras.get("memory", {}).get("wave_blocks")      # the memory model's waves
+        return self.n_blocks < (wave or getattr(self.gpu, "sm_count", 1))
 
     # -- text ------------------------------------------------------------------
     def header(self):
