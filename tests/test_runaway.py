@@ -91,6 +91,16 @@ def nested(x, n):
     x[i] = t
 
 
+def block_vote(x):
+    i = cuda.threadIdx.x
+    k = 0
+    more = 1 if k < i else 0
+    while cuda.syncthreads_or(more):    # the deciding value comes from a block-wide vote
+        k += 1
+        more = 1 if k < i else 0
+    x[i] = k
+
+
 def skips_the_end(x, n):
     i = cuda.threadIdx.x
     k = 0.0
@@ -144,6 +154,10 @@ def test_correct_loops_are_never_stopped(executor):
     z = np.zeros(4, np.int64)
     simgpu.launch(nested, 1, 4, (z, np.int64(50)), executor=executor, timing=False)
     assert list(z) == [150] * 4
+    if executor == "ir":                # the PTX executor does not run bar.red (syncthreads_or) yet
+        v = np.zeros(8, np.int64)
+        simgpu.launch(block_vote, 1, 8, (v,), executor=executor, timing=False)
+        assert list(v) == [7] * 8
 
 
 @pytest.mark.parametrize("executor", PATHS)

@@ -723,6 +723,7 @@ class PtxLoop:
         pcs = [pc for pc in range(head, end + 1) if linked.func_of[pc] == fn]
         deps, seeds, reads = defaultdict(set), set(), set()
         self.writes_memory = False
+        calls = any(code[pc].opcode == "call" for pc in pcs)    # a callee's return comes by .param
         for pc in pcs:
             ins = code[pc]
             op = ins.opcode
@@ -734,14 +735,16 @@ class PtxLoop:
                 if op == "brx":
                     _regs_of(ins.operands, seeds)
                 continue
-            if op in _NO_DST or not ins.operands:
+            writes = "red" in ins.mods if op in ("bar", "barrier") else op not in _NO_DST
+            if not writes or not ins.operands:     # bar.red (syncthreads_count & co.) writes
                 continue
             dst = _regs_of(ins.operands[0], set())
             src = _regs_of(ins.operands[1:], set()) | g
             if ins.guard:           # a predicated write keeps the old value where the guard fails
                 src |= dst
-            memory = op in _MEM_READ and not (op in ("ld", "ldu") and (
-                any(s in ins.mods for s in _INVARIANT_SPACES) or "nc" in ins.mods))
+            invariant = op in ("ld", "ldu") and (
+                ("const" in ins.mods or "nc" in ins.mods) or ("param" in ins.mods and not calls))
+            memory = op in _MEM_READ and not invariant
             for d in dst:
                 deps[d] |= src
                 if memory:
