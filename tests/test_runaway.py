@@ -185,7 +185,7 @@ def test_budget_is_shown_and_can_be_raised(executor):
 
 
 def test_budget_values():
-    assert str(Budget()) == "600 s, 10,000,000,000 warp instructions"
+    assert str(Budget()) == "3600 s, 100,000,000,000 warp instructions"
     assert str(Budget(None, None)) == "no time limit, no instruction limit"
     with pytest.raises(ValueError, match="positive number"):
         Budget(seconds=-1)

@@ -42,8 +42,8 @@ class Budget:
     seconds: wall-clock seconds of simulation (None: no limit).
     instructions: warp-level instructions executed (one instruction by one warp; the compiled
         path counts PTX instructions, the IR path IR operations; None: no limit)."""
-    seconds: float | None = 600.0
-    instructions: int | None = 10 ** 10
+    seconds: float | None = 3600.0
+    instructions: int | None = 10 ** 11
 
     def __post_init__(self):
         for name in ("seconds", "instructions"):

@@ -251,7 +251,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
     budget: what the launch may spend before it is stopped as a runaway: a
-        ``simgpu.Budget(seconds=..., instructions=...)`` (default: 600 s, 10**10 warp
+        ``simgpu.Budget(seconds=..., instructions=...)`` (default: 3600 s, 10**11 warp
         instructions), a number of seconds, or False for no limit.  A loop whose deciding state
         repeats is stopped at once whatever the budget (exec/budget.py).
     max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
