@@ -65,6 +65,7 @@ def test_per_thread_global_reads_and_writes(executor):
     text = str(rep)
     assert "Per thread (each thread's global and shared memory accesses: max and mean over the 8 threads" in text
     assert "  global reads           3 max       2.62 mean" in text
+    assert "<td>global reads</td><td style='text-align:right'>3</td>" in rep._repr_html_()
 
 
 @pytest.mark.parametrize("executor", PATHS)

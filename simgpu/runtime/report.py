@@ -186,9 +186,19 @@ class Report:
     def __repr__(self):
         return f"<simgpu.Report {self.title} grid={self.grid} block={self.block} on {self.gpu.name}>"
 
+    def _per_thread_html(self):
+        """The per-thread scores as a small table, first in a notebook."""
+        pt = self.per_thread
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{mx:,}</td>"
+                       f"<td style='text-align:right'>{mean:,.2f}</td></tr>"
+                       for k, (mx, mean) in (pt.summary().items() if pt is not None else ()))
+        return (f"<table><tr><th>per thread</th><th>max</th><th>mean</th></tr>{rows}</table>"
+                if rows else "")
+
     def _repr_html_(self):
         rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td></tr>"
                        for k, v in self.metrics.items() if isinstance(v, (int, float)))
         return (f"<div><b>simgpu report: {html.escape(self.title)}</b> on {html.escape(self.gpu.name)}"
+                f"{self._per_thread_html()}"
                 f"<pre>{html.escape(str(self))}</pre>"
                 f"<details><summary>all metrics</summary><table>{rows}</table></details></div>")
