@@ -129,6 +129,22 @@ def test_one_stuck_lane_is_named(executor):
                       timing=False)
 
 
+def forever_with_break(x, n):
+    i = cuda.threadIdx.x
+    while True:
+        if i >= n:
+            break
+        x[i] = 1                        # forgot i += 32
+
+
+@pytest.mark.parametrize("executor", PATHS)
+def test_while_true_with_a_break_names_the_exit_condition(executor):
+    with pytest.raises(RunawayLoopError, match=r"`while True:`.* makes no progress.*\(i(?: = 0)?, n(?: = 64)?\)"
+                                               r".*did you forget to update it \(e.g. `i \+= 1`"):
+        simgpu.launch(forever_with_break, 1, 4, (np.zeros(4, np.int64), np.int64(64)), executor=executor,
+                      timing=False)
+
+
 @pytest.mark.parametrize("executor", PATHS)
 def test_spin_wait_on_memory_is_stopped(executor):
     def spin(x):

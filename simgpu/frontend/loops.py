@@ -46,6 +46,17 @@ def _names(node):
     return tuple(seen)
 
 
+def _target_names(t):
+    """The variables an assignment target binds (not `x` of `x[i] = ...`)."""
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    return []
+
+
 def _assigned(stmts):
     out = []
     for s in stmts:
@@ -58,9 +69,33 @@ def _assigned(stmts):
             elif isinstance(n, ast.For):
                 targets = [n.target]
             for t in targets:
-                for m in ast.walk(t):
-                    if isinstance(m, ast.Name) and m.id not in out:
-                        out.append(m.id)
+                for m in _target_names(t):
+                    if m not in out:
+                        out.append(m)
+    return tuple(out)
+
+
+def _exit_names(stmts):
+    """Names read by the conditions of the ifs that leave this loop (break/return), not
+    looking into nested loops."""
+    out = []
+
+    def leaves(body):
+        for s in body:
+            if isinstance(s, (ast.Break, ast.Return)):
+                return True
+            if isinstance(s, ast.If) and (leaves(s.body) or leaves(s.orelse)):
+                return True
+        return False
+
+    def walk(body):
+        for s in body:
+            if isinstance(s, ast.If):
+                if leaves(s.body) or leaves(s.orelse):
+                    out.extend(n for n in _names(s.test) if n not in out)
+                walk(s.body)
+                walk(s.orelse)
+    walk(stmts)
     return tuple(out)
 
 
@@ -83,7 +118,7 @@ def loop_at(file, line):
               f"for {ast.unparse(best.target)} in {ast.unparse(best.iter)}:")
     local = _assigned(fn.body) if fn is not None else ()
     if isinstance(best, ast.While):
-        return LoopSource(file, best.lineno, header, _names(best.test), _assigned(best.body), "while",
-                          local)
+        names = _names(best.test) or _exit_names(best.body)     # while True: ... if c: break
+        return LoopSource(file, best.lineno, header, names, _assigned(best.body), "while", local)
     return LoopSource(file, best.lineno, header, _names(best.iter) + _names(best.target),
                       _assigned(best.body), "for", local)
