@@ -139,8 +139,6 @@ MISTAKES = [
     (whole_array_arithmetic, 1, "'a' is a whole array where + needs a number",
      "index it: a[i], with i = cuda.grid(1)", True),
     (sqrt_of_array, 1, "'a' is a whole array where math.sqrt() needs a number", "index it: a[i]", True),
-    (sync_not_called, 3, "`cuda.syncthreads` names a function without calling it: this line does nothing",
-     "call it: cuda.syncthreads()", False),
     (return_a_value, 2, "a kernel cannot return a value (`return a[i]`)",
      "write the result into an output array", True),
     (numpy_allocation, 1, "`np.zeros(4)` allocates an array: kernels cannot allocate memory with numpy",
@@ -191,6 +189,21 @@ def test_compiled_path_adds_simgpus_reading(fn, k, did, instead, numba_refuses):
         assert len(notes) == 1
         text = notes[0]
     assert f"{HERE}:{_line(fn, k)}:" in text and did in text and instead in text, text
+
+
+@pytest.mark.parametrize("executor", ["ir", pytest.param("ptx", marks=pytest.mark.skipif(
+    not compiled_path_available()[0], reason="no numba-cuda/ptxas"))])
+def test_a_barrier_named_but_not_called_is_a_warning_at_its_line(executor):
+    """numba compiles `cuda.syncthreads` (no parentheses) to nothing: the kernel runs, as
+    numba would run it, with a warning at the line on both paths."""
+    out = np.zeros(8, np.float32)
+    with pytest.warns(simgpu.SimGPUWarning, match=r"`cuda.syncthreads` names a function without calling "
+                      r"it: this line does nothing \(hint: call it: cuda.syncthreads\(\)\)") as w:
+        simgpu.launch(sync_not_called, 1, 8, (out, np.arange(8, dtype=np.float32)), executor=executor,
+                      timing=False)
+    assert out[5] == 5
+    hit = [x for x in w if issubclass(x.category, simgpu.SimGPUWarning)]
+    assert hit[0].filename.endswith(HERE) and hit[0].lineno == _line(sync_not_called, 3)
 
 
 def test_correct_kernel_gets_no_reading():

@@ -13,6 +13,7 @@ from ..errors import DSLError
 from ..ir.nodes import Break, Const, Continue, Function, If, Instr, Loc, Loop, Return
 from ..ir import types as T
 from .calls import lower_call
+from .lint import uncalled_message, warn
 from .resolve import _ALIAS, DeviceFunction, Intrinsic, classify, lookup
 from .values import NP_TO_MATH, PURE_CALL_PREFIXES, SREGS, ArrayMod, ShapeOf, Static, TupleVal
 
@@ -196,9 +197,8 @@ class Lowerer(ast.NodeVisitor):
             return
         v = self.expr(node.value)
         if isinstance(v, Static) and isinstance(v.value, (Intrinsic, DeviceFunction)):
-            name = ast.unparse(node.value)
-            raise self.err(node, f"`{name}` names a function without calling it: this line does nothing",
-                           f"call it: {name}()")
+            loc = self.loc(node)                # numba compiles it to nothing: a warning, as there
+            warn(loc.file, loc.line, uncalled_message(ast.unparse(node.value)))
         del v
 
     def stmt_Assert(self, node):

@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import DSLError, KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
+from ..frontend.lint import warn_lint
 from ..ir.nodes import Loc
 from ..memory import MemoryModel
 from ..ptx.args import flatten_args
@@ -437,6 +438,7 @@ class PTXExecutor:
         """Compile for the launch's GPU; set the launch's registers and shared memory from
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
+        warn_lint(program.py_func)          # mistakes numba compiles (a barrier not called)
         try:
             ck = self.compile_program(program, args, cc_for(launch.gpu))
         except ToolFailedError as e:
