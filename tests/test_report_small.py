@@ -128,3 +128,22 @@ def test_shared_rows_put_wavefronts_in_their_own_column():
     assert row[:end].rstrip().endswith(f" {wf}")                 # under the wavefronts heading
     assert row[head.index("sectors") - 7:head.index("sectors") + 7].strip() == ""   # no sectors
     assert row.rstrip().endswith("0 bank conflicts")
+
+
+def test_per_thread_counts_add_up_over_chunks():
+    def pool_grid(out, a, size):
+        i = cuda.grid(1)
+        if i < size:
+            s = a[i]
+            if i % 8 >= 1:
+                s += a[i - 1]
+            out[i] = s
+    out, a = np.zeros(32, np.float32), np.arange(32, dtype=np.float32)
+    one = simgpu.launch(pool_grid, 4, 8, (out, a, 32), executor="ir", timing=False).per_thread
+    many = simgpu.launch(pool_grid, 4, 8, (out, a, 32), executor="ir", timing=False, chunk_lanes=32).per_thread
+    for pt in (one, many):
+        assert pt.threads == 32
+        r = pt.get("global", "reads")
+        assert (r.max, r.total) == (2, 32 + 28)
+    assert {k: (c.max, c.total) for k, c in one.counts.items()} == \
+        {k: (c.max, c.total) for k, c in many.counts.items()}

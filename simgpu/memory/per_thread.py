@@ -60,11 +60,12 @@ class PerThreadCounts(Observer):
     def __init__(self):
         self.result = PerThread()
         self._cur = {}              # (line key, space, kind) -> per-lane counts of this chunk
+        self._all = {}              # (line key, space, kind) -> accesses by every valid lane
         self._chunk = None
 
     def chunk_begin(self, chunk):
         self._chunk = chunk
-        self._cur = {}
+        self._cur, self._all = {}, {}
         self.result.threads += int(np.count_nonzero(chunk.valid)) if hasattr(chunk, "valid") else 0
 
     def mem(self, ev):
@@ -77,26 +78,36 @@ class PerThreadCounts(Observer):
         loc = getattr(ev.inst, "loc", None)
         line = (loc.file, loc.line) if loc is not None and getattr(loc, "line", 0) else None
         key = (line, space, kind)
+        if ev.mask.full:            # every thread of the chunk: one count, not an array add
+            self._all[key] = self._all.get(key, 0) + 1
+            return
         a = self._cur.get(key)
         if a is None:
-            a = self._cur[key] = np.zeros(ev.chunk.n_lanes, np.int64)
-        a += ev.mask.arr
+            a = self._cur[key] = np.zeros(ev.chunk.n_lanes, np.int32)
+        np.add(a, ev.mask.arr, out=a, casting="unsafe")
 
     def chunk_end(self, chunk):
         res = self.result
-        totals = defaultdict(lambda: np.zeros(chunk.n_lanes, np.int64))
-        for (line, space, kind), a in self._cur.items():
-            totals[(space, kind)] += a
+        valid = getattr(chunk, "valid", None)
+        n_valid = int(np.count_nonzero(valid)) if valid is not None else chunk.n_lanes
+        totals, totals_all = {}, defaultdict(int)
+        for key in set(self._cur) | set(self._all):
+            line, space, kind = key
+            a, s = self._cur.get(key), self._all.get(key, 0)
+            if a is not None:
+                t = totals.get((space, kind))
+                totals[(space, kind)] = a.astype(np.int64) if t is None else t + a
+            totals_all[(space, kind)] += s
             if line is not None:
-                row = res.by_line.setdefault(line, {})
-                c = row.setdefault((space, kind), Count())
-                c.max = max(c.max, int(a.max()))
-                c.total += int(a.sum())
-        for key, a in totals.items():
+                c = res.by_line.setdefault(line, {}).setdefault((space, kind), Count())
+                c.max = max(c.max, (int(a.max()) if a is not None else 0) + s)
+                c.total += (int(a.sum()) if a is not None else 0) + s * n_valid
+        for key in set(totals) | set(totals_all):
+            a, s = totals.get(key), totals_all.get(key, 0)
             c = res.counts.setdefault(key, Count())
-            c.max = max(c.max, int(a.max()))
-            c.total += int(a.sum())
-        self._cur = {}
+            c.max = max(c.max, (int(a.max()) if a is not None else 0) + s)
+            c.total += (int(a.sum()) if a is not None else 0) + s * n_valid
+        self._cur, self._all = {}, {}
 
     def launch_end(self, launch):
         n = self.result.threads
