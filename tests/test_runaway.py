@@ -207,11 +207,12 @@ def test_budget_values():
         Budget(seconds=-1)
 
 
-def test_max_loop_iterations_is_a_deprecated_per_loop_cap():
+@pytest.mark.parametrize("executor", PATHS)
+def test_max_loop_iterations_is_a_deprecated_per_loop_cap(executor):
     x = np.zeros(2)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        with pytest.raises(simgpu.KernelError, match="more than 100 iterations"):
-            simgpu.launch(skips_the_end, 1, 2, (x, 7.0), executor="ir", timing=False,
+        with pytest.raises(simgpu.KernelError, match="more than 100 iterations.*deprecated"):
+            simgpu.launch(skips_the_end, 1, 2, (x, 7.0), executor=executor, timing=False,
                           max_loop_iterations=100)
     assert any(issubclass(x.category, DeprecationWarning) for x in w)

@@ -169,8 +169,9 @@ class SassInstCounter(Observer):
         c, lane = self.chunk, int(lanes[0])
         blk = c.block_of(lane) if c is not None else None
         thr = c.thread_of(lane) if c is not None else None
-        raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations; "
-                          f"a runaway loop?)", loc=loc, kernel=self.kernel, block=blk, thread=thr)
+        raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations, "
+                          "deprecated: use budget=simgpu.Budget(...))", loc=loc, kernel=self.kernel,
+                          block=blk, thread=thr)
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
