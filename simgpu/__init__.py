@@ -14,6 +14,8 @@ patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.6
 
 from . import cuda  # noqa: E402
 from . import model, plot, stepper, validate  # noqa: E402
+from .exec.budget import Budget, BudgetExceededError, RunawayLoopError  # noqa: E402
+from .frontend.lint import SimGPUWarning  # noqa: E402
 from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)  # noqa: E402
 from .hardware import GPU, PRESETS, get_gpu  # noqa: E402
 from .hardware import catalog as gpus  # noqa: E402
@@ -26,4 +28,5 @@ __version__ = "0.1.0"
 __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predict", "gpus", "model", "plot",
            "validate", "step", "stepper", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
-           "LaunchError", "ArgumentError"]
+           "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
+           "SimGPUWarning"]

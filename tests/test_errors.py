@@ -83,9 +83,9 @@ def test_unsupported_construct_is_dsl_error_with_hint():
     assert "test_errors.py:35:" in str(e.value) and "hint:" in str(e.value)
 
 
-def test_runaway_loop_budget():
-    with pytest.raises(simgpu.KernelError, match="more than 100 iterations"):
-        simgpu.launch(runaway, 1, 32, (np.zeros(3),), max_loop_iterations=100)
+def test_runaway_loop_without_progress_is_stopped():
+    with pytest.raises(simgpu.KernelError, match="makes no progress"):
+        simgpu.launch(runaway, 1, 32, (np.zeros(3),))
 
 
 @pytest.mark.parametrize("block,grid,match", [
@@ -116,7 +116,7 @@ def test_wrong_kind_of_argument():
 def test_typing_error_points_at_line():
     def float_index(x):
         x[1.5] = 0
-    with pytest.raises(simgpu.TypingError, match="index must be an integer"):
+    with pytest.raises(simgpu.TypingError, match="array indices must be integers"):
         simgpu.launch(float_index, 1, 32, (np.zeros(3),))
 
 
@@ -131,11 +131,11 @@ def test_unknown_gpu():
      r"test_errors.py:\d+: in kernel 'oob_global': out-of-bounds global access.*512-byte allocation \(x\).* "
      r"in block \(1, 0, 0\) thread \(31, 0, 0\)"),
     (big_shared, (np.zeros(3),), simgpu.LaunchError, "static_shared_mem_per_block_bytes"),
-    (runaway, (np.zeros(3),), simgpu.KernelError, r"test_errors.py:\d+: .*more than 100 iterations"),
+    (runaway, (np.zeros(3),), simgpu.KernelError, r"test_errors.py:\d+: .*makes no progress"),
 ])
 def test_compiled_path_errors_name_the_line_thread_and_block(kernel, args, err, match):
     with pytest.raises(err, match=match):
-        simgpu.launch(kernel, 2, 32, args, executor="ptx", timing=False, max_loop_iterations=100)
+        simgpu.launch(kernel, 2, 32, args, executor="ptx", timing=False)
 
 
 # The tests above pin the IR path's messages (its frontend's DSLErrors, its bounds checks by

@@ -18,6 +18,7 @@ from ..errors import DSLError, KernelError
 from ..ir import types as T
 from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
+from .budget import IRLoopProgress
 from .ops import conv, evaluate, fused_mul_add
 from .state import POISON, WARP, ArrayHandle, Mask, MemEvent, Observer, poisoned
 
@@ -78,7 +79,7 @@ def _short(v):
 
 
 class Interpreter:
-    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=1 << 22, poison=POISON):
+    def __init__(self, fn, kernel_name, observers=(), max_loop_iterations=None, watch=None, poison=POISON):
         check_globals(fn)
         self.fn = fn
         self.kernel_name = kernel_name
@@ -87,7 +88,8 @@ class Interpreter:
         self.inst_observers = [o for o in self.observers if type(o).inst is not Observer.inst]
         self.sync_observers = [o for o in self.observers if hasattr(o, "barrier_divergence")]
         self.poison = poison             # the byte shared and local memory start as
-        self.max_loop_iterations = max_loop_iterations
+        self.max_loop_iterations = max_loop_iterations     # deprecated per-loop cap (None: off)
+        self.watch = watch          # exec.budget.LaunchWatch: the launch's budget (None: none)
         self.types = fn.var_types
         self._consts = {}
         self.stack = []          # reconvergence stack: (kind, node, entry Mask); read by the stepper
@@ -249,9 +251,17 @@ class Interpreter:
             self.stack.pop()
 
     def _check_budget(self, n, st, m):
-        if n > self.max_loop_iterations:
+        """At a loop's back edge: the deprecated per-loop cap, then the launch's budget."""
+        if self.max_loop_iterations is not None and n > self.max_loop_iterations:
             self.fault(f"loop ran more than {self.max_loop_iterations} iterations "
-                       "(raise max_loop_iterations if this is intended)", st.loc, m.first_lane())
+                       "(max_loop_iterations, deprecated: use budget=simgpu.Budget(...))", st.loc,
+                       m.first_lane())
+        if self.watch is not None:
+            self.watch.tick(st.loc, n, lambda: self._where(m))
+
+    def _where(self, m):
+        lane, c = m.first_lane(), self.chunk
+        return (c.block_of(lane), c.thread_of(lane)) if lane is not None else (None, None)
 
     def _range_loop(self, st, m, lc):
         lt = self.types[st.range_var]
@@ -271,8 +281,7 @@ class Interpreter:
                     if not cur.any():
                         break
                 n += 1
-                if n > self.max_loop_iterations:
-                    self._check_budget(n, st, cur)
+                self._check_budget(n, st, cur)
             if cur is m and not lc.broken.any():
                 return m
             return Mask(cur.arr | lc.broken, self.chunk)
@@ -304,6 +313,7 @@ class Interpreter:
         cur = m
         done = np.zeros(self.chunk.n_lanes, dtype=bool)
         n = 0
+        progress = IRLoopProgress(st)       # a loop whose deciding state repeats: stopped
         while True:
             self.run_stmts(st.cond_body, cur)
             self._branch(st, cur, None, "loop")
@@ -326,6 +336,7 @@ class Interpreter:
             if not cur.any():
                 break
             n += 1
+            progress.after(n, self, cur)
             self._check_budget(n, st, cur)
         return Mask(done | lc.broken, self.chunk)
 

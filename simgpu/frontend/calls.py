@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 
 
 import numpy as np
@@ -36,8 +37,16 @@ def _static_int(lw, v, node, what):
         return int(v.value)
     if isinstance(v, Static) and isinstance(v.value, (int, np.integer)):
         return int(v.value)
-    raise lw.err(node, f"{what} must be a compile-time constant integer",
-                 "use a literal or a module-level constant (TILE = 16)")
+    shown = ast.unparse(node) if isinstance(node, ast.AST) else "it"
+    why = ""
+    if isinstance(node, ast.Name) and node.id in lw.locals:
+        param = node.id in {a.arg for a in lw.fn_node.args.args}
+        why = (f": {node.id!r} is a kernel argument, known only when the kernel runs" if param else
+               f": {node.id!r} is a variable, computed when the kernel runs")
+    raise lw.err(node, f"{what} must be a constant known when the kernel is compiled, not `{shown}`{why}",
+                 "use a literal or a module-level constant (TPB = 16 at module level, then "
+                 "cuda.shared.array(TPB, float32)); for a shared size chosen at launch use "
+                 "cuda.shared.array(0, float32) and kernel[grid, block, 0, nbytes] (compiled path)")
 
 
 _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -104,7 +113,8 @@ def _sc(lw, a):
 
 def _lower_grid(lw, node, path):
     if len(node.args) != 1:
-        raise lw.err(node, f"{path}() takes the number of dimensions (1, 2 or 3)")
+        raise lw.err(node, f"{path}() takes the number of dimensions (1, 2 or 3)",
+                     f"i = {path}(1) for a 1-d grid; x, y = {path}(2) for a 2-d one")
     nd = _static_int(lw, lw.expr(node.args[0]), node, f"{path}(ndim)")
     if nd not in (1, 2, 3):
         raise lw.err(node, f"{path}() takes 1, 2 or 3, not {nd}")
@@ -116,7 +126,9 @@ def _lower_grid(lw, node, path):
 def _lower_array(lw, node, path):
     a = _args(node, ["shape", "dtype"])
     if "shape" not in a or "dtype" not in a:
-        raise lw.err(node, f"{path}(shape, dtype) needs both arguments")
+        missing = "the dtype" if "shape" in a else "the shape" if "dtype" in a else "the shape and the dtype"
+        raise lw.err(node, f"`{ast.unparse(node)}` is missing {missing}: {path}(shape, dtype) needs both",
+                     f"e.g. {path}(16, numba.float32) (from numba import float32)")
     shape, dtype = _shape(lw, a["shape"]), _dtype(lw, a["dtype"])
     if any(s <= 0 for s in shape):
         raise lw.err(node, f"{path} shape {shape} must have positive dimensions",
@@ -196,7 +208,15 @@ def _lower_math(lw, node, path):
     name = path.split(".", 1)[1]
     if path.startswith("np."):
         if name not in NP_TO_MATH:
-            raise lw.err(node, f"numpy.{name} cannot be used inside kernels")
+            if name in ("zeros", "ones", "empty", "full", "array", "arange", "zeros_like", "empty_like",
+                        "ones_like"):
+                raise lw.err(node, f"`{ast.unparse(node)}` allocates an array: kernels cannot allocate "
+                                   "memory with numpy",
+                             "for a per-thread array use cuda.local.array(n, float32), for one per block "
+                             "cuda.shared.array(n, float32); allocate big arrays on the host and pass them in")
+            raise lw.err(node, f"numpy.{name} cannot be used inside kernels",
+                         "kernels can call math functions (math.sqrt, ...) and numpy's elementwise "
+                         "ones (np.sqrt, np.exp, ...) on single numbers")
         name = NP_TO_MATH[name]
         if name in ("min", "max"):      # np.minimum/np.maximum: a NaN operand wins
             return _minmax(lw, name, [_sc(lw, a) for a in node.args], node, numpy=True)
@@ -262,14 +282,25 @@ def lower_call(lw, node):
     if isinstance(f, Static) and isinstance(f.value, DeviceFunction):
         return inline(lw, f.value.py_func, node)
     if not (isinstance(f, Static) and isinstance(f.value, Intrinsic)):
-        raise lw.err(node, "only numba.cuda intrinsics, math functions, casts and device functions "
-                           "can be called in kernels")
+        fn = node.func
+        if isinstance(fn, ast.Attribute) and fn.attr in ("size", "shape", "ndim"):
+            raise lw.err(node, f"`{ast.unparse(node)}` calls {ast.unparse(fn)}, which is a number, not a "
+                               "function", f"drop the parentheses: {ast.unparse(fn)}")
+        raise lw.err(node, f"`{ast.unparse(node)}` calls {ast.unparse(fn)}, which is not a function "
+                           "kernels can call",
+                     "kernels can call numba.cuda intrinsics, math functions, casts (float32(x)) and "
+                     "device functions (@cuda.jit(device=True))")
     path = f.value.path
     lower = LOWER_BY_PATH.get(path)
     if lower is None:
         lower = next((fn for prefix, fn in LOWER_BY_PREFIX if path.startswith(prefix)), None)
     if lower is None:
-        raise lw.err(node, f"{path.replace('builtin.', '')}() is not supported inside kernels")
+        name = path.replace('builtin.', '')
+        known = [p for p in (*LOWER_BY_PATH, *SIMPLE_INTRINSICS) if p.startswith("cuda.")]
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if near:
+            raise lw.err(node, f"{name}() does not exist in numba.cuda", f"did you mean {near[0]}()?")
+        raise lw.err(node, f"{name}() is not supported inside kernels")
     return lower(lw, node, path)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import math
 import inspect
 import textwrap
@@ -12,7 +13,8 @@ from ..errors import DSLError
 from ..ir.nodes import Break, Const, Continue, Function, If, Instr, Loc, Loop, Return
 from ..ir import types as T
 from .calls import lower_call
-from .resolve import _ALIAS, Intrinsic, classify, lookup
+from .lint import uncalled_message, warn
+from .resolve import _ALIAS, DeviceFunction, Intrinsic, classify, lookup
 from .values import NP_TO_MATH, PURE_CALL_PREFIXES, SREGS, ArrayMod, ShapeOf, Static, TupleVal
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -21,9 +23,12 @@ _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", a
 _CMP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _UNARY = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not"}
 
+DIM3 = {f"cuda.{n}" for n in SREGS}
+
 UNSUPPORTED_HINTS = {
     "ListComp": "allocate cuda.local.array(n, dtype) and fill it in a loop",
-    "List": "use cuda.local.array(n, dtype) or a tuple of constants",
+    "List": "kernels cannot build lists: for a per-thread array write t = cuda.local.array(n, float32), "
+            "for fixed numbers a tuple t = (0.0, 0.0)",
     "Dict": "kernels cannot build dicts; pass numpy arrays instead",
     "Lambda": "define a device function with simgpu.jit(device=True) or numba.cuda.jit(device=True)",
     "FunctionDef": "define device functions at module level",
@@ -191,6 +196,9 @@ class Lowerer(ast.NodeVisitor):
         if isinstance(node.value, ast.Constant):      # docstring
             return
         v = self.expr(node.value)
+        if isinstance(v, Static) and isinstance(v.value, (Intrinsic, DeviceFunction)):
+            loc = self.loc(node)                # numba compiles it to nothing: a warning, as there
+            warn(loc.file, loc.line, uncalled_message(ast.unparse(node.value)))
         del v
 
     def stmt_Assert(self, node):
@@ -223,8 +231,8 @@ class Lowerer(ast.NodeVisitor):
                 if isinstance(value, Static) and isinstance(value.value, (bool, int, float, np.number)):
                     value = Const(value.value, T.typeof_value(value.value))
                 else:
-                    raise self.err(tgt, f"cannot store {self.describe(value)} in variable {tgt.id!r}",
-                                   "unpack it: a, b = ... or use it directly")
+                    raise self.not_a_value_error(tgt, value, f"{tgt.id} = ",
+                                                 ast.unparse(node.value) if hasattr(node, "value") else None)
             self.emit("copy", [value], tgt, dst=self.var(tgt.id))
         elif isinstance(tgt, (ast.Tuple, ast.List)):
             items = self.as_tuple(value, len(tgt.elts), tgt)
@@ -241,8 +249,20 @@ class Lowerer(ast.NodeVisitor):
             arr = self.array_operand(tgt.value)
             idx = self.index(tgt.slice)
             self.emit("st", [arr, self.scalar(value, tgt), *idx], tgt, dst=None)
+        elif isinstance(tgt, ast.Attribute):
+            text = ast.unparse(tgt)
+            v = self.expr_static_or_none(tgt)
+            if v is not None and isinstance(v.value, Intrinsic) or text.startswith("cuda."):
+                raise self.err(tgt, f"`{text} = ...` assigns to {text}, which is read-only: the thread's "
+                                    "and block's indices and sizes are set by the launch",
+                               "store the value in a variable of your own: i = ...; to change which "
+                               "element a thread works on, compute an index from cuda.threadIdx.x")
+            raise self.err(tgt, f"`{text} = ...` sets an attribute; kernels can only assign to variables "
+                                "and to array elements",
+                           "write a variable (x = ...) or an array element (out[i] = ...)")
         else:
-            raise self.err(tgt, f"cannot assign to {type(tgt).__name__}")
+            raise self.err(tgt, f"cannot assign to {type(tgt).__name__} (`{ast.unparse(tgt)} = ...`)",
+                           "assign to a variable (x = ...) or an array element (out[i] = ...)")
 
     def stmt_AugAssign(self, node):
         op = _BINOP.get(type(node.op))
@@ -344,6 +364,11 @@ class Lowerer(ast.NodeVisitor):
             if isinstance(v, Static) and v.value is None:
                 v = None
             val = None if v is None else self.scalar(v, node.value)
+            if val is not None and not self.prefix and len(self.inline_stack) <= 1:
+                raise self.err(node, f"a kernel cannot return a value (`return {ast.unparse(node.value)}`): "
+                                     "a launch has no result but the arrays it writes",
+                               "write the result into an output array, e.g. out[i] = ..., then `return` "
+                               "(or nothing)")
         self.out.append(Return(self.loc(node), val))
 
     # -- expressions -------------------------------------------------------
@@ -360,9 +385,37 @@ class Lowerer(ast.NodeVisitor):
             return "a tuple"
         if isinstance(v, ShapeOf):
             return "an array shape"
+        if isinstance(v, Static) and isinstance(v.value, Intrinsic):
+            return v.value.path.replace("builtin.", "").replace("cast.", "")
+        if isinstance(v, Static) and isinstance(v.value, DeviceFunction):
+            return f"the device function {getattr(v.value.py_func, '__name__', '?')}"
         if isinstance(v, Static):
             return f"{v.value!r}"
+        if isinstance(v, ArrayMod):
+            return v.path
         return "this value"
+
+    def not_a_value_error(self, node, v, context="", text=None):
+        """The DSLError for a name that is not one number where one is needed: a Dim3 without
+        .x, a function not called, a tuple, a shape."""
+        what = self.describe(v)
+        if text is None:
+            text = ast.unparse(node) if isinstance(node, ast.AST) else what
+        subject = f"`{what}`" if text == what and not context else f"`{context}{text}` uses {what}, which"
+        if isinstance(v, Static) and isinstance(v.value, Intrinsic) and v.value.path in DIM3:
+            return self.err(node, f"{subject} holds three numbers (.x, .y, .z), where one number is needed",
+                            f"pick one component: {what}.x (or .y, .z)")
+        if isinstance(v, Static) and isinstance(v.value, (Intrinsic, DeviceFunction)):
+            return self.err(node, f"`{context}{text}` uses the function {what} itself, not a value it "
+                                  "computes", f"call it: {what}(...)")
+        if isinstance(v, (TupleVal, ShapeOf)):
+            return self.err(node, f"`{context}{text}` is {what}, several numbers, where one number is needed",
+                            "unpack it (a, b = ...) or index it with a constant (t[0], a.shape[0])")
+        if isinstance(v, ArrayMod):
+            return self.err(node, f"`{context}{text}` names the namespace {what}, not a value",
+                            f"call one of its functions, e.g. {what}.array(shape, dtype)"
+                            if v.path in ("cuda.shared", "cuda.local") else None)
+        return self.err(node, f"`{context}{text}`: {what} cannot be used as a single value here")
 
     def scalar(self, v, node):
         """An operand usable as an instruction argument."""
@@ -370,12 +423,9 @@ class Lowerer(ast.NodeVisitor):
             return v
         if isinstance(v, Static) and isinstance(v.value, (bool, int, float, np.number, np.bool_)):
             return Const(v.value, T.typeof_value(v.value))
-        if isinstance(v, Static) and isinstance(v.value, Intrinsic):
-            raise self.err(node, f"{v.value.path.replace('builtin.', '')} is not a value here",
-                           "did you forget to call it, or the .x/.y/.z?")
         if isinstance(v, Static) and v.value is None:
             raise self.err(node, "None is not a value in kernels")
-        raise self.err(node, f"{self.describe(v)} cannot be used as a single value here")
+        raise self.not_a_value_error(node, v)
 
     def truth(self, v, node):
         v = self.scalar(v, node)
@@ -406,7 +456,12 @@ class Lowerer(ast.NodeVisitor):
             return self.var(node.id)
         found, obj = lookup(self.py, node.id)
         if not found:
-            raise self.err(node, f"name {node.id!r} is not defined")
+            near = difflib.get_close_matches(node.id, sorted(self.locals), n=1)
+            raise self.err(node, f"name {node.id!r} is not defined: the kernel reads it, but neither the "
+                                 "kernel nor its module assigns it",
+                           (f"did you mean {near[0]!r}? " if near else "") +
+                           f"assign it first in the kernel, define it at module level ({node.id} = ...), "
+                           "or pass it as a kernel argument")
         c = classify(obj)
         self.note_global(node, obj, c)
         if c is None:

@@ -22,15 +22,39 @@ def _ty(env, v):
     return env.get(v)
 
 
-def _need_scalar(t, ins, what="operand"):
+_OP_WORDS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+             "pow": "**", "neg": "unary -", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
+             "ne": "!=", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+             "min": "min()", "max": "max()", "abs": "abs()", "cast": "a cast", "truth": "a condition",
+             "select": "a conditional expression", "copy": "an assignment"}
+
+
+def _user_name(v):
+    """The user's name for an IR value ('k.x' -> 'x'), or None for a temporary."""
+    if not isinstance(v, str) or "%" in v:
+        return None
+    return v.split(".")[-1]
+
+
+def _need_scalar(t, ins, what="operand", arg=None):
     if isinstance(t, T.ArrayType):
-        raise TypingError(f"an array cannot be used as a number in '{ins.op}'", ins.loc,
-                          "index it: a[i]")
+        name = _user_name(ins.args[arg]) if arg is not None and arg < len(ins.args) else None
+        who = f"{name!r} is a whole array" if name else "a whole array is used"
+        if ins.op == "st":
+            target = _user_name(ins.args[0]) or "out"
+            raise TypingError(f"{who}, stored into one element of {target!r}: an element holds one number",
+                              ins.loc, f"store one element at a time: {target}[i] = "
+                              f"{name or 'a'}[i]")
+        op = (f"math.{ins.attrs.get('fn')}()" if ins.op == "math" else
+              _OP_WORDS.get(ins.op, repr(ins.op)))
+        raise TypingError(f"{who} where {op} needs a number: kernels have no whole-array arithmetic, "
+                          "each thread computes single elements", ins.loc,
+                          f"index it: {name or 'a'}[i], with i = cuda.grid(1) (one element per thread)")
 
 
 def _scalars(ins, tys):
-    for t in tys:
-        _need_scalar(t, ins)
+    for k, t in enumerate(tys):
+        _need_scalar(t, ins, arg=k)
 
 
 def _rule_array_alloc(ins, tys, env):
@@ -126,7 +150,7 @@ def _rule_st(ins, tys, env):
         raise TypingError(f"cannot store into a value of type {arr}", ins.loc)
     if arr.space == "const":
         raise TypingError("constant arrays are read-only", ins.loc)
-    _need_scalar(tys[1], ins)
+    _need_scalar(tys[1], ins, arg=1)
     _check_index(ins, arr, tys[2:])
     return None
 
@@ -209,13 +233,18 @@ def type_instr(ins: Instr, env):
 
 
 def _check_index(ins, arr, idx_tys):
+    name = _user_name(ins.args[0]) or "the array"
     if len(idx_tys) != arr.ndim:
-        raise TypingError(f"{arr} indexed with {len(idx_tys)} indices; it has {arr.ndim} dimension(s)",
-                          ins.loc)
+        n = arr.ndim
+        shown = f"{name}[{', '.join('ijk'[:n]) if n <= 3 else '...'}]"
+        raise TypingError(f"{name!r} is a {n}-d array ({arr}) but is indexed with {len(idx_tys)} "
+                          f"ind{'ex' if len(idx_tys) == 1 else 'ices'}", ins.loc,
+                          f"use one index per dimension: {shown}")
     for t in idx_tys:
         if not (T.is_int(t) or T.is_bool(t)):
-            raise TypingError(f"array index must be an integer, not {t}", ins.loc,
-                              "convert with int32(...) or use //")
+            raise TypingError(f"an index of {name!r} is a {t}, and array indices must be integers "
+                              "(`/` always gives a float)", ins.loc,
+                              "divide with // (i // 2), or convert: int32(x)")
 
 
 def _assign(env, name, t, loc, what):

@@ -71,39 +71,39 @@ def section(rep):
     """The "Memory" section of print(rep): one row per level and operation that moved bytes."""
     lv = rep.bytes_by_level
     ex = rep.extras.get("memory", {})
-    head = (f"  {'level':<10}{'op':<7}{'requests':>13}{'sectors':>14}{'/req':>7}{'bytes':>13}"
+    head = (f"  {'level':<10}{'op':<7}{'requests':>13}{'sectors':>14}{'wavefronts':>12}{'/req':>7}{'bytes':>13}"
             f"{'useful':>8}{'hit rate':>10}")
     rows = ["Memory (bytes moved at each level; see docs/memory.md)", head]
     for op in ("ld", "st", "atom"):
         r = lv["shared"][op]
         if r["requests"]:
-            rows.append(f"  {'shared':<10}{op:<7}{_n(r['requests']):>13}{_n(r['wavefronts']):>14}"
+            rows.append(f"  {'shared':<10}{op:<7}{_n(r['requests']):>13}{'':>14}{_n(r['wavefronts']):>12}"
                         f"{r['wavefronts'] / r['requests']:>7.2f}{_b(r['bytes']):>13}{'':>8}{'':>10}"
-                        f"   wavefronts; {_n(r['bank_conflicts'])} bank conflicts")
+                        f"   {_n(r['bank_conflicts'])} bank conflicts")
     for key, name, op in (("global_ld", "L1", "ld"), ("global_st", "L1", "st"), ("global_atom", "L1", "atom"),
                           ("global_red", "L1", "red"),
                           ("local_ld", "L1 local", "ld"), ("local_st", "L1 local", "st")):
         r = lv["L1"][key]
         if r["requests"]:
             hit = "" if op in ("atom", "red") else f"{r['hit_rate_pct']:.1f} %"
-            rows.append(f"  {name:<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}"
+            rows.append(f"  {name:<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}{'':>12}"
                         f"{r['sectors_per_request']:>7.2f}{_b(r['bytes']):>13}"
                         f"{_pct(r['bytes_requested'], r['bytes']):>7.0f}%{hit:>10}")
     for op in ("read", "write", "atom"):
         r = lv["L2"][op]
         if r["sectors"]:
-            rows.append(f"  {'L2':<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}"
+            rows.append(f"  {'L2':<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}{'':>12}"
                         f"{r['sectors'] / r['requests']:>7.2f}{_b(r['bytes']):>13}{'':>8}{r['hit_rate_pct']:>8.1f} %")
     if lv["L2"]["bytes"]:
-        rows.append(f"  {'L2':<10}{'all':<7}{'':>13}{'':>14}{'':>7}{_b(lv['L2']['tag_bytes']):>13}"
+        rows.append(f"  {'L2':<10}{'all':<7}{'':>13}{'':>14}{'':>12}{'':>7}{_b(lv['L2']['tag_bytes']):>13}"
                     f"   look-ups in both L2 partitions (lts__t_bytes)")
     d = lv["DRAM"]
-    rows.append(f"  {'HBM':<10}{'read':<7}{'':>13}{'':>14}{'':>7}{_b(d['read_bytes']):>13}")
-    rows.append(f"  {'HBM':<10}{'write':<7}{'':>13}{'':>14}{'':>7}{_b(d['write_bytes']):>13}"
+    rows.append(f"  {'HBM':<10}{'read':<7}{'':>13}{'':>14}{'':>12}{'':>7}{_b(d['read_bytes']):>13}")
+    rows.append(f"  {'HBM':<10}{'write':<7}{'':>13}{'':>14}{'':>12}{'':>7}{_b(d['write_bytes']):>13}"
                 f"   + {_b(d['dirty_bytes_in_l2_at_end'])} still dirty in L2 at the end")
     c = lv["const"]
     if c["requests"]:
-        rows.append(f"  {'const':<10}{'ld':<7}{_n(c['requests']):>13}{_n(c['serialized_accesses']):>14}"
+        rows.append(f"  {'const':<10}{'ld':<7}{_n(c['requests']):>13}{'':>14}{_n(c['serialized_accesses']):>12}"
                     f"{c['serialized_accesses'] / c['requests']:>7.2f}{_b(c['bytes']):>13}   addresses served one per pass")
     if ex.get("blocks_counted", 0) < ex.get("blocks", 0):
         rows.append(f"  counted for {_n(ex['blocks_counted'])} of {_n(ex['blocks'])} blocks (the rest were not executed)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
+from ..exec.budget import LaunchWatch
 from ..exec.interp import Interpreter
 from ..exec.state import POISON, Chunk
 from ..sass.toolchain import compiled_path_available
@@ -30,8 +31,9 @@ class IRExecutor:
     name = "ir"
 
     def run(self, program, launch, observers) -> int:
-        interp = Interpreter(program, launch.kernel_name, observers,
-                             max_loop_iterations=launch.max_loop_iterations,
+        watch = LaunchWatch(launch.budget, launch.kernel_name)
+        interp = Interpreter(program, launch.kernel_name, [*observers, watch],
+                             max_loop_iterations=launch.max_loop_iterations, watch=watch,
                              poison=getattr(launch, "poison", POISON))
         executed = 0
         for index, first, n in launch.chunks():

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import numbers
 import sys
+import warnings
 from dataclasses import dataclass, field
 
 from ..errors import KernelError, LaunchError
+from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
 from ..hardware import get_gpu
 from ..memory import MemoryModel
+from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..sanitize import Sanitizer, current_collector, parse_tools
 from ..timing import TimingModel
@@ -44,7 +47,8 @@ class Launch:
     bindings: dict = field(default_factory=dict)
     smem_layout: dict = field(default_factory=dict)
     registers_per_thread: int | None = None
-    max_loop_iterations: int = 1 << 22
+    max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
+    budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
     show_progress: bool = False
@@ -175,7 +179,8 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
 
 def make_report(k, info, counter, models, executed, sample):
     """The Report: instruction counts, launch facts, then each model's metrics."""
-    rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines))
+    rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines),
+                 qualname=getattr(getattr(k, "py_func", None), "__qualname__", k.name))
     rep.metrics.update(counter.metrics())
     rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
     fill = getattr(counter, "fill_report", None)          # the PTX path's counter: what ran
@@ -219,10 +224,19 @@ def prepare(ex, k, info, values):
         hook(k, info, values)
 
 
+def budget_of(budget, max_loop_iterations):
+    """launch's budget (exec.budget.as_budget); max_loop_iterations is deprecated."""
+    if max_loop_iterations is not None:
+        warnings.warn("max_loop_iterations is deprecated: loops without progress are stopped at once, "
+                      "and budget=simgpu.Budget(seconds=..., instructions=...) bounds a launch",
+                      DeprecationWarning, stacklevel=3)
+    return as_budget(budget)
+
+
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
-           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=1 << 22, progress=None,
+           chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=None, progress=None,
            registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,
-           check=None, poison=POISON):
+           budget=None, check=None, poison=POISON):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
@@ -248,7 +262,13 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         (``simgpu run --check``).
     poison: the byte shared and local memory start as: 0xFF (default: NaN for every float
         width, -1 for integers), any 0..255, or None for zeros.
+    budget: what the launch may spend before it is stopped as a runaway: a
+        ``simgpu.Budget(seconds=..., instructions=...)`` (default: 3600 s, 10**11 warp
+        instructions), a number of seconds, or False for no limit.  A loop whose deciding state
+        repeats is stopped at once whatever the budget (exec/budget.py).
+    max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
     """
+    budget = budget_of(budget, max_loop_iterations)
     ex = get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
@@ -266,9 +286,11 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         k, fn, values = specialise(kernel, grid, block, args)
         info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
     info.poison = poison
+    info.budget = budget
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
-    models = [m for m in (mm, tm) if m is not None]        # fill_report: memory first, then timing
+    pt = PerThreadCounts() if memory else None              # report.per_thread (learners' scores)
+    models = [m for m in (pt, mm, tm) if m is not None]    # fill_report: memory first, then timing
     san = Sanitizer(tools, k.name) if tools else None
     obs = [counter, *models, *observers] + ([san] if san is not None else [])
     for o in obs:

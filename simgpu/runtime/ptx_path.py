@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import KernelError, LaunchError, SimGPUError
+from ..errors import DSLError, KernelError, LaunchError, SimGPUError
+from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
+from ..frontend.lint import warn_lint
 from ..ir.nodes import Loc
 from ..memory import MemoryModel
 from ..ptx.args import flatten_args
@@ -46,6 +48,7 @@ from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
+from .binding import bind_args
 from .ptx_binding import kernel_args
 
 _KIND = {"load": "ld", "store": "st", "atomic": "atom"}
@@ -167,8 +170,9 @@ class SassInstCounter(Observer):
         c, lane = self.chunk, int(lanes[0])
         blk = c.block_of(lane) if c is not None else None
         thr = c.thread_of(lane) if c is not None else None
-        raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations; "
-                          f"a runaway loop?)", loc=loc, kernel=self.kernel, block=blk, thread=thr)
+        raise KernelError(f"loop ran more than {self.max_steps} iterations (max_loop_iterations, "
+                          "deprecated: use budget=simgpu.Budget(...))", loc=loc, kernel=self.kernel,
+                          block=blk, thread=thr)
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
@@ -338,6 +342,7 @@ class _Adapter:
         self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
         self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
         self._lanes = self._warps = self._full = None
+        self.loops = None           # PtxLoopWatch: runaway loops and the launch's budget
 
     def instruction(self, ev):
         lanes = ev.lanes
@@ -345,6 +350,8 @@ class _Adapter:
             w = lanes >> 5
             self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1]))) if len(w) else 0
         self.counter.count(ev.line, ev.opcode, lanes, self._warps)
+        if self.loops is not None:
+            self.loops.step(ev, self._warps)
         for f in self.raw_instr:
             f(ev)
 
@@ -433,6 +440,7 @@ class PTXExecutor:
         """Compile for the launch's GPU; set the launch's registers and shared memory from
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
+        warn_lint(program.py_func)          # mistakes numba compiles (a barrier not called)
         try:
             ck = self.compile_program(program, args, cc_for(launch.gpu))
         except ToolFailedError as e:
@@ -442,9 +450,16 @@ class PTXExecutor:
         except Exception as e:
             if type(e).__module__.startswith("numba"):
                 note_kernel_location(e, program.py_func)
+                note_learner_reading(e, program, values)
                 raise               # numba's typing/lowering errors reach the user unchanged
-            raise LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
-                              f"{type(e).__name__}: {e}") from e
+            mine = learner_error(program, values)
+            if mine is not None and type(e) in (TypeError, NotImplementedError, AttributeError):
+                raise mine from e   # numba's Python failed outside its typing: say what was written
+            err = LaunchError(f"executor='ptx': compiling {program.name} with numba-cuda failed: "
+                              f"{type(e).__name__}: {e}")
+            if mine is not None:
+                err.add_note(f"simgpu's reading of this mistake: {mine}")
+            raise err from e
         check_externs(ck, program.name)
         res = ck.resources
         facts = SassFacts(ck, program.py_func.__code__.co_filename)
@@ -499,12 +514,14 @@ class PTXExecutor:
                 adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
+        loops, watch = PtxLoops(image), LaunchWatch(getattr(launch, "budget", None), launch.kernel_name)
         executed = 0
         for index, first, n in launch.chunks():
             chunk = Chunk(first, n, launch.block, launch.grid, index=index)
             for o in observers:
                 o.chunk_begin(chunk)
             ad = _Adapter(st.facts, counter, exec_obs, chunk, launch.handles, raw)
+            ad.loops = PtxLoopWatch(loops, watch)
             ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
             ex.counter = counter
             ex.run()
@@ -611,6 +628,44 @@ def note_kernel_location(exc, py_func):
                  f"    (location added by simgpu.runtime: numba's message above lacks it)")
 
 
+def _host_values(values):
+    if values is None:
+        return None
+    out = []
+    for v in values:
+        if isinstance(v, tuple):
+            out.append(tuple(_host_values(v)))
+        else:
+            out.append(getattr(v, "host", v))
+    return out
+
+
+def learner_error(program, values):
+    """simgpu's own reading of a kernel numba-cuda refused: the DSLError/TypingError that the
+    IR frontend gives for the same kernel and arguments (it says what was written and what
+    to write instead), or None where the frontend accepts it or cannot tell."""
+    args = _host_values(values)
+    if args is None or not hasattr(program, "lower"):
+        return None
+    try:
+        fn = program.lower()
+        types_, _ = bind_args(fn, program.name, args)
+        program.specialize(types_)
+    except DSLError as e:           # TypingError is a DSLError
+        return e
+    except Exception:               # noqa: BLE001 - the frontend's own limits: no reading
+        return None
+    return None
+
+
+def note_learner_reading(exc, program, values):
+    """numba's error, unchanged, with simgpu's reading of the mistake as a note at its end
+    (where a reader of a traceback looks first)."""
+    mine = learner_error(program, values)
+    if mine is not None and hasattr(exc, "add_note"):
+        exc.add_note(f"simgpu's reading of this mistake: {mine}")
+
+
 def check_shared_memory(launch, static, dynamic, name):
     """ptxas' static shared memory against the static limit; static + dynamic (the launch's
     shared_bytes) against the per-block limit with opt-in."""
@@ -629,3 +684,195 @@ def launch_args(launch):
     """The kernel's arguments in parameter order: the working arrays the binding made (the
     user's arrays or C-contiguous copies, copied back by binding.copy_back), scalars, tuples."""
     return kernel_args(launch.fn, launch.bindings)
+
+
+# -- runaway loops on the compiled path (exec/budget.py says what and why) -------------------
+_NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
+                     "fence", "call", "prefetch", "prefetchu", "discard", "nanosleep", "pmevent",
+                     "cp", "griddepcontrol", "setmaxnreg"))
+_MEM_READ = frozenset(("ld", "ldu", "atom", "tex", "tld4", "suld", "ldmatrix"))
+_MEM_WRITE = frozenset(("st", "atom", "red", "sust", "sured", "call", "stmatrix"))
+_INVARIANT_SPACES = ("param", "const")
+
+
+def _regs_of(op, out):
+    """The register names an operand mentions (addresses, pairs, vectors, negations)."""
+    if not isinstance(op, tuple) or not op:
+        if isinstance(op, list):
+            for x in op:
+                _regs_of(x, out)
+        return out
+    k = op[0]
+    if k == "reg":
+        out.add(op[1])
+    elif k in ("pair", "not"):
+        for x in op[1:]:
+            _regs_of(x, out)
+    elif k in ("vec", "list"):
+        for x in op[1]:
+            _regs_of(x, out)
+    elif k == "addr":
+        _regs_of(op[1], out)
+    return out
+
+
+class PtxLoop:
+    """One loop of the linked program: pcs [head, end] of one function; its deciding
+    registers (every branch's guard in it, closed over what computes them in the loop), and
+    whether they read memory / the loop writes memory (then the whole state must repeat)."""
+
+    def __init__(self, image, head, end):
+        linked = image.linked
+        code, fn = linked.code, linked.func_of[head]
+        self.head, self.end, self.fn = head, end, fn
+        pcs = [pc for pc in range(head, end + 1) if linked.func_of[pc] == fn]
+        deps, seeds, reads = defaultdict(set), set(), set()
+        self.writes_memory = False
+        calls = any(code[pc].opcode == "call" for pc in pcs)    # a callee's return comes by .param
+        for pc in pcs:
+            ins = code[pc]
+            op = ins.opcode
+            g = {ins.guard[0]} if ins.guard else set()
+            if op in _MEM_WRITE:
+                self.writes_memory = True
+            if op in ("bra", "brx", "ret", "exit", "trap"):
+                seeds |= g
+                if op == "brx":
+                    _regs_of(ins.operands, seeds)
+                continue
+            writes = "red" in ins.mods if op in ("bar", "barrier") else op not in _NO_DST
+            if not writes or not ins.operands:     # bar.red (syncthreads_count & co.) writes
+                continue
+            dst = _regs_of(ins.operands[0], set())
+            src = _regs_of(ins.operands[1:], set()) | g
+            if ins.guard:           # a predicated write keeps the old value where the guard fails
+                src |= dst
+            invariant = op in ("ld", "ldu") and (
+                ("const" in ins.mods or "nc" in ins.mods) or ("param" in ins.mods and not calls))
+            memory = op in _MEM_READ and not invariant
+            for d in dst:
+                deps[d] |= src
+                if memory:
+                    reads.add(d)
+        state, todo = set(), list(seeds)
+        while todo:
+            r = todo.pop()
+            if r not in state:
+                state.add(r)
+                todo.extend(deps.get(r, ()))
+        self.deciding = sorted((fn, r) for r in state if r in deps)
+        self.reads_memory = bool(state & reads)
+        self.full = self.reads_memory and self.writes_memory
+        self.lines = sorted({code[pc].loc[1] for pc in pcs if code[pc].loc and code[pc].loc[1]})
+        locs = [code[pc].loc for pc in pcs if code[pc].loc and code[pc].loc[1]]
+        self.loc = None
+        if locs:
+            first = min(locs, key=lambda lc: lc[1])
+            self.loc = image.module.source(first)
+
+
+def _same_reg(a, b):
+    if a is None or b is None:
+        return a is b
+    if a.shape != b.shape:
+        if a.ndim and b.ndim:
+            return False
+        a, b = np.broadcast_arrays(a, b)
+    return a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+class _LoopRun:
+    __slots__ = ("loop", "n", "snap_n", "snap")
+
+    def __init__(self, loop):
+        self.loop, self.n, self.snap_n, self.snap = loop, 0, -1, None
+
+
+class PtxLoopWatch:
+    """Per chunk, fed every executed instruction by the adapter: which loops the running lanes
+    are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
+    no-progress check at visits 2, 3, 5, 9, ... and the launch's budget (exec.budget)."""
+
+    def __init__(self, loops, watch):
+        self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
+        self.stack = []
+
+    def step(self, ev, warps):
+        w = self.watch
+        w.instructions += warps
+        pc, st = ev.pc, self.stack
+        while st:
+            top = st[-1].loop
+            if top.head <= pc <= top.end or self.loops.func_of[pc] != top.fn:
+                break
+            st.pop()
+        if pc not in self.loops.heads:
+            return
+        if not st or st[-1].loop.head != pc:
+            st.append(_LoopRun(self.loops.get(pc)))
+        run = st[-1]
+        run.n += 1
+        n = run.n
+        if n > 1:
+            w.tick(run.loop.loc, n - 1, lambda: _where(ev))
+        check = run.snap_n == n - 1
+        snap = n & (n - 1) == 0
+        if check or snap:
+            state = self.state(run.loop, ev)
+            if check and len(state) == len(run.snap) and all(_same_reg(a, b) for a, b in zip(state, run.snap)):
+                self.stuck(run.loop, ev)
+            if snap:
+                run.snap_n, run.snap = n, state
+
+    def state(self, loop, ev):
+        ex = ev.executor
+        lanes = np.asarray(ev.lanes)
+        s = [lanes.copy()]
+        keys = sorted(ex.regs, key=str) if loop.full else loop.deciding
+        for k in keys:
+            a = ex.regs.get(k)
+            s.append(None if a is None else np.array(a, copy=True))
+        if loop.full:
+            s.append(str(keys))
+            pcs = ex.pc.copy()
+            pcs[lanes] = ev.pc
+            s += [pcs, ex.status.copy(), ex.depth.copy(), ex.shared.buf.copy(), ex.local.buf.copy()]
+        return [x if isinstance(x, np.ndarray) or x is None else np.frombuffer(x.encode(), np.uint8)
+                for x in s]
+
+    def stuck(self, loop, ev):
+        regs = [r for _, r in loop.deciding]
+        names = f"registers {', '.join(regs[:8])}{' ...' if len(regs) > 8 else ''}" if regs else \
+            "none of its registers change"
+        msg = no_progress_message(loop.loc, [], memory=loop.reads_memory)
+        blk, thr = _where(ev)
+        _, ls = loop_words(loop.loc)
+        raise RunawayLoopError(f"{msg} (compiled path: {names})",
+                               loc=f"{ls.file}:{ls.line}" if ls is not None else loop.loc,
+                               kernel=self.watch.kernel, block=blk, thread=thr)
+
+
+def _where(ev):
+    lanes = ev.lanes
+    return ev.ctx.where(int(lanes[0])) if len(lanes) else (None, None)
+
+
+class PtxLoops:
+    """The loops of an Image's linked program, by head pc: a branch back to a pc at or before
+    it in the same function (the layout puts every loop in one contiguous range)."""
+
+    def __init__(self, image):
+        linked = image.linked
+        self.image, self.func_of = image, linked.func_of
+        ends = {}
+        for pc, t in linked.target.items():
+            if t <= pc and linked.func_of[t] == linked.func_of[pc]:
+                ends[t] = max(ends.get(t, t), pc)
+        self.heads = ends
+        self._loops = {}
+
+    def get(self, head):
+        lp = self._loops.get(head)
+        if lp is None:
+            lp = self._loops[head] = PtxLoop(self.image, head, self.heads[head])
+        return lp

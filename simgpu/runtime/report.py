@@ -5,6 +5,7 @@ import html
 import json
 from dataclasses import dataclass, field
 
+from ..memory.per_thread import section_text as per_thread_text
 
 
 def _fmt(v):
@@ -15,6 +16,19 @@ def _fmt(v):
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
+
+
+def kernel_title(qualname):
+    """'map_test.<locals>.call' -> 'map_test'; 'Net.forward' -> 'Net.forward'; 'saxpy' -> 'saxpy'."""
+    q = str(qualname)
+    if ".<locals>." in q:
+        return q.split(".<locals>.")[-2].split(".")[-1] if q.count(".<locals>.") > 1 else \
+            q.split(".<locals>.")[0].split(".")[-1]
+    return q
+
+
+def _t(s):
+    return f"{s * 1e3:,.3f} ms" if s >= 1e-3 else f"{s * 1e6:,.2f} us"
 
 
 @dataclass
@@ -30,6 +44,8 @@ class Report:
     bytes_by_level: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
     sanitizer: object = None            # launch(check=...): simgpu.sanitize.SanitizerReport
+    qualname: str = ""                                  # the Python function's __qualname__
+    per_thread: object = None                           # memory.per_thread.PerThread (memory on)
 
     # -- data views ------------------------------------------------------------
     @property
@@ -64,12 +80,73 @@ class Report:
                 f.write(s)
         return s
 
+    @property
+    def title(self):
+        """The kernel as the user wrote it: a closure kernel (``map_test.<locals>.call``) is
+        titled by the function that makes it (``map_test``), a method by its class."""
+        return kernel_title(self.qualname or self.kernel)
+
+    @property
+    def n_blocks(self):
+        g = self.grid
+        return g[0] * g[1] * g[2]
+
+    @property
+    def warps(self):
+        b = self.block
+        return self.n_blocks * -(-(b[0] * b[1] * b[2]) // 32)
+
+    @property
+    def small_launch(self):
+        """True when the launch fills less than one wave (fewer blocks than the GPU holds at
+        once): its time is latency, not throughput, and GPU-wide figures mislead."""
+        t = self.extras.get("timing")
+        if t is not None:
+            return t.plan.full_waves == 0
+        wave = self.extras.get("memory", {}).get("wave_blocks")      # the memory model's waves
+        return self.n_blocks < (wave or getattr(self.gpu, "sm_count", 1))
+
     # -- text ------------------------------------------------------------------
     def header(self):
         g = "x".join(map(str, self.grid))
         b = "x".join(map(str, self.block))
-        return (f"simgpu report: {self.kernel}  on {self.gpu.name}\n"
+        title = self.title
+        made = ""
+        if title != self.kernel:
+            made = f"  (kernel {self.kernel!r}, defined in {title})"
+        text = (f"simgpu report: {title}  on {self.gpu.name}{made}\n"
                 f"  launch: grid {g} x block {b} = {self.threads:,} threads")
+        if self.small_launch:
+            text += f" in {self.warps:,} warp{'s' if self.warps != 1 else ''}: less than one wave"
+        return text
+
+    def small_timing_section(self):
+        """The Timing section of a launch smaller than one wave: what matters at that size."""
+        r = self.extras["timing"]
+        plan, occ = r.plan, r.occupancy
+        tpb = self.block[0] * self.block[1] * self.block[2]
+        wpb = -(-tpb // 32)
+        sms = plan.main_active_sms
+        stalls = ", ".join(f"{k.replace('_', ' ')} {100 * v:.0f}%" for k, v in
+                           sorted(r.stalls.items(), key=lambda kv: -kv[1]) if v >= 0.005)
+        lanes = f"{tpb % 32} of 32 lanes busy in the last warp of each block; " if tpb % 32 else ""
+        return "\n".join([
+            "Timing (predicted; a launch smaller than one wave: its time is latency; see docs/timing.md)",
+            f"  predicted time                            {_t(r.time_s)}   ({r.cycles:,.0f} cycles at "
+            f"{r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch overhead)",
+            f"  where the time goes                       {stalls or 'issuing'}"
+            f"{'  (each warp waits; too few warps to hide it)' if stalls else ''}",
+            f"  SMs busy                                  {sms} of {self.gpu.sm_count}"
+            f" ({self.n_blocks:,} block{'s' if self.n_blocks != 1 else ''}; one SM holds up to "
+            f"{occ.blocks_per_sm} such blocks)",
+            f"  warps                                     {self.warps:,} ({wpb} per block; {lanes}"
+            f"an SM runs up to {self.gpu.max_warps_per_sm} warps)",
+            "  (a GPU-wide view -- throughput, occupancy, roofline, bottleneck -- says little at this "
+            "size; it is in rep.metrics)",
+        ])
+
+    def per_thread_section(self):
+        return per_thread_text(self.per_thread, self.source) if self.per_thread is not None else None
 
     def instruction_section(self):
         m = self.metrics
@@ -96,19 +173,36 @@ class Report:
 
     def __str__(self):
         parts = [self.header()]
+        small = self.small_launch
         for title, fn in self.sections:
-            parts.append(fn(self))
+            if small and title == "Timing" and "timing" in self.extras:
+                parts.append(self.small_timing_section())
+            else:
+                parts.append(fn(self))
+        pt = self.per_thread_section()
+        if pt:
+            parts.append(pt)
         parts.append(self.instruction_section())
         if self.sanitizer is not None:
             parts.append(str(self.sanitizer))
         return "\n\n".join(parts)
 
     def __repr__(self):
-        return f"<simgpu.Report {self.kernel} grid={self.grid} block={self.block} on {self.gpu.name}>"
+        return f"<simgpu.Report {self.title} grid={self.grid} block={self.block} on {self.gpu.name}>"
+
+    def _per_thread_html(self):
+        """The per-thread scores as a small table, first in a notebook."""
+        pt = self.per_thread
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td style='text-align:right'>{mx:,}</td>"
+                       f"<td style='text-align:right'>{mean:,.2f}</td></tr>"
+                       for k, (mx, mean) in (pt.summary().items() if pt is not None else ()))
+        return (f"<table><tr><th>per thread</th><th>max</th><th>mean</th></tr>{rows}</table>"
+                if rows else "")
 
     def _repr_html_(self):
         rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td></tr>"
                        for k, v in self.metrics.items() if isinstance(v, (int, float)))
-        return (f"<div><b>simgpu report: {html.escape(self.kernel)}</b> on {html.escape(self.gpu.name)}"
+        return (f"<div><b>simgpu report: {html.escape(self.title)}</b> on {html.escape(self.gpu.name)}"
+                f"{self._per_thread_html()}"
                 f"<pre>{html.escape(str(self))}</pre>"
                 f"<details><summary>all metrics</summary><table>{rows}</table></details></div>")

@@ -1,0 +1,334 @@
+"""Runaway loops: a launch's budget, and loops that make no progress.
+
+Two guards, on both execution paths (the IR interpreter here, the compiled path in
+runtime/ptx_path.py):
+
+* **No progress.**  A loop whose *deciding state* is the same after an iteration as before it
+  runs forever, and is stopped at once.  The deciding state is every value that the loop's
+  control flow depends on (its condition, every branch inside it) closed over the values they
+  are computed from inside the loop.  Values defined before the loop do not change in it.  If
+  that state reads memory, it is only trusted when the loop writes no memory; otherwise the
+  whole state the loop defines (and the block's shared and the thread's local memory) must
+  repeat: then every store repeats the previous iteration's, so memory repeats too.  Checked at
+  iterations 1, 2, 3, 5, 9, 17, ... (after a snapshot at each power of two), so a loop stuck
+  from the start is stopped at its second iteration and the check costs O(log n) copies.
+  Launches run blocks in lock-step here, so a spin-wait on a value another thread would
+  write later is, in this simulator, a loop without progress too: the message says so.
+* **Budget.**  A per-launch wall-clock and instruction budget (``simgpu.Budget``), shown in
+  the error and raised with ``simgpu.launch(..., budget=simgpu.Budget(seconds=..,
+  instructions=..))``.  Loops that change their state forever (``i += 2`` past ``n``) end here.
+  After ``NOTICE_S`` seconds a launch says on stderr that it is still running, and where.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KernelError
+from ..frontend.loops import loop_at
+from ..ir.nodes import Break, Call, Continue, If, Instr, Loop, Return
+from .state import ArrayHandle, Observer
+
+NOTICE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one launch may spend before simgpu stops it as a runaway.
+
+    seconds: wall-clock seconds of simulation (None: no limit).
+    instructions: warp-level instructions executed (one instruction by one warp; the compiled
+        path counts PTX instructions, the IR path IR operations; None: no limit)."""
+    seconds: float | None = 3600.0
+    instructions: int | None = 10 ** 11
+
+    def __post_init__(self):
+        for name in ("seconds", "instructions"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or v <= 0):
+                raise ValueError(f"Budget({name}={v!r}): a positive number, or None for no limit")
+
+    def __str__(self):
+        s = "no time limit" if self.seconds is None else f"{self.seconds:g} s"
+        i = "no instruction limit" if self.instructions is None else f"{self.instructions:,} warp instructions"
+        return f"{s}, {i}"
+
+
+DEFAULT_BUDGET = Budget()
+UNLIMITED = Budget(None, None)
+
+
+def as_budget(budget):
+    """launch(budget=...): a Budget, None (the default budget), False (no limit), a number
+    (seconds) or a dict of Budget's fields."""
+    if budget is None:
+        return DEFAULT_BUDGET
+    if budget is False:
+        return UNLIMITED
+    if isinstance(budget, Budget):
+        return budget
+    if isinstance(budget, dict):
+        return Budget(**budget)
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        return Budget(seconds=budget)
+    raise ValueError(f"budget={budget!r}: use simgpu.Budget(seconds=..., instructions=...)")
+
+
+class RunawayLoopError(KernelError):
+    """A loop whose deciding state repeats: it would never end."""
+
+
+class BudgetExceededError(KernelError):
+    """The launch spent its wall-clock or instruction budget."""
+
+
+def _src(loc):
+    """(file, line) of a Loc, a 'file:line' string or None."""
+    if loc is None:
+        return None, 0
+    if isinstance(loc, str):
+        f, _, ln = loc.rpartition(":")
+        return (f, int(ln)) if ln.isdigit() else (loc, 0)
+    return loc.file, loc.line
+
+
+def loop_words(loc):
+    """'the loop at f.py:12 (`while step < n:`)' and its LoopSource (or None)."""
+    f, ln = _src(loc)
+    ls = loop_at(f, ln)
+    if ls is None:
+        return (f"the loop at {f}:{ln}" if f else "a loop"), None
+    return f"the loop at {ls.file}:{ls.line} (`{ls.header}`)", ls
+
+
+class LaunchWatch(Observer):
+    """One launch's budget: wall clock and instructions, checked at every loop iteration.
+    On the IR path it is an observer that counts the warps of each executed instruction; the
+    compiled path's adapter adds its counts to ``instructions`` itself."""
+
+    def __init__(self, budget, kernel, stream=None):
+        self.budget = as_budget(budget)
+        self.kernel = kernel
+        self.t0 = time.monotonic()
+        self.instructions = 0
+        self.next_notice = self.t0 + min(NOTICE_S, self.budget.seconds or NOTICE_S)
+        self.stream = stream
+
+    def inst(self, ins, m):
+        self.instructions += m.n_warps
+
+    def tick(self, loc, iterations, where=None):
+        """At a loop's back edge: stop the launch if it spent its budget."""
+        b = self.budget
+        if b.instructions is not None and self.instructions > b.instructions:
+            self.exceeded(f"{self.instructions:,} warp instructions (its budget: {b.instructions:,})",
+                          loc, iterations, where)
+        now = time.monotonic()
+        if now >= self.next_notice:
+            if b.seconds is not None and now - self.t0 > b.seconds:
+                self.exceeded(f"{now - self.t0:.0f} s (its budget: {b.seconds:g} s)", loc, iterations, where)
+            self.notice(now, loc, iterations)
+            self.next_notice = now + (NOTICE_S if b.seconds is None else min(NOTICE_S, max(
+                0.5, self.t0 + b.seconds - now)))
+
+    def notice(self, now, loc, iterations):
+        words, _ = loop_words(loc)
+        (self.stream or sys.stderr).write(
+            f"simgpu: kernel {self.kernel!r} still running after {now - self.t0:.0f} s: {words} has run "
+            f"{iterations:,} iterations ({self.instructions:,} warp instructions so far; budget "
+            f"{self.budget}; Ctrl-C stops it)\n")
+
+    def exceeded(self, spent, loc, iterations, where):
+        words, _ = loop_words(loc)
+        where = where() if where is not None else (None, None)
+        raise BudgetExceededError(
+            f"stopped: the launch ran {spent}, last in {words} after {iterations:,} iterations of it. "
+            "If the loop is meant to run this long, raise the launch's budget: "
+            "simgpu.launch(..., budget=simgpu.Budget(seconds=..., instructions=...)) (budget=False: "
+            "no limit); if not, check that the loop's condition can become false",
+            loc=f"{_src(loc)[0]}:{_src(loc)[1]}" if _src(loc)[0] else None, kernel=self.kernel,
+            block=where[0], thread=where[1])
+
+
+def no_progress_message(loc, names, values=None, memory=False):
+    """The words of a RunawayLoopError: the loop, the variables that did not change."""
+    words, ls = loop_words(loc)
+    if ls is not None and ls.cond_names:
+        shown = list(ls.cond_names)
+    else:
+        shown = list(names)
+    if values:
+        shown = [f"{n} = {values[n]}" if n in values else n for n in shown]
+    var = ", ".join(shown) if shown else "its variables"
+    msg = (f"{words} makes no progress: after an iteration, the values that decide whether it goes on "
+           f"({var}) are the same as before it, so it would run forever. Stopped at once")
+    if ls is not None and ls.kind == "while":
+        cand = [n for n in ls.cond_names if n not in ls.assigned and n in ls.local_names]
+        if cand:
+            msg += (f"; the loop never assigns {', '.join(cand)}: did you forget to update "
+                    f"{'it' if len(cand) == 1 else 'one of them'} (e.g. `{cand[0]} += 1` or "
+                    f"`{cand[0]} *= 2`) in the loop body?")
+    if memory:
+        msg += ("; it waits on memory that nothing changes while it runs (simgpu runs a block's "
+                "threads in lock-step: a spin-wait on another thread or block never ends here)")
+    return msg
+
+
+# -- the IR path ------------------------------------------------------------------------------
+def _names_in(v, out):
+    if isinstance(v, str):
+        out.add(v)
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            _names_in(x, out)
+
+
+class IRLoopFacts:
+    """What the no-progress check needs of one IR Loop: the names it defines, its deciding
+    state, and whether that state reads memory / the loop writes memory."""
+
+    def __init__(self, loop):
+        defs, instrs, conds = set(), [], set()
+        _names_in(loop.cond, conds)
+        self._walk(loop.cond_body + loop.body, defs, instrs, conds)
+        self.defined = defs
+        deps = {}                                   # name -> names its definitions read
+        self.reads_memory_defs = set()
+        self.writes_memory = False
+        for ins, extra in instrs:
+            if ins.op in ("st", "atomic"):
+                self.writes_memory = True
+            if ins.dst is not None:
+                d = deps.setdefault(ins.dst, set())
+                _names_in(ins.args, d)
+                d |= extra
+                if ins.op in ("ld", "atomic"):
+                    self.reads_memory_defs.add(ins.dst)
+        state, todo = set(), [n for n in conds]
+        while todo:
+            n = todo.pop()
+            if n in state:
+                continue
+            state.add(n)
+            todo.extend(deps.get(n, ()))
+        self.state = sorted(n for n in state if n in defs)
+        self.reads_memory = bool(state & self.reads_memory_defs)
+        self.all_defined = sorted(defs)
+
+    def _walk(self, stmts, defs, instrs, conds, ctrl=frozenset()):
+        for s in stmts:
+            if isinstance(s, Instr):
+                if s.dst is not None:
+                    defs.add(s.dst)
+                instrs.append((s, ctrl))
+            elif isinstance(s, If):
+                c = set()
+                _names_in(s.cond, c)
+                conds |= c
+                self._walk(s.then, defs, instrs, conds, ctrl | c)
+                self._walk(s.orelse, defs, instrs, conds, ctrl | c)
+            elif isinstance(s, Loop):
+                c = set()
+                _names_in(s.cond, c)
+                _names_in(s.range_args, c)
+                conds |= c
+                if s.range_var is not None:
+                    defs.add(s.range_var)
+                    instrs.append((Instr("copy", s.range_var, tuple(s.range_args), s.loc), ctrl))
+                self._walk(s.cond_body, defs, instrs, conds, ctrl)
+                self._walk(s.body, defs, instrs, conds, ctrl | c)
+            elif isinstance(s, Call):
+                inner = []
+                self._walk(s.body, defs, inner, conds, ctrl)
+                instrs.extend(inner)
+                if s.ret is not None:
+                    defs.add(s.ret)
+                    rets = set()
+                    for st in _returns(s.body):
+                        _names_in(st.value, rets)
+                    instrs.append((Instr("copy", s.ret, tuple(rets), s.loc), ctrl))
+            elif isinstance(s, (Break, Continue, Return)):
+                conds |= set(ctrl)
+                if isinstance(s, Return):
+                    _names_in(s.value, set())
+
+
+def _returns(stmts):
+    for s in stmts:
+        if isinstance(s, Return):
+            yield s
+        elif isinstance(s, If):
+            yield from _returns(s.then)
+            yield from _returns(s.orelse)
+        elif isinstance(s, Loop):
+            yield from _returns(s.cond_body)
+            yield from _returns(s.body)
+
+
+def _snap(v):
+    return v.copy() if isinstance(v, np.ndarray) else v
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is b
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+class IRLoopProgress:
+    """The no-progress check of one execution of an IR while-loop (exec/interp.py)."""
+
+    _facts = {}
+
+    def __init__(self, loop):
+        f = self._facts.get(loop.id)
+        if f is None:
+            f = self._facts[loop.id] = IRLoopFacts(loop)
+        self.facts = f
+        self.loc = loop.loc
+        self.full = f.reads_memory and f.writes_memory
+        self.names = f.all_defined if self.full else f.state
+        self.snap = None
+
+    def state(self, interp, mask):
+        env = interp.env
+        s = [mask.arr.copy()] + [_snap(env.get(n)) for n in self.names]
+        if self.full:
+            s += [_snap(h.data) for h in interp.shared.values()]
+            s += [_snap(h.data) for h in interp.local.values()]
+        return s
+
+    def after(self, n, interp, mask):
+        """After iteration n (1, 2, ...) of the loop, `mask` the lanes that go on: raise a
+        RunawayLoopError if its deciding state equals the last snapshot's, taken one iteration
+        ago; take snapshots at powers of two."""
+        check = self.snap is not None and self.snap[0] == n - 1
+        snap = n & (n - 1) == 0
+        if not (check or snap):
+            return
+        st = self.state(interp, mask)
+        if check and all(_same(a, b) for a, b in zip(st, self.snap[1])):
+            self.stuck(interp, mask)
+        if snap:
+            self.snap = (n, st)
+
+    def stuck(self, interp, mask):
+        lane = mask.first_lane()
+        users = [n for n in self.facts.state if not n.startswith("%")]
+        _, ls = loop_words(self.loc)
+        want = set(ls.cond_names if ls is not None else ()) | {n.split(".")[-1] for n in users}
+        values = {}
+        for n, v in interp.env.items():
+            short = n.split(".")[-1] if isinstance(n, str) else None
+            if short in want and short not in values and not isinstance(v, ArrayHandle):
+                v = v[lane] if isinstance(v, np.ndarray) and v.ndim else v
+                values[short] = v.item() if hasattr(v, "item") else v
+        loc, c = self.loc, interp.chunk
+        raise RunawayLoopError(no_progress_message(loc, [n.split(".")[-1] for n in users], values,
+                                                   memory=self.facts.reads_memory),
+                               loc=f"{loc.file}:{loc.line}", kernel=interp.kernel_name,
+                               block=c.block_of(lane), thread=c.thread_of(lane))
