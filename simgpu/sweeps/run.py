@@ -301,8 +301,8 @@ def sweep(fn, params, *, client=None, workers=None, progress=True, cache_dir=Non
         client: a ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``): run
             the cases on that cluster, results streamed back as they finish. ``None``: local
             worker processes.
-        workers: local worker processes (default: this machine's cores); ``0`` runs the cases
-            in this process, one after another.
+        workers: local worker processes (default: this machine's cores, or none when there
+            is one case to run); ``0`` runs the cases in this process, one after another.
         progress: a tqdm progress bar on stderr (when tqdm is installed).
         cache_dir: a directory; each finished case is appended there at once, and a sweep
             started again with the same directory skips the cases already in it (resume).
@@ -343,6 +343,8 @@ def sweep(fn, params, *, client=None, workers=None, progress=True, cache_dir=Non
         nworkers = _n_dask_workers(client) if not isinstance(client, str) else None
     else:
         nworkers = default_workers() if workers is None else int(workers)
+        if workers is None and len(todo) <= 1:
+            nworkers = 0                      # one case: no worker process to start
         if nworkers < 0:
             raise ValueError(f"sweep: workers must be >= 0, not {workers}")
         nworkers = min(nworkers, len(todo)) if todo else nworkers
