@@ -37,3 +37,10 @@ def square_or_interrupt(p):
     if p["i"] == int(os.environ.get("SIMGPU_TEST_SWEEP_STOP", "-1")):
         raise KeyboardInterrupt
     return {"sq": p["i"] ** 2, "pid": os.getpid()}
+
+
+def square_or_die(p):
+    """Squares p["i"]; the worker process dies (as on a segfault or the OOM killer) when p["die"]."""
+    if p.get("die"):
+        os._exit(3)
+    return {"sq": p["i"] ** 2}

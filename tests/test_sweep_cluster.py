@@ -28,3 +28,24 @@ def test_1000_launches_on_a_4_worker_local_cluster(tmp_path):
         rep = simgpu.launch(sc.add, b, 32, (x, np.full(n, 2, np.float32), np.zeros(n, np.float32)), executor="ir")
         got = {(r["rep.warp_inst"], r["rep.dram_bytes"]) for r in tab if r["blocks"] == b}
         assert got == {(rep.metrics["smsp__inst_executed.sum"], rep.metrics["dram__bytes.sum"])}
+
+
+def test_a_case_that_kills_its_worker_is_an_error_row_and_not_cached(tmp_path):
+    """Dask restarts the dead worker and resubmits the tasks it held (`retries`); the case that
+    kills its worker every time runs out of retries and becomes that row's error, the others
+    finish; the cache keeps only the finished ones, so a resumed sweep tries the failed case again."""
+    dask = pytest.importorskip("dask")
+    params = [{"i": i, "die": i == 3} for i in range(6)]
+    # a worker holds only the task it runs (saturation 1.0), so its death fails no other case
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                          "distributed.scheduler.worker-saturation": 1.0}):
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, local_directory=str(tmp_path)) as lc:
+            with distributed.Client(lc) as client:
+                tab = simgpu.sweep(sc.square_or_die, params, client=client, progress=False, retries=1,
+                                   chunk=1, cache_dir=tmp_path / "cache")
+    assert [r["i"] for r in tab.errors] == [3]
+    assert "KilledWorker" in tab.rows[3]["error"]
+    assert [r.get("sq") for r in tab.ok] == [0, 1, 4, 16, 25]
+    with open(tmp_path / "cache" / "rows.jsonl") as f:
+        assert len(f.readlines()) == 5

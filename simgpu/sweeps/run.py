@@ -257,18 +257,19 @@ def _dask(fn, todo, metrics, client, chunk, retries, on_done):
         client = distributed.Client(client)
         own = True
     payload = ship(fn)
-    futs = []
+    futs, chunk_of = [], {}
     try:
-        futs = [client.submit(run_chunk, payload, c, metrics, retries=retries, pure=False)
-                for c in _chunks(todo, chunk)]
+        for c in _chunks(todo, chunk):
+            f = client.submit(run_chunk, payload, c, metrics, retries=retries, pure=False)
+            futs.append(f)
+            chunk_of[f.key] = c
         for f in distributed.as_completed(futs):
-            if f.status == "error":              # the worker died more than `retries` times
-                err = f.exception()
-                keys = futs.index(f)
-                for k, p in list(_chunks(todo, chunk))[keys]:
+            if f.status == "error":              # the task failed outside fn: its worker died too often
+                err = _error_text(f.exception())
+                for k, p in chunk_of[f.key]:
                     row = {str(a): _plain(b) for a, b in p.items()}
-                    row.update(error=_error_text(err), case_s=None)
-                    on_done(k, row)
+                    row.update(error=err, case_s=None)
+                    on_done(k, row, keep=False)  # not cached: a resumed sweep tries it again
                 continue
             for k, row in f.result():
                 on_done(k, row)
@@ -355,9 +356,10 @@ def sweep(fn, params, *, client=None, workers=None, progress=True, cache_dir=Non
     bar = tqdm.tqdm(total=len(set(keys)), initial=n_cached, desc="sweep", unit="case",
                     file=sys.stderr, disable=not progress) if tqdm else None
 
-    def on_done(k, row):
+    def on_done(k, row, keep=True):
         done[k] = row
-        cache.add(k, row)
+        if keep:
+            cache.add(k, row)
         if bar is not None:
             bar.update(1)
 
