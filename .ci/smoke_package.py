@@ -41,7 +41,8 @@ def main():
     assert np.array_equal(out, x + y)
     tab = simgpu.sweep(case, [{"n": n} for n in (32, 64, 96)], workers=2, progress=False)
     assert tab.errors == [] and len(tab) == 3, tab
-    for cmd in ([sys.executable, "-m", "simgpu", "--help"], ["simgpu", "gpus"]):
+    script = os.path.join(os.path.dirname(sys.executable), "simgpu")       # the venv's console script
+    for cmd in ([sys.executable, "-m", "simgpu", "--help"], [script, "gpus"]):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     print(f"simgpu {simgpu.__version__} installed at {here}: launch, sweep, python -m simgpu, simgpu gpus: ok")
 
