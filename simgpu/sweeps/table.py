@@ -12,8 +12,10 @@ def _cell(v):
     if v is None:
         return ""
     if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        if v == int(v) and abs(v) < 1e15:
+            return f"{int(v):,}"
         return f"{v:,.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
