@@ -110,7 +110,7 @@ class SweepTable:
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def summary(self):
-        s = f"{len(self.rows)} cases, {len(self.errors)} failed"
+        s = f"{len(self.rows)} case{'s' if len(self.rows) != 1 else ''}, {len(self.errors)} failed"
         if self.n_cached:
             s += f", {self.n_cached} from the cache"
         if self.elapsed_s is not None:
