@@ -27,7 +27,8 @@ def test_every_divergence_lesson_has_a_notebook():
     assert DIVERGENCE <= lessons
     have = {os.path.basename(p)[:-6] for p in NOTEBOOKS}
     assert DIVERGENCE <= have
-    assert {"lecture_mystery_plot", "lecture_roofline"} <= have
+    assert {"lecture_mystery_plot", "lecture_roofline", "lecture_six_tricks", "lecture_flashattention",
+            "lecture_tpu"} <= have
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
