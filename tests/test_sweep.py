@@ -161,15 +161,33 @@ def test_bad_arguments_are_clear():
 
 def test_on_a_dask_cluster_in_threads_and_by_address():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    # in this process, one worker thread (two simulations at once in one process are not what
+    # sweeps do: they use one process per worker)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as lc:
         with distributed.Client(lc) as client:
             params = [{"blocks": b, "fail": b == 4} for b in range(1, 9)]
             tab = simgpu.sweep(sc.launch_add, params, client=client, progress=False)
-            assert tab.backend == "dask" and tab.workers == 2
+            assert tab.backend == "dask" and tab.workers == 1
             assert [r["blocks"] for r in tab] == list(range(1, 9))
             assert [r["blocks"] for r in tab.errors] == [4]
             assert all(r["correct"] for r in tab.ok)
         tab2 = simgpu.sweep(lambda p: {"sq": p["i"] ** 2}, [{"i": i} for i in range(5)],
                             client=lc.scheduler_address, progress=False)
         assert [r["sq"] for r in tab2] == [0, 1, 4, 9, 16]
+
+
+def test_a_local_worker_that_dies_stops_the_sweep_and_a_rerun_finishes_it(tmp_path):
+    from concurrent.futures.process import BrokenProcessPool
+    params = [{"i": i, "die": i == 5} for i in range(8)]
+    with pytest.raises(BrokenProcessPool):
+        simgpu.sweep(sc.square_or_die, params, workers=2, chunk=1, cache_dir=tmp_path, progress=False)
+    calls = []
+
+    def safe(p):
+        calls.append(p["i"])
+        return {"sq": p["i"] ** 2}
+
+    tab = simgpu.sweep(safe, params, workers=0, cache_dir=tmp_path, progress=False)
+    assert 5 in calls and tab.n_cached + len(calls) == 8
+    assert [r["sq"] for r in tab] == [i * i for i in range(8)] and tab.errors == []
