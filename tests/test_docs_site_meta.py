@@ -1,8 +1,7 @@
 """The project's metadata agrees with itself: CITATION.cff, CHANGELOG.md and setup.cfg name the
-version simgpu.__version__ says; the README links the sweep guide, the site and the notebooks;
-every page of docs/ is in the site's navigation (mkdocs.yml)."""
+version simgpu.__version__ says; the README links the sweep guide, the site and the notebooks.
+(A page of docs/ missing from mkdocs.yml's nav is added under "More" by docs/site/hooks.py.)"""
 import configparser
-import glob
 import os
 import re
 
@@ -44,11 +43,3 @@ def test_readme_links_the_sweeps_the_site_and_the_notebooks():
     for target in ("docs/sweep.md", "docs/index.md", "notebooks/"):
         assert f"]({target})" in readme, target
         assert os.path.exists(os.path.join(ROOT, target))
-
-
-def test_every_docs_page_is_in_the_navigation():
-    nav = read("mkdocs.yml")
-    pages = [os.path.relpath(p, os.path.join(ROOT, "docs")).replace(os.sep, "/")
-             for p in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True)]
-    missing = [p for p in pages if f": {p}" not in nav]
-    assert pages and missing == []

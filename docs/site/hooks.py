@@ -3,6 +3,8 @@
 * on_files: the gallery. docs/site/gallery.py runs the lecture examples into build/gallery
   (again when an example or the gallery script is newer than the last run); the figures join
   the site as gallery/<name>.
+* on_config: a page in docs/ that mkdocs.yml's nav does not list joins the nav under "More"
+  (a new page never breaks the strict build; give it a proper place in mkdocs.yml).
 * on_page_markdown: links from docs/*.md to files outside docs/ (``../validation/README.md``,
   ``../examples/x.py``) become the path in code, or a link into the repository when
   ``repo_url`` is set in mkdocs.yml; the pages stay as they are in the repository.
@@ -22,22 +24,53 @@ OUTSIDE = re.compile(r"\[([^\]]+)\]\(((?:\.\./)+)([^)#\s]+)(#[^)\s]*)?\)")
 
 
 class _KnownNoise(logging.Filter):
-    """Two warnings from reading the docstrings, neither a problem in the site, kept out of
-    `--strict` by their exact text (any other warning still fails the build):
+    """Two kinds of warning from reading the docstrings, neither a problem in the site, kept out
+    of `--strict` (any other warning still fails the build):
     griffe cannot read simgpu.cuda's computed ``__all__`` (``[*STUBS, ...]``, simgpu's stand-in
-    for numba.cuda), and a doctest's printed list (``[1, 4, 8, 16, 32, 32]``) looks to autorefs
-    like a reference link."""
+    for numba.cuda); and simgpu's docstrings are plain text, not Markdown, so brackets in them
+    (a doctest's printed ``[1, 4, 8, 16, 32, 32]``, ``times["fwd"]``) look to autorefs like
+    reference links. Such a warning names a ``.py`` file and line; the pages' own links are
+    checked by mkdocs (a warning without a ``.py`` source) and by tests/test_docs_site.py."""
 
     def filter(self, record):
         msg = record.getMessage()
         if "Unsupported item in simgpu.cuda.__all__: STUBS" in msg:
             return False
-        if "Could not find cross-reference target" in msg and re.search(r"target '[\d, ]+'", msg):
+        if "Could not find cross-reference target" in msg and re.search(r"from \S+\.py:\d+: ", msg):
             return False
         return True
 
 
+def _nav_pages(nav):
+    out = set()
+    for item in nav or []:
+        v = list(item.values())[0] if isinstance(item, dict) else item
+        if isinstance(v, list):
+            out |= _nav_pages(v)
+        elif isinstance(v, str):
+            out.add(v)
+    return out
+
+
+def _title(path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("# "):
+                return line[2:].strip()
+    return os.path.splitext(os.path.basename(path))[0]
+
+
 def on_config(config):
+    # a page added to docs/ without a place in mkdocs.yml's nav still gets one, under "More"
+    docs = config["docs_dir"]
+    listed = _nav_pages(config["nav"])
+    extra = []
+    for path in sorted(glob.glob(os.path.join(docs, "**", "*.md"), recursive=True)):
+        rel = os.path.relpath(path, docs).replace(os.sep, "/")
+        if rel not in listed:
+            extra.append({_title(path): rel})
+    if extra and config["nav"] is not None:
+        config["nav"].append({"More": extra})
     noise = _KnownNoise()
     for h in logging.getLogger("mkdocs").handlers + logging.getLogger().handlers:   # the strict count is a handler
         if noise not in h.filters:
