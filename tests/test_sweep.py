@@ -1,7 +1,6 @@
 """simgpu.sweep: one row per case, failures per case, local processes, Dask, resume from a cache."""
 import csv
 import linecache
-import os
 
 import numpy as np
 import pytest

@@ -15,11 +15,8 @@ import hashlib
 import importlib
 import itertools
 import json
-import math
 import multiprocessing
 import os
-import pickle
-import socket
 import sys
 import time
 

@@ -11,7 +11,6 @@ does not have the file.
 from __future__ import annotations
 
 import importlib
-import inspect
 import linecache
 import pickle
 import types
