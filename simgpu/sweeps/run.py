@@ -1,7 +1,7 @@
 """simgpu.sweep: run one function over many parameter sets, on local worker processes or a
 Dask cluster, with a progress bar and a cache directory to resume from.
 
-Each case runs ``fn(params)`` on a worker. ``fn`` returns a :class:`simgpu.Report` (its chosen
+Each case runs ``fn(params)`` on a worker. ``fn`` returns a `simgpu.Report` (its chosen
 metrics become columns), a dict (its items become columns) or anything else (one ``result``
 column). An exception in ``fn`` becomes that case's ``error``; the other cases go on.
 
@@ -295,7 +295,7 @@ def sweep(fn, params, *, client=None, workers=None, progress=True, cache_dir=Non
             Returns a Report (its ``metrics`` become columns), a dict (its items become
             columns) or another value (a ``result`` column).
         params: an iterable of dicts, or one dict of lists (their cartesian product, as
-            :func:`simgpu.sweeps.grid`).
+            `simgpu.sweeps.grid`).
         client: a ``dask.distributed.Client`` or a scheduler address (``"tcp://host:8786"``): run
             the cases on that cluster, results streamed back as they finish. ``None``: local
             worker processes.
@@ -312,7 +312,7 @@ def sweep(fn, params, *, client=None, workers=None, progress=True, cache_dir=Non
         mp_context: the multiprocessing start method for local workers (default ``fork`` on Linux).
 
     Returns:
-        A :class:`SweepTable`, rows in the order of ``params``.
+        A `SweepTable`, rows in the order of ``params``.
     """
     if isinstance(params, dict):
         params = grid(**params)

@@ -28,7 +28,7 @@ class SweepTable:
     (``None``, or ``"ExceptionType: message"`` when the case failed) and ``case_s`` (the wall
     time of the case on its worker, in seconds).
 
-    ``rows`` keeps the order of the parameters given to :func:`simgpu.sweep`, whatever order the
+    ``rows`` keeps the order of the parameters given to `simgpu.sweep`, whatever order the
     workers finished in.
     """
 
