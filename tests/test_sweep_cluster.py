@@ -31,12 +31,13 @@ def test_1000_launches_on_a_4_worker_local_cluster(tmp_path):
 
 
 def test_a_case_that_kills_its_worker_is_an_error_row_and_not_cached(tmp_path):
-    """Dask restarts the dead worker and resubmits the tasks it held (`retries`); the case that
-    kills its worker every time runs out of retries and becomes that row's error, the others
-    finish; the cache keeps only the finished ones, so a resumed sweep tries the failed case again."""
+    """Dask restarts the dead worker and resubmits what it held (`retries`); the case that kills
+    its worker every time runs out of retries and becomes that row's error (a case that happened
+    to sit on the dying worker twice may share that fate: Dask cannot tell them apart); the rows
+    that finished are right and cached, the failed ones are not, and a resumed sweep runs
+    exactly those again."""
     dask = pytest.importorskip("dask")
     params = [{"i": i, "die": i == 3} for i in range(6)]
-    # a worker holds only the task it runs (saturation 1.0), so its death fails no other case
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -44,8 +45,17 @@ def test_a_case_that_kills_its_worker_is_an_error_row_and_not_cached(tmp_path):
             with distributed.Client(lc) as client:
                 tab = simgpu.sweep(sc.square_or_die, params, client=client, progress=False, retries=1,
                                    chunk=1, cache_dir=tmp_path / "cache")
-    assert [r["i"] for r in tab.errors] == [3]
-    assert "KilledWorker" in tab.rows[3]["error"]
-    assert [r.get("sq") for r in tab.ok] == [0, 1, 4, 16, 25]
+    failed = [r["i"] for r in tab.errors]
+    assert 3 in failed and len(failed) <= 3
+    assert all("KilledWorker" in r["error"] for r in tab.errors)
+    assert all(r["sq"] == r["i"] ** 2 for r in tab.ok)
     with open(tmp_path / "cache" / "rows.jsonl") as f:
-        assert len(f.readlines()) == 5
+        assert len(f.readlines()) == len(tab.ok)
+    calls = []
+
+    def safe(p):
+        calls.append(p["i"])
+        return {"sq": p["i"] ** 2}
+
+    again = simgpu.sweep(safe, params, workers=0, cache_dir=tmp_path / "cache", progress=False)
+    assert sorted(calls) == sorted(failed) and again.errors == []
