@@ -9,7 +9,11 @@ Two of the lecture's effects appear on their own:
 (The third, alignment of rows to 32-byte sectors, shows in the memory counters: sectors per
 request rise when N*4 bytes is not a multiple of 32.)
 
-    python examples/mystery_plot_simulated.py [--out DIR] [--sizes 256,272,...]
+    python examples/mystery_plot_simulated.py [--out DIR] [--sizes 256,272,...] [--workers 4]
+        [--scheduler tcp://host:8786] [--cache DIR]
+
+The points run as a simgpu.sweep (docs/sweep.md): one simulated launch per N, on this machine's
+cores, or on a Dask cluster with --scheduler.
 """
 import argparse
 import os
@@ -48,23 +52,33 @@ def mm_tiled(A, B, C, n):
 DEFAULT_SIZES = [256, 320, 384, 448, 496, 512, 513, 528, 560, 576, 592, 608, 640, 704, 736, 768]
 
 
-def sweep(sizes, gpu="H200"):
-    rows = []
-    rng = np.random.default_rng(0)
-    for n in sizes:
-        A = rng.random((n, n), dtype=np.float32)
-        B = rng.random((n, n), dtype=np.float32)
-        C = np.zeros((n, n), np.float32)
-        g = -(-n // TILE)
-        rep = simgpu.launch(mm_tiled, (g, g), (TILE, TILE), (A, B, C, np.int64(n)), gpu=gpu, sample=True)
-        m = rep.metrics
-        t = m["gpu__time_duration.sum"] * 1e-9
-        rows.append(dict(n=n, blocks=g * g, waves=m["launch__waves_per_multiprocessor"],
-                         time_us=t * 1e6, tflops=2 * n ** 3 / t / 1e12,
-                         sectors_per_req=m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
-                         / max(1, m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]),
-                         useful=(n / (g * TILE)) ** 3))
-    return rows
+def one_size(p):
+    """One point of the plot: the tiled matmul at N = p["n"] on p["gpu"] (a simgpu.sweep case)."""
+    n, gpu = p["n"], p["gpu"]
+    rng = np.random.default_rng(n)
+    A = rng.random((n, n), dtype=np.float32)
+    B = rng.random((n, n), dtype=np.float32)
+    C = np.zeros((n, n), np.float32)
+    g = -(-n // TILE)
+    rep = simgpu.launch(mm_tiled, (g, g), (TILE, TILE), (A, B, C, np.int64(n)), gpu=gpu, sample=True)
+    m = rep.metrics
+    t = m["gpu__time_duration.sum"] * 1e-9
+    return dict(blocks=g * g, waves=m["launch__waves_per_multiprocessor"],
+                time_us=t * 1e6, tflops=2 * n ** 3 / t / 1e12,
+                sectors_per_req=m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+                / max(1, m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]),
+                useful=(n / (g * TILE)) ** 3)
+
+
+def sweep(sizes, gpu="H200", workers=None, client=None, cache_dir=None, progress=False):
+    """The plot's points, one simulated launch per N, run by simgpu.sweep: on this machine's
+    cores by default, on a Dask cluster with `client` (a Client or a scheduler address), resumable
+    with `cache_dir`. Returns one dict per N, in the order of `sizes`."""
+    tab = simgpu.sweep(one_size, [{"n": n, "gpu": gpu} for n in sizes], workers=workers, client=client,
+                       cache_dir=cache_dir, progress=progress)
+    if tab.errors:
+        raise RuntimeError("; ".join(f"N={r['n']}: {r['error']}" for r in tab.errors))
+    return tab.rows
 
 
 def main(argv=None):
@@ -72,13 +86,18 @@ def main(argv=None):
     ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     ap.add_argument("--gpu", default="H200")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--workers", type=int, default=None, help="local worker processes (default: the cores)")
+    ap.add_argument("--scheduler", default=None, help="a Dask scheduler address: run the sweep on that cluster")
+    ap.add_argument("--cache", default=None, help="a directory: finished points are kept; a rerun resumes")
     a = ap.parse_args(argv)
-    rows = sweep([int(s) for s in a.sizes.split(",")], a.gpu)
+    rows = sweep([int(s) for s in a.sizes.split(",")], a.gpu, workers=a.workers, client=a.scheduler,
+                 cache_dir=a.cache, progress=True)
     print(f"{'N':>6s} {'blocks':>7s} {'waves':>6s} {'useful':>7s} {'sect/req':>8s} {'time us':>9s} {'TFLOP/s':>8s}")
     for r in rows:
         print(f"{r['n']:6d} {r['blocks']:7d} {r['waves']:6.2f} {r['useful']:7.3f} {r['sectors_per_req']:8.2f} "
               f"{r['time_us']:9.1f} {r['tflops']:8.3f}")
     out = a.out or tempfile.mkdtemp(prefix="simgpu_mystery_")
+    os.makedirs(out, exist_ok=True)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -1,0 +1,59 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # FlashAttention = tiling + online softmax + fusion + recomputation, with numbers
+#
+# The online softmax checked against the ordinary one, then the HBM traffic, FLOPs and roofline
+# time of naive and Flash attention (`simgpu.model.attention`), forward and backward.
+
+# %%
+# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
+# or a git URL instead of the package index.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("simgpu") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+# %%
+# %matplotlib inline
+import numpy as np
+
+from simgpu.hardware import get_gpu
+from simgpu.model.attention import (attention_reference, flash_attention, naive_attention, online_attention,
+                                    online_softmax, softmax)
+from simgpu.plot.model import attention_plot
+
+gpu = get_gpu("H200")
+D, HEADS = 64, 32
+rng = np.random.default_rng(0)
+x = rng.normal(size=(4, 1000)) * 10
+q, k, v = (rng.normal(size=(256, D)) for _ in range(3))
+err = np.abs(online_softmax(x, 128) - softmax(x)).max()
+err_att = np.abs(online_attention(q, k, v, 64) - attention_reference(q, k, v)).max()
+print(f"online softmax (tiles of 128) against softmax: max |difference| = {err:.1e}")
+print(f"online attention (K/V tiles of 64) against softmax(QK^T/sqrt(d))V: max |difference| = {err_att:.1e}")
+assert err < 1e-12 and err_att < 1e-10
+
+# %%
+for n in (1024, 4096, 16384):
+    for direction in ("forward", "backward"):
+        a, f = (fn(gpu, n, D, HEADS, "fp16", direction) for fn in (naive_attention, flash_attention))
+        print(f"N={n:>6} {direction:<8}: HBM {a.hbm_bytes / 2**20:8.0f} -> {f.hbm_bytes / 2**20:6.0f} MiB, "
+              f"time {a.time_s * 1e3:7.3f} -> {f.time_s * 1e3:6.3f} ms ({a.time_s / f.time_s:.1f}x)")
+
+# %%
+attention_plot(gpu, d=D, heads=HEADS)

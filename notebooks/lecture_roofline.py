@@ -1,0 +1,75 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The roofline: memory-bound or compute-bound, with numbers
+#
+# The analytic roofline of the H200 (`simgpu.model.roofline`), then three kernels simulated on
+# the model and placed on it from their predicted time, FLOPs and DRAM bytes.
+
+# %%
+# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
+# or a git URL instead of the package index.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("simgpu") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+# %%
+# %matplotlib inline
+import numpy as np
+
+import simgpu
+from simgpu import cuda
+from simgpu.hardware import get_gpu
+from simgpu.model import roofline as rl
+
+gpu = get_gpu("H200")
+for c in ("fp32", "fp16_tensor"):
+    try:
+        peak = rl.compute_roof(gpu, c)
+    except ValueError:
+        continue
+    print(f"{c:<12} {peak / 1e12:7.1f} TFLOP/s, ridge at {peak / rl.memory_roof(gpu, 'dram'):.1f} FLOP/B of DRAM (HBM)")
+
+# %%
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def poly(x, out):                     # 64 multiply-adds per element loaded: more FLOPs per byte
+    i = cuda.grid(1)
+    if i < out.size:
+        v = x[i]
+        acc = 0.0
+        for k in range(64):
+            acc = acc * v + 1.0
+        out[i] = acc
+
+
+n = 1 << 18
+x = np.random.default_rng(0).random(n, dtype=np.float32)
+reps = [simgpu.launch(saxpy, n // 256, 256, (np.float32(2), x, x.copy(), np.zeros_like(x))),
+        simgpu.launch(poly, n // 256, 256, (x, np.zeros_like(x)))]
+for r in reps:
+    m = r.metrics
+    print(f"{r.kernel:<6} {m['simgpu__flop.sum'] / max(1, m['dram__bytes.sum']):6.2f} FLOP/B, "
+          f"{m['gpu__time_duration.sum'] / 1e3:7.2f} us, bottleneck: {r.extras.get('bottleneck')}")
+
+# %%
+simgpu.plot.roofline(reps, gpu)

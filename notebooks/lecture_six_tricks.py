@@ -1,0 +1,51 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The lecture's six tricks, each as a number you can check
+#
+# Control divergence, low precision, operator fusion, recomputation, coalescing and tiling, in
+# closed form (`simgpu.model.tricks`); the divergence lessons simulate the first one.
+
+# %%
+# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
+# or a git URL instead of the package index.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("simgpu") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+# %%
+# %matplotlib inline
+from simgpu.hardware import get_gpu
+from simgpu.model import tricks
+from simgpu.plot.model import six_tricks_plot
+
+gpu = get_gpu("H200")
+N_VEC = 1 << 26
+print("1. divergence: SIMT efficiency with k of 32 lanes taking the if:",
+      ", ".join(f"k={k}: {tricks.simt_efficiency(k):.3f}" for k in (1, 16, 31)))
+print("2. low precision: ReLU bytes per FLOP:", ", ".join(f"{d} {tricks.relu_bytes_per_flop(d):.0f}"
+                                                          for d in ("fp32", "fp16", "fp8")))
+for fused in (False, True):
+    c = tricks.fusion_cost(gpu, N_VEC, fused)
+    print(f"3. fusion, sin^2+cos^2 {'fused' if fused else 'unfused'}: {c.kernels} kernels, "
+          f"{c.bytes / 1e6:.0f} MB of HBM, {c.time_s * 1e6:.0f} us")
+print("5. coalescing: sectors per warp load at stride s:",
+      ", ".join(f"s={s}: {tricks.sectors_per_request(s)}" for s in (1, 2, 8, 32)))
+
+# %%
+six_tricks_plot(gpu)

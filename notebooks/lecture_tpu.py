@@ -1,0 +1,45 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # GPU against TPU: many small matrix units or few big ones
+#
+# An H200 tensor core works on 16 x 8 x 16 pieces, a TPU MXU on 8 x 128 x 128: padding and
+# occupancy of small and odd matmuls on each (`simgpu.model.tpu`).
+
+# %%
+# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
+# or a git URL instead of the package index.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("simgpu") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+# %%
+# %matplotlib inline
+from simgpu.hardware import get_gpu
+from simgpu.hardware.tpu import get_tpu
+from simgpu.model.tpu import compare
+from simgpu.plot.model import tpu_vs_gpu_plot
+
+gpu, tpu = get_gpu("H200"), get_tpu("v5p")
+SHAPES = [(32, 32, 32), (100, 100, 100), (128, 128, 128), (1000, 1000, 1000), (4096, 4096, 4096), (4096, 96, 96)]
+for shape, a, b in compare(gpu, tpu, SHAPES):
+    print(f"{'x'.join(map(str, shape)):>16}: {gpu.name} utilisation {a.utilisation:.3f} ({a.tflops:6.1f} TFLOP/s), "
+          f"{tpu.name} {b.utilisation:.3f} ({b.tflops:6.1f} TFLOP/s)")
+
+# %%
+tpu_vs_gpu_plot(gpu, tpu)

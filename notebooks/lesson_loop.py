@@ -1,0 +1,93 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson: a loop whose trip count differs per lane
+#
+# A warp keeps looping while any of its lanes still has iterations left; lanes that are done
+# sit idle until the last lane finishes. Here lane l of each warp loops l times (0..31): the
+# warp runs 31 iterations while its lanes need 15.5 on average. Giving every lane of a warp the
+# same trip count (from the warp index) does the same total work with no idle lanes.
+
+# %%
+# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
+# or a git URL instead of the package index.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("simgpu") is None:
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+# %%
+# %matplotlib inline
+import numpy as np
+
+import simgpu
+from simgpu import cuda
+
+N, BLOCK = 4096, 128
+
+
+def trips_by_lane(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        n = i & 31                      # 0..31: differs between the lanes of a warp
+        acc = 0.0
+        for k in range(n):
+            acc += x[i]
+        out[i] = acc
+
+
+def trips_by_warp(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        n = (i >> 5) & 31               # 0..31: the same for all lanes of a warp
+        acc = 0.0
+        for k in range(n):
+            acc += x[i]
+        out[i] = acc
+
+
+def make_args():
+    x = np.ones(N, dtype=np.float32)
+    return x, np.zeros_like(x)
+
+
+# %%
+for k in (trips_by_lane, trips_by_warp):
+    rep = simgpu.launch(k, N // BLOCK, BLOCK, make_args(), executor="ir")
+    print(f"{k.__name__:<14} SIMT efficiency {100 * rep.simt_efficiency:5.1f} %   "
+          f"warp instructions {rep.metrics['smsp__inst_executed.sum']:,.0f}")
+
+# %% [markdown]
+# ## Warp 0 of `trips_by_lane`: active lanes at each pass through the loop body
+
+# %%
+st = simgpu.step(trips_by_lane, N // BLOCK, BLOCK, make_args(), block_idx=0, warp=0, executor="ir")
+body = st.find_line("acc += x[i]")
+passes = 0
+while True:
+    st.run(until_line=body)
+    if st.state.line != body:
+        break
+    passes += 1
+    if passes in (1, 2, 16, 31):
+        print(f"pass {passes:>2}: " + "".join("#" if b else "." for b in st.state.lanes) + f"  {st.state.n_active}/32")
+assert passes == 31
+print(f"{passes} passes; SIMT efficiency of this warp {100 * st.state.simt_efficiency:.1f} %")
+st
+
+# %%
+st.plot()
