@@ -35,6 +35,7 @@ from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
 from ..ir.nodes import Loc
 from ..memory import MemoryModel
+from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
@@ -44,6 +45,7 @@ from ..ptx.parser import parse_cached
 from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
+from ..sass import devrt
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
 from .ptx_binding import kernel_args
 
@@ -457,6 +459,7 @@ class PTXExecutor:
         if res.shared_bytes or dyn:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
         check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program.name)
+        check_cooperative(launch, ck, program.name)
         add_source = getattr(launch.fn, "add_source", None)
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
@@ -497,6 +500,8 @@ class PTXExecutor:
                 adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
+        if getattr(launch, "cooperative", False):     # grid.sync(): the whole grid in one chunk
+            launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
         executed = 0
         for index, first, n in launch.chunks():
             chunk = Chunk(first, n, launch.block, launch.grid, index=index)
@@ -607,6 +612,27 @@ def note_kernel_location(exc, py_func):
         n = next((k for k, t in enumerate(lines) if k > n and use.search(t)), n)
     exc.add_note(f'File "{file}", line {first + n}: {lines[n].strip()}\n'
                  f"    (location added by simgpu.runtime: numba's message above lacks it)")
+
+
+def check_cooperative(launch, ck, name):
+    """A kernel that synchronises its grid (cooperative groups' grid.sync()) is launched
+    cooperatively, as numba does (cuLaunchCooperativeKernel): every block must be resident at
+    once, else the launch fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.  Resident blocks
+    come from the occupancy calculator with ptxas' registers (32 where ptxas did not run).
+    Marks the launch ``cooperative`` (run() then executes the grid as one chunk)."""
+    if not devrt.uses_grid_sync(ck.ptx):
+        return
+    launch.cooperative = True
+    regs = launch.registers_per_thread or 32
+    occ = occupancy(launch.gpu, launch.threads_per_block, regs, launch.smem_bytes)
+    most = occ.blocks_per_sm * launch.gpu.sm_count
+    if launch.n_blocks > most:
+        raise LaunchError(f"kernel {name!r} synchronises its grid (grid.sync()), so it is launched "
+                          f"cooperatively: all {launch.n_blocks:,} blocks must be resident at once, and the "
+                          f"{launch.gpu.name} holds at most {most:,} of them ({occ.blocks_per_sm} per SM x "
+                          f"{launch.gpu.sm_count} SMs at {launch.threads_per_block} threads, {regs} registers, "
+                          f"{launch.smem_bytes:,} B shared per block; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). "
+                          "Launch at most max_cooperative_grid_blocks() blocks")
 
 
 def check_shared_memory(launch, static, dynamic, name):
