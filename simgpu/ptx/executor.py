@@ -43,6 +43,7 @@ from simgpu.ptx.memory import MemFault, RowMemory
 
 RUN, WAIT, EXITED = 0, 1, 2
 GRID_WAIT = 3               # at a grid-wide barrier (cooperative groups' grid.sync(): devrt.py)
+WARP_WAIT = 4               # at bar.warp.sync, for lanes of its member mask (ops_warp.py)
 DEPTH_W = 1 << 24           # key = pc + (MAX_DEPTH - depth) * DEPTH_W
 MAX_DEPTH = 64
 BIG = np.int64(1) << 62
@@ -329,6 +330,8 @@ class Executor:
     def release_barrier(self):
         """Nothing can run: release the lanes waiting at a barrier; False when all exited."""
         self._next = None
+        if release_warp_barriers(self):
+            return True
         waiting = np.flatnonzero(self.status == WAIT)
         if len(waiting) == 0:
             return release_grid_barrier(self)
@@ -337,6 +340,30 @@ class Executor:
         self.epoch += 1
         self.conv = False
         return True
+
+
+def wake(ex, lanes):
+    """Lanes waiting at a barrier (their pc already the one after it) run again."""
+    if len(lanes) == 0:
+        return
+    if ex.conv:                     # the running lanes' pc lives in ex.upc: write it out
+        if ex.upc is not None:
+            ex.pc[ex.all_lanes(ex.run_lanes)] = ex.upc
+        ex.conv = False
+    ex._next = None
+    ex.status[lanes] = RUN
+    ex.n_running += len(lanes)
+
+
+def release_warp_barriers(ex):
+    """Nothing can run: lanes waiting at bar.warp.sync for members that went elsewhere (they
+    exited, or wait at another barrier) are released -- first, so that a warp barrier never
+    holds lanes back from a block barrier that their block waits at.  False if none waits."""
+    waiting = np.flatnonzero(ex.status == WARP_WAIT)
+    if len(waiting) == 0:
+        return False
+    wake(ex, waiting)
+    return True
 
 
 def release_grid_barrier(ex):

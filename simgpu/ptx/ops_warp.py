@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.ptx.executor import EXITED, WAIT
+from simgpu.ptx.executor import EXITED, WAIT, WARP_WAIT, wake
 from simgpu.ptx.instrs import guard_mask, guarded, reader, unsupported, writer
 
 
@@ -137,14 +137,7 @@ def build_activemask(ctx, ins):
 
 def build_bar(ctx, ins):
     if "warp" in ins.mods:                    # bar.warp.sync membermask
-        rm = reader(ctx, ins.operands[0], "b32")
-
-        def run_warp(ex, lanes, pc):
-            idx = ex.all_lanes(lanes)
-            check_members(ex, ins, idx, np.broadcast_to(rm(ex, idx), (len(idx),))
-                          .astype(np.uint32))
-            ex.advance(lanes)
-        return run_warp
+        return build_warp_sync(ctx, ins)
     if not ({"sync", "aligned"} & set(ins.mods)) and ins.mods:
         return unsupported(ctx, ins, "only bar.sync / barrier.sync are supported")
     mask = guard_mask(ctx, ins)
@@ -154,6 +147,46 @@ def build_bar(ctx, ins):
         if m is not None and not m.any():
             return ex.advance(lanes)
         ex.leave(lanes, m, WAIT, pc + 1)
+    return run
+
+
+def build_warp_sync(ctx, ins):
+    """bar.warp.sync membermask (``cuda.syncwarp()``): a lane goes on once every non-exited lane
+    of its member mask has reached a bar.warp.sync (this one or another: the hardware does not
+    tell them apart).  Lanes whose members are all here (the converged case) go on at once;
+    the others wait (WARP_WAIT) and are released by the members' arrival, or -- when nothing
+    can run, i.e. the members exited or wait at another barrier -- by
+    executor.release_warp_barriers.  So ``if tid < 2: ...; cuda.syncwarp()`` in numba's
+    cuda.reduce kernel waits for lanes 2..31 to leave, as on Volta and later."""
+    rm = reader(ctx, ins.operands[0], "b32")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        idx = ex.all_lanes(guard(ex, lanes))
+        if len(idx) == 0:
+            return ex.advance(lanes)
+        member = np.broadcast_to(rm(ex, idx), (len(idx),)).astype(np.uint32)
+        execb = warp_bits(ex, _exec_mask(ex, idx))
+        live = warp_bits(ex, ex.status != EXITED)
+        waitb = warp_bits(ex, ex.status == WARP_WAIT)
+        w = idx // 32
+        missing = member & live[w] & ~execb[w] & ~waitb[w]
+        if not missing.any() and not waitb.any():
+            return ex.advance(lanes)                     # converged: nothing waits
+        done = missing == 0
+        every = ex.all_lanes(lanes)
+        if len(idx) != len(every):          # lanes a guard turned off pass (predicated off)
+            gone = np.zeros(len(every), bool)
+            gone[np.searchsorted(every, idx[~done])] = True
+        else:
+            gone = ~done
+        ex.leave(lanes, gone, WARP_WAIT, pc + 1)      # the waiting leave, the others go on
+        if done.any():                                # members complete: their waiters go too
+            rel = np.zeros(ex.ch.nwarps, np.uint32)
+            np.bitwise_or.at(rel, w[done], member[done])
+            cand = np.flatnonzero(ex.status == WARP_WAIT)
+            bits = (rel[cand // 32] >> (cand % 32).astype(np.uint32)) & 1
+            wake(ex, cand[bits.astype(bool)])
     return run
 
 
