@@ -339,7 +339,19 @@ class Executor:
         self.n_running = len(waiting)
         self.epoch += 1
         self.conv = False
+        finish_barrier_reductions(self)
         return True
+
+
+def finish_barrier_reductions(ex):
+    """bar.red (``cuda.syncthreads_and/or/count``): once the block barrier is released, each
+    arrived thread gets its block's reduction (ops_warp.build_bar_red keeps the arrivals)."""
+    pending = ex.__dict__.get("bar_red")
+    if not pending:
+        return
+    for fn in pending.values():
+        fn(ex)
+    pending.clear()
 
 
 def wake(ex, lanes):

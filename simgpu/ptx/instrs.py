@@ -127,6 +127,9 @@ def reader(ctx, op, t):
     if kind == "sreg":
         T = np_dtype(t)
         return lambda ex, lanes: convert_sreg(special_reg(ex, op[1], op[2], lanes), T)
+    if kind == "sym" and op[1] == "WARP_SZ":          # PTX's predefined constant: 32
+        v = imm_value(("imm", 32), t)
+        return lambda ex, lanes: v
     if kind == "sym":
         addr = ctx.im.symbol_address(ctx.func, op[1])
         v = np.array(addr & ((1 << (8 * width(t))) - 1), np.dtype(f"u{width(t)}")).view(

@@ -138,14 +138,55 @@ def build_activemask(ctx, ins):
 def build_bar(ctx, ins):
     if "warp" in ins.mods:                    # bar.warp.sync membermask
         return build_warp_sync(ctx, ins)
+    if "red" in ins.mods:
+        return build_bar_red(ctx, ins)
     if not ({"sync", "aligned"} & set(ins.mods)) and ins.mods:
-        return unsupported(ctx, ins, "only bar.sync / barrier.sync are supported")
+        return unsupported(ctx, ins, "only bar.sync / barrier.sync / bar.red are supported")
     mask = guard_mask(ctx, ins)
 
     def run(ex, lanes, pc):
         m = mask(ex, lanes)
         if m is not None and not m.any():
             return ex.advance(lanes)
+        ex.leave(lanes, m, WAIT, pc + 1)
+    return run
+
+
+def build_bar_red(ctx, ins):
+    """bar.red.{popc.u32, and.pred, or.pred} d, a{, b}, {!}c (``cuda.syncthreads_count/and/or``):
+    a block barrier; when it is released every thread that arrived gets its block's count of
+    true c / all of them true / any true (threads that exited take no part).  The arrivals are
+    kept per instruction (``ex.bar_red``) and reduced by executor.finish_barrier_reductions."""
+    op = next((m for m in ins.mods if m in ("popc", "and", "or")), None)
+    if op is None or len(ins.operands) not in (3, 4):
+        return unsupported(ctx, ins, "bar.red takes .popc.u32, .and.pred or .or.pred")
+    wd = writer(ctx, ins.operands[0], "u32" if op == "popc" else "pred")
+    rc = reader(ctx, ins.operands[-1], "pred")
+    mask = guard_mask(ctx, ins)
+
+    def run(ex, lanes, pc):
+        m = mask(ex, lanes)
+        if m is not None and not m.any():
+            return ex.advance(lanes)
+        idx = ex.all_lanes(lanes)
+        if m is not None:
+            idx = idx[m]
+        pending = ex.__dict__.setdefault("bar_red", {})
+        fn = pending.get(pc)
+        if fn is None:
+            arrived, value = np.zeros(ex.ch.L, bool), np.zeros(ex.ch.L, bool)
+
+            def fn(ex, arrived=arrived, value=value):
+                who = np.flatnonzero(arrived)
+                rows = ex.ch.block_row[who]
+                n = np.bincount(rows, minlength=ex.ch.nblocks)
+                true = np.bincount(rows, weights=value[who], minlength=ex.ch.nblocks).astype(np.int64)
+                res = {"popc": true.astype(np.uint32), "and": true == n, "or": true > 0}[op]
+                wd(ex, res[rows], who)
+            fn.arrived, fn.value = arrived, value
+            pending[pc] = fn
+        fn.arrived[idx] = True
+        fn.value[idx] = np.broadcast_to(rc(ex, idx), (len(idx),))
         ex.leave(lanes, m, WAIT, pc + 1)
     return run
 
