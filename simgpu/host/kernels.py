@@ -27,7 +27,7 @@ from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
 from ..runtime.ptx_path import PTXExecutor
 from ..errors import LaunchError
-from ..sass import analyze_ptx
+from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport
 from ..sass.ptxlines import number_ptx_lines
@@ -67,7 +67,7 @@ class CompiledPTXExecutor(PTXExecutor):
 _SHARED_DECL = re.compile(r"^\s*\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+[\w$]+\[(\d+)\]", re.M)
 _EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 _DEFINED_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
-PROVIDED = {"vprintf"}          # extern functions simgpu.ptx implements
+PROVIDED = devrt.SYSCALLS       # extern functions ptxas resolves and simgpu.ptx implements
 
 
 def ptx_only_facts(ptx, cc, name=None):

@@ -13,7 +13,9 @@ it.  Here instead:
   when every thread of the grid that has not exited is there (executor.release_grid_barrier),
   so all memory written before the barrier by any block is visible after it, exactly.
 
-Every other call goes to printf.build_call (vprintf, then ordinary calls).
+``malloc``/``free`` (the device heap, which numba's NRT uses) and ``__assertfail`` (assert()
+in linked CUDA C++) are intrinsics too.  Every other call goes to printf.build_call (vprintf,
+then ordinary calls).
 """
 from __future__ import annotations
 
@@ -86,8 +88,61 @@ def build_grid_sync(ctx, ins, rets, args):
     return run
 
 
+HEAP_ALIGN = 16                 # CUDA's device malloc returns 16-byte aligned blocks
+
+
+def build_malloc(ctx, ins, rets, args):
+    """``malloc(size)`` on the device heap (numba's NRT allocates with it): the calling lanes'
+    blocks are carved from one new allocation in device memory, each 16-byte aligned and
+    padded by 16 bytes, so a block's overrun faults instead of reaching its neighbour's.
+    Never reused (``free`` does not return memory; the heap limit is not modelled)."""
+    if len(args) != 1 or len(rets) != 1 or args[0][0] != "sym" or rets[0][0] != "sym":
+        return unsupported(ctx, ins, "malloc takes one .param (the size) and returns one")
+    akey, rkey = (ctx.func, args[0][1]), (ctx.func, rets[0][1])
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        idx = ex.all_lanes(guard(ex, lanes))
+        if len(idx):
+            size = _param_int(ex, akey, idx, 8).astype(np.int64)
+            span = (size + HEAP_ALIGN - 1) // HEAP_ALIGN * HEAP_ALIGN + HEAP_ALIGN
+            off = np.concatenate([[0], np.cumsum(span)[:-1]])
+            base = ex.im.memory.alloc(np.zeros(int(span.sum()), np.uint8), name="<device malloc>")
+            ptr = np.where(size > 0, np.uint64(base) + off.astype(np.uint64), np.uint64(0))
+            ex.param_store(rkey, 8)[idx, :8] = ptr.astype(np.uint64).view(np.uint8).reshape(len(idx), 8)
+        ex.advance(lanes)
+    return run
+
+
+def build_free(ctx, ins, rets, args):
+    """``free(ptr)``: nothing to do (device-heap blocks are not reused)."""
+    return lambda ex, lanes, pc: ex.advance(lanes)
+
+
+def build_assertfail(ctx, ins, rets, args):
+    """``__assertfail(message, file, line, function, charsize)`` (a failed ``assert`` in linked
+    CUDA C++): the kernel stops with a KernelError carrying the assertion's text, as the GPU
+    stops with cudaErrorAssert."""
+    if len(args) < 3 or any(a[0] != "sym" for a in args[:3]):
+        return unsupported(ctx, ins, "__assertfail takes (message, file, line, ...)")
+    keys = [(ctx.func, a[1]) for a in args[:3]]
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        idx = ex.all_lanes(guard(ex, lanes))
+        if len(idx):
+            lane = int(idx[0])
+            msg, file = (printf.read_cstring(ex, int(_param_int(ex, k, idx[:1], 8)[0]), lane)
+                         .decode("utf-8", "replace") for k in keys[:2])
+            line = int(_param_int(ex, keys[2], idx[:1], 4)[0])
+            ex.fault(ins, f"device assertion failed: {msg} ({file}:{line})", lane)
+        ex.advance(lanes)
+    return run
+
+
 INTRINSICS = {"cudaCGGetIntrinsicHandle": build_get_handle,
-              "cudaCGSynchronize": build_grid_sync, "cudaCGSynchronizeGrid": build_grid_sync}
+              "cudaCGSynchronize": build_grid_sync, "cudaCGSynchronizeGrid": build_grid_sync,
+              "malloc": build_malloc, "free": build_free, "__assertfail": build_assertfail}
 
 
 def build_call(ctx, ins):

@@ -96,6 +96,10 @@ DEFINITIONS = {
 GRID_SYNC = frozenset(("cudaCGSynchronize", "cudaCGSynchronizeGrid"))
 FUNCTIONS = frozenset(DEFINITIONS)
 
+#: CUDA system calls that ptxas resolves itself (no definition linked) and simgpu.ptx executes:
+#: print(), the device heap (NRT's allocations), assert() in linked CUDA C++
+SYSCALLS = frozenset(("vprintf", "malloc", "free", "__assertfail"))
+
 _EXTERN = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 
 

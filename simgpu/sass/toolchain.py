@@ -272,7 +272,7 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
 
 _EXTERN_DECL = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*(?:\([^)]*\))?\s*;[ \t]*\n?",
                           re.M | re.S)
-_PROVIDED = frozenset(("vprintf",))        # simgpu.ptx implements these itself
+_PROVIDED = devrt.SYSCALLS        # ptxas resolves these itself; simgpu.ptx implements them
 
 
 class LinkError(SimGPUError):
@@ -447,6 +447,7 @@ def merge_ptx(kernel_ptx, extra):
         versions += re.findall(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
         text = _HEADER.sub("", text)
         text = _drop_functions(text, defined)
+        text = _drop_entries(text)
         for name in _FUNC_START.findall(text):
             if _defines(text, name):
                 defined.add(name)
@@ -483,6 +484,28 @@ def _function_spans(text):
             i += 1
         out.append((m.group(1), m.start(), i, True))
     return out
+
+
+_ENTRY_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
+
+
+def _drop_entries(text):
+    """`text` without its kernels (.entry): a linked file's own kernels (NRT's) are launched
+    by numba through the driver, never called by the kernel; one module holds one entry."""
+    spans = []
+    for m in _ENTRY_START.finditer(text):
+        i, depth = text.find("{", m.end()), 0
+        if i < 0:
+            break
+        while i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        spans.append((m.start(), i))
+    for a, b in reversed(spans):
+        text = text[:a] + text[b:]
+    return text
 
 
 def _defines(text, name):
