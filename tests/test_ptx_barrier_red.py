@@ -59,3 +59,25 @@ def test_barrier_count_after_divergence():
     t = np.arange(64)
     v = np.where(t % 3 == 0, x * 2, x - 1)
     assert (out == np.count_nonzero(v > 0)).all()
+
+
+def matches(x, out):
+    t = cuda.threadIdx.x
+    out[t, 0] = cuda.match_any_sync(0xFFFFFFFF, x[t])
+    m, p = cuda.match_all_sync(0xFFFFFFFF, x[t])
+    out[t, 1] = m
+    out[t, 2] = p
+
+
+def test_match_any_and_all():
+    x = (np.arange(64) % 5).astype(np.int32)
+    x[32:] = 7                                        # warp 1: all equal
+    out = np.zeros((64, 3), np.int64)
+    launch_numba(matches, 1, 64, (x, out))
+    out[:, :2] &= 0xFFFFFFFF                          # numba returns the masks as int32
+    lanes = np.arange(32)
+    for t in range(32):
+        assert out[t, 0] == sum(1 << int(j) for j in lanes[x[:32] == x[t]])
+    assert (out[32:, 0] == 0xFFFFFFFF).all()
+    assert (out[:32, 1] == 0).all() and (out[:32, 2] == 0).all()           # warp 0: values differ
+    assert (out[32:, 1] == 0xFFFFFFFF).all() and (out[32:, 2] == 1).all()  # warp 1: all 7

@@ -231,5 +231,46 @@ def build_warp_sync(ctx, ins):
     return run
 
 
-HANDLERS = {"shfl": build_shfl, "vote": build_vote, "activemask": build_activemask,
+def build_match(ctx, ins):
+    """match.any.sync.b32/b64 d, a, membermask: d = the member lanes (executing with this lane)
+    whose a equals this lane's; match.all.sync d{|p}, a, membermask: d = membermask if every
+    member lane's a is equal (p true), else 0 (p false)."""
+    mode = next((m for m in ins.mods if m in ("any", "all")), None)
+    t = ins.types[0] if ins.types else None
+    if mode is None or "sync" not in ins.mods or t not in ("b32", "b64"):
+        return unsupported(ctx, ins, "match.any.sync / match.all.sync .b32/.b64")
+    dst = ins.operands[0]
+    wd = writer(ctx, dst[1] if dst[0] == "pair" else dst, "b32")
+    wp = writer(ctx, dst[2], "pred") if dst[0] == "pair" else None
+    ra = reader(ctx, ins.operands[1], t)
+    rm = reader(ctx, ins.operands[2], "b32")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        n = len(sub)
+        if n == 0:
+            return ex.advance(lanes)
+        member = np.broadcast_to(rm(ex, sub), (n,)).astype(np.uint32)
+        execb, w = check_members(ex, ins, sub, member)
+        vals = np.zeros(ex.ch.L, np.uint64)
+        vals[sub] = np.broadcast_to(ra(ex, sub), (n,)).astype(np.uint64)
+        uw = np.unique(w)                                  # the warps executing
+        v = vals.reshape(ex.ch.nwarps, 32)[uw]             # (warps, 32)
+        eq = v[:, :, None] == v[:, None, :]                # eq[w, i, j]: lane j's value == lane i's
+        bits = np.packbits(eq, axis=2, bitorder="little").view("<u4")[:, :, 0]   # (warps, 32)
+        row = np.searchsorted(uw, w)
+        same = bits[row, ex.ch.laneid[sub].astype(np.int64)] & member & execb[w]
+        if mode == "any":
+            wd(ex, same, sub)
+        else:
+            ok = same == (member & execb[w])
+            wd(ex, np.where(ok, member, np.uint32(0)), sub)
+            if wp is not None:
+                wp(ex, ok, sub)
+        ex.advance(lanes)
+    return run
+
+
+HANDLERS = {"match": build_match, "shfl": build_shfl, "vote": build_vote, "activemask": build_activemask,
             "bar": build_bar, "barrier": build_bar}
