@@ -16,7 +16,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx import basic_ops
 from simgpu.ptx.basic_ops import np_dtype, width
 from simgpu.ptx.executor import EXITED, RUN, convert_write
-from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW
+from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, classify_generic
 
 try:
     from simgpu.ptx import semantics as _semantics
@@ -343,6 +343,8 @@ def build_call(ctx, ins):
     ops = ins.operands
     rets = ops[0][1] if ops[0][0] == "list" else []
     rest = ops[1:] if ops[0][0] == "list" else ops
+    if rest and rest[0][0] == "reg":
+        return build_indirect_call(ctx, ins, rets, rest)
     if not rest or rest[0][0] != "sym" or rest[0][1] not in ctx.im.linked.entry_pc:
         return unsupported(ctx, ins, "indirect call or call to a function without a body")
     callee = rest[0][1]
@@ -360,17 +362,80 @@ def build_call(ctx, ins):
         if guard(ex, lanes) is not None and not guard(ex, lanes).all():
             ex.fault(ins, "predicated call with a divergent guard is not supported",
                      None if lanes is None else lanes[0])
+        enter_call(ex, ins, lanes, pc, pairs, entry)
+    return run
+
+
+def enter_call(ex, ins, lanes, pc, pairs, entry):
+    """The lanes call the function at `entry`: arguments copied into its .param space, the
+    return pc and call site pushed."""
+    idx = ex.all_lanes(lanes)
+    for src, dst, size in pairs:
+        s = ex.param_store(src, size)
+        ex.param_store(dst, size)[idx, :size] = s[idx, :size]
+    d = ex.depth[idx[0]]
+    if d + 1 >= ex.ret_pc.shape[0]:
+        ex.fault(ins, "call stack too deep", idx[0])
+    ex.ret_pc[d, idx] = pc + 1
+    ex.call_site[d, idx] = pc
+    ex.depth[idx] += 1
+    ex.goto(lanes, None, entry, entry)
+
+
+def build_isspacep(ctx, ins):
+    """isspacep.{global,shared,local,const,param} p, a: whether generic address a is in that
+    state space's window (simgpu/ptx/memory.py's generic layout; param: never)."""
+    space = next((m for m in ins.mods if m in ("global", "shared", "local", "const", "param")), None)
+    if space is None:
+        return unsupported(ctx, ins, "isspacep needs a state space")
+    wp = writer(ctx, ins.operands[0], "pred")
+    ra = reader(ctx, ins.operands[1], "u64")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            a = np.atleast_1d(np.asarray(ra(ex, sub), np.uint64))
+            sh, lo, co = classify_generic(a)
+            r = {"shared": sh, "local": lo, "const": co, "global": ~(sh | lo | co),
+                 "param": np.zeros_like(sh)}[space]
+            wp(ex, r if np.ndim(ra(ex, sub)) else r[0], sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_indirect_call(ctx, ins, rets, rest):
+    """``call (ret), %reg, (args), prototype``: a call through a function pointer (numba's NRT
+    calls a MemInfo's destructor so).  The register holds the address that ``mov r, func``
+    gave (runner.Image.function_address); the lanes calling at one step must agree on it."""
+    target = reader(ctx, rest[0], "u64")
+    args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
+    guard = guard_mask(ctx, ins)
+    im = ctx.im
+    site = ctx.pc
+
+    def run(ex, lanes, pc):
+        m = guard(ex, lanes)
+        if m is not None and not m.all():
+            ex.fault(ins, "predicated call with a divergent guard is not supported",
+                     None if lanes is None else lanes[0])
         idx = ex.all_lanes(lanes)
-        for src, dst, size in pairs:
-            s = ex.param_store(src, size)
-            ex.param_store(dst, size)[idx, :size] = s[idx, :size]
-        d = ex.depth[idx[0]]
-        if d + 1 >= ex.ret_pc.shape[0]:
-            ex.fault(ins, "call stack too deep", idx[0])
-        ex.ret_pc[d, idx] = pc + 1
-        ex.call_site[d, idx] = pc
-        ex.depth[idx] += 1
-        ex.goto(lanes, None, entry, entry)
+        t = np.unique(np.broadcast_to(target(ex, lanes), (len(idx),)))
+        if len(t) != 1:
+            ex.fault(ins, "an indirect call whose lanes call different functions at once is not "
+                     "supported", idx[0])
+        callee = im.function_at(int(t[0]))
+        if callee is None or callee not in im.linked.entry_pc:
+            ex.fault(ins, f"indirect call to address {int(t[0]):#x}, which is no function of the "
+                     "module", idx[0])
+        fn = im.module.functions[callee]
+        if len(args) != len(fn.params) or len(rets) != len(fn.rets):
+            ex.fault(ins, f"indirect call to {callee} with {len(args)} argument(s), and it takes "
+                     f"{len(fn.params)}", idx[0])
+        pairs = [((ctx.func, a[1]), (callee, p.name), p.size) for a, p in zip(args, fn.params)]
+        im.call_rets[site] = [((callee, p.name), (ctx.func, r[1]), p.size)
+                              for r, p in zip(rets, fn.rets)]
+        enter_call(ex, ins, lanes, pc, pairs, im.linked.entry_pc[callee])
     return run
 
 
@@ -396,7 +461,7 @@ def do_return(ex, lanes, m, pc):
 
 HANDLERS = {
     "setp": build_setp, "mov": build_mov, "cvta": build_cvta,
-    "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
+    "isspacep": build_isspacep, "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
     "membar": build_nop, "fence": build_nop, "nanosleep": build_nop, "prefetch": build_nop,
     "prefetchu": build_nop, "pmevent": build_nop,
 }

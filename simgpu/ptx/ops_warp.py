@@ -233,8 +233,9 @@ def build_warp_sync(ctx, ins):
 
 def build_match(ctx, ins):
     """match.any.sync.b32/b64 d, a, membermask: d = the member lanes (executing with this lane)
-    whose a equals this lane's; match.all.sync d{|p}, a, membermask: d = membermask if every
-    member lane's a is equal (p true), else 0 (p false)."""
+    whose a equals this lane's; match.all.sync d{|p}, a, membermask: d = the member lanes present
+    (exited ones drop out, as numba's test on a 10-thread block expects) if all their a are
+    equal (p true), else 0 (p false)."""
     mode = next((m for m in ins.mods if m in ("any", "all")), None)
     t = ins.types[0] if ins.types else None
     if mode is None or "sync" not in ins.mods or t not in ("b32", "b64"):
@@ -264,8 +265,9 @@ def build_match(ctx, ins):
         if mode == "any":
             wd(ex, same, sub)
         else:
-            ok = same == (member & execb[w])
-            wd(ex, np.where(ok, member, np.uint32(0)), sub)
+            present = member & execb[w]         # exited lanes of the mask take no part
+            ok = same == present
+            wd(ex, np.where(ok, present, np.uint32(0)), sub)
             if wp is not None:
                 wp(ex, ok, sub)
         ex.advance(lanes)

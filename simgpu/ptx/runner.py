@@ -27,6 +27,7 @@ from simgpu.ptx.parser import parse
 from simgpu.ptx.program import analyse, link
 
 MAX_LANES = 1 << 18
+FUNC_BASE = 0xF0000000000          # where function addresses (indirect calls) point: no memory
 
 
 def _dims(d):
@@ -39,16 +40,21 @@ def _callees(module, name, seen, stack=()):
     if fn.body is None:
         return
     for st in fn.body:
-        if isinstance(st, tuple) or st.opcode != "call":
+        if isinstance(st, tuple):
             continue
-        tgt = next((o[1] for o in st.operands if o[0] == "sym"), None)
-        if tgt is None or tgt not in module.functions or module.functions[tgt].body is None:
-            continue
-        if tgt in stack or tgt == name:
-            raise SimGPUError(f"recursive call to {tgt} is not supported")
-        if tgt not in seen:
-            seen.append(tgt)
-            _callees(module, tgt, seen, stack + (name,))
+        if st.opcode == "call":
+            tgt = next((o[1] for o in st.operands if o[0] == "sym"), None)
+            tgts = [tgt] if tgt is not None else []
+        else:                       # a function whose address is taken (mov r, func): callable
+            tgts = [o[1] for o in st.operands if o[0] == "sym" and o[1] in module.functions]
+        for tgt in tgts:
+            if tgt not in module.functions or module.functions[tgt].body is None:
+                continue
+            if tgt in stack or tgt == name:
+                raise SimGPUError(f"recursive call to {tgt} is not supported")
+            if tgt not in seen:
+                seen.append(tgt)
+                _callees(module, tgt, seen, stack + (name,))
 
 
 def _layout(vars_, start=0):
@@ -136,8 +142,21 @@ class Image:
         """Write a chunk's print() records (see printf.emit for the order)."""
         printf.emit(records, self.printed, self.print_file)
 
+    def function_address(self, name):
+        """The address ``mov r, func`` gives a function (for indirect calls): FUNC_BASE + its
+        place among the module's functions, in no memory (a load from it faults)."""
+        return FUNC_BASE + 16 * list(self.module.functions).index(name)
+
+    def function_at(self, addr):
+        """The function at address `addr` (function_address), or None."""
+        k, r = divmod(addr - FUNC_BASE, 16)
+        names = list(self.module.functions)
+        return names[k] if r == 0 and 0 <= k < len(names) else None
+
     def symbol_address(self, func, name):
         """The state-space address that ``mov r, name`` gives."""
+        if name in self.module.functions:
+            return self.function_address(name)
         if name in self.shared_off:
             return self.shared_off[name]
         if (func, name) in self.local_off:
