@@ -382,6 +382,22 @@ def enter_call(ex, ins, lanes, pc, pairs, entry):
     ex.goto(lanes, None, entry, entry)
 
 
+def build_trap(ctx, ins):
+    """trap: the launch aborts (the GPU reports cudaErrorLaunchFailure): a KernelError naming
+    the first thread that executed it."""
+    mask = guard_mask(ctx, ins)
+
+    def run(ex, lanes, pc):
+        m = mask(ex, lanes)
+        idx = ex.all_lanes(lanes)
+        hit = idx if m is None else idx[np.asarray(m, bool)] if np.ndim(m) else (idx if m else idx[:0])
+        if len(hit):
+            ex.fault(ins, "trap: the kernel aborted (on the GPU the launch fails with an "
+                     "unspecified launch failure)", hit[0])
+        ex.advance(lanes)
+    return run
+
+
 def build_isspacep(ctx, ins):
     """isspacep.{global,shared,local,const,param} p, a: whether generic address a is in that
     state space's window (simgpu/ptx/memory.py's generic layout; param: never)."""
@@ -461,7 +477,7 @@ def do_return(ex, lanes, m, pc):
 
 HANDLERS = {
     "setp": build_setp, "mov": build_mov, "cvta": build_cvta,
-    "isspacep": build_isspacep, "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
+    "isspacep": build_isspacep, "trap": build_trap, "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
     "membar": build_nop, "fence": build_nop, "nanosleep": build_nop, "prefetch": build_nop,
     "prefetchu": build_nop, "pmevent": build_nop,
 }
