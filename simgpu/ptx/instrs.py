@@ -350,8 +350,10 @@ def build_call(ctx, ins):
     callee = rest[0][1]
     args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
     fn = ctx.im.module.functions[callee]
-    if len(args) != len(fn.params) or len(rets) != len(fn.rets):
+    if len(args) != len(fn.params) or (len(rets) != len(fn.rets) and fn.rets):
         return unsupported(ctx, ins, "argument count does not match the callee")
+    # a call that expects a return value from a function that returns none (numba declares a
+    # C-ABI `void` function so): the value is left as it was, as a GPU leaves the register
     pairs = [((ctx.func, a[1]), (callee, p.name), p.size) for a, p in zip(args, fn.params)]
     entry = ctx.im.linked.entry_pc[callee]
     guard = guard_mask(ctx, ins)
