@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import basic_ops
+from simgpu.ptx import basic_ops, frames
+from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.basic_ops import np_dtype, width
 from simgpu.ptx.executor import EXITED, RUN, convert_write
 from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, classify_generic
@@ -130,6 +131,14 @@ def reader(ctx, op, t):
     if kind == "sym" and op[1] == "WARP_SZ":          # PTX's predefined constant: 32
         v = imm_value(("imm", 32), t)
         return lambda ex, lanes: v
+    if kind == "sym" and ctx.func in ctx.im.recursive and (ctx.func, op[1]) in ctx.im.local_off:
+        off, stride = ctx.im.local_off[(ctx.func, op[1])], ctx.im.local_frame
+        T = np_dtype(t)            # a recursive function's .local: one frame per call depth
+
+        def local_at_depth(ex, lanes):
+            d = ex.depth if lanes is None else ex.depth[lanes]
+            return (d * stride + off).astype(T)
+        return local_at_depth
     if kind == "sym":
         addr = ctx.im.symbol_address(ctx.func, op[1])
         v = np.array(addr & ((1 << (8 * width(t))) - 1), np.dtype(f"u{width(t)}")).view(
@@ -378,6 +387,11 @@ def enter_call(ex, ins, lanes, pc, pairs, entry):
     d = ex.depth[idx[0]]
     if d + 1 >= ex.ret_pc.shape[0]:
         ex.fault(ins, "call stack too deep", idx[0])
+    if entry in ex.im.recursive_entries:
+        if d + 1 >= RECURSION_FRAMES:
+            ex.fault(ins, f"recursion deeper than {RECURSION_FRAMES} calls (simgpu gives a recursive "
+                     "function that many local frames)", idx[0])
+        frames.save_frame(ex, ex.im.linked.func_of[entry], idx, d)
     ex.ret_pc[d, idx] = pc + 1
     ex.call_site[d, idx] = pc
     ex.depth[idx] += 1
@@ -464,10 +478,16 @@ def do_return(ex, lanes, m, pc):
                  "supported", idx[0])
     d = ex.depth[idx[0]] - 1
     sites = ex.call_site[d, idx]
+    recursive = ex.__dict__.get("frames")
+    rets = []
     for site in np.unique(sites):
         sel = idx[sites == site]
         for src, dst, size in ex.im.call_rets.get(int(site), []):
-            ex.param_store(dst, size)[sel, :size] = ex.param_store(src, size)[sel, :size]
+            rets.append((dst, size, sel, ex.param_store(src, size)[sel, :size].copy()))
+    if recursive:                   # a recursive call's caller gets its frame back first
+        frames.restore_frame(ex, idx, d)
+    for dst, size, sel, v in rets:
+        ex.param_store(dst, size)[sel, :size] = v
     back = ex.ret_pc[d, idx]
     ex.depth[idx] = d
     if ex.conv and (back == back[0]).all():

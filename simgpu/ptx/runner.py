@@ -22,6 +22,7 @@ from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
 from simgpu.ptx import printf
 from simgpu.ptx.executor import Chunk, Executor
+from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.memory import DeviceMemory, RowMemory
 from simgpu.ptx.parser import parse
 from simgpu.ptx.program import analyse, link
@@ -35,7 +36,10 @@ def _dims(d):
     return tuple(int(x) for x in d) + (1,) * (3 - len(d))
 
 
-def _callees(module, name, seen, stack=()):
+def _callees(module, name, seen, stack=(), recursive=None):
+    """Add to `seen` the functions `name` calls or takes the address of, transitively; the
+    functions on a call cycle go into `recursive` (frames.py saves their frames)."""
+    recursive = set() if recursive is None else recursive
     fn = module.functions[name]
     if fn.body is None:
         return
@@ -50,11 +54,14 @@ def _callees(module, name, seen, stack=()):
         for tgt in tgts:
             if tgt not in module.functions or module.functions[tgt].body is None:
                 continue
-            if tgt in stack or tgt == name:
-                raise SimGPUError(f"recursive call to {tgt} is not supported")
+            if tgt in stack or tgt == name:     # a cycle: every function on it
+                path = stack + (name,)
+                recursive.update(path[path.index(tgt):])
+                continue
             if tgt not in seen:
                 seen.append(tgt)
-                _callees(module, tgt, seen, stack + (name,))
+                _callees(module, tgt, seen, stack + (name,), recursive)
+    return recursive
 
 
 def _layout(vars_, start=0):
@@ -78,12 +85,17 @@ class Image:
         self.grid, self.block = grid, block
         self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
         names = [entry]
-        _callees(module, entry, names)
+        recursive = _callees(module, entry, names)
+        self.recursive = frozenset(recursive)
         self.infos = {n: analyse(module.functions[n]) for n in names}
         self.linked = link(self.infos, entry)
         self.entry_pc = self.linked.entry_pc[entry]
+        self.recursive_entries = {self.linked.entry_pc[n] for n in recursive}
         self._registers(names)
         self._spaces(names)
+        self.local_frame = self.local_size     # one lane's frames; recursion: one per call depth
+        if any(f for (f, _) in self.local_off if f in self.recursive):
+            self.local_size *= RECURSION_FRAMES
         self._kernel_params(param_values)
         self.call_rets = {}
         self.printed = []           # print(): one entry per thread per call, in output order
