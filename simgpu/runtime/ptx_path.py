@@ -154,6 +154,7 @@ class SassInstCounter(Observer):
         self._steps = defaultdict(int)
         self.chunk = None
         self.kernel = ""
+        self.grid_barriers = 0      # grid.sync() barriers the grid passed (cooperative groups)
 
     def chunk_begin(self, chunk):
         """A new chunk: the loop budget counts its steps afresh."""
@@ -237,6 +238,8 @@ class SassInstCounter(Observer):
             "simgpu__inst_by_class": by_pipe,
             "simgpu__ptx_inst_executed.sum": float(sum(w for w, _ in self.per_line.values())),
         }
+        if self.grid_barriers:
+            m["simgpu__grid_barriers.sum"] = float(self.grid_barriers)
         for p, v in sorted(by_pipe.items()):
             m[f"smsp__inst_executed_pipe_{p}.sum"] = float(v)
         if self.facts:
@@ -511,6 +514,7 @@ class PTXExecutor:
             ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
             ex.counter = counter
             ex.run()
+            counter.grid_barriers += getattr(ex, "grid_barriers", 0)
             for o in observers:
                 o.chunk_end(chunk)
             executed += n
