@@ -489,6 +489,8 @@ class PTXExecutor:
             st = self.prepare(_program_of(launch, program), launch)
         observers = list(observers)
         counter = st.counter
+        if getattr(launch, "cooperative", False):     # grid.sync(): the whole grid in one chunk
+            launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
         exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
@@ -503,8 +505,6 @@ class PTXExecutor:
                 adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
-        if getattr(launch, "cooperative", False):     # grid.sync(): the whole grid in one chunk
-            launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
         executed = 0
         for index, first, n in launch.chunks():
             chunk = Chunk(first, n, launch.block, launch.grid, index=index)
@@ -618,6 +618,20 @@ def note_kernel_location(exc, py_func):
                  f"    (location added by simgpu.runtime: numba's message above lacks it)")
 
 
+def check_shared_memory(launch, static, dynamic, name):
+    """ptxas' static shared memory against the static limit; static + dynamic (the launch's
+    shared_bytes) against the per-block limit with opt-in."""
+    gpu = launch.gpu
+    if static > gpu.static_shared_mem_per_block_bytes:
+        raise LaunchError(f"kernel {name!r} declares {static:,} B of static shared memory per block; "
+                          f"the limit for static shared arrays is {gpu.static_shared_mem_per_block_bytes:,} B "
+                          "(static_shared_mem_per_block_bytes)")
+    if static + dynamic > gpu.max_shared_mem_per_block_bytes:
+        raise LaunchError(f"kernel {name!r} uses {static:,} B static + {dynamic:,} B dynamic shared memory "
+                          f"per block; the {gpu.name} allows at most {gpu.max_shared_mem_per_block_bytes:,} B "
+                          "per block (max_shared_mem_per_block_bytes)")
+
+
 def check_cooperative(launch, ck, name):
     """A kernel that synchronises its grid (cooperative groups' grid.sync()) is launched
     cooperatively, as numba does (cuLaunchCooperativeKernel): every block must be resident at
@@ -637,20 +651,6 @@ def check_cooperative(launch, ck, name):
                           f"{launch.gpu.sm_count} SMs at {launch.threads_per_block} threads, {regs} registers, "
                           f"{launch.smem_bytes:,} B shared per block; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). "
                           "Launch at most max_cooperative_grid_blocks() blocks")
-
-
-def check_shared_memory(launch, static, dynamic, name):
-    """ptxas' static shared memory against the static limit; static + dynamic (the launch's
-    shared_bytes) against the per-block limit with opt-in."""
-    gpu = launch.gpu
-    if static > gpu.static_shared_mem_per_block_bytes:
-        raise LaunchError(f"kernel {name!r} declares {static:,} B of static shared memory per block; "
-                          f"the limit for static shared arrays is {gpu.static_shared_mem_per_block_bytes:,} B "
-                          "(static_shared_mem_per_block_bytes)")
-    if static + dynamic > gpu.max_shared_mem_per_block_bytes:
-        raise LaunchError(f"kernel {name!r} uses {static:,} B static + {dynamic:,} B dynamic shared memory "
-                          f"per block; the {gpu.name} allows at most {gpu.max_shared_mem_per_block_bytes:,} B "
-                          "per block (max_shared_mem_per_block_bytes)")
 
 
 def launch_args(launch):
