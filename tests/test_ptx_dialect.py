@@ -15,8 +15,7 @@ Summary, one line per kernel (IR = simgpu's frontend + interpreter; PTX = execut
                                          (it used to ignore the assert: tests/test_ir_vs_ptx_bugs.py)
   k_fp16           cuda.fp16 hadd/hmul   clear error: numba's fp16 C shims are linked at module load, not in the
                                          PTX; ptxas cannot resolve __hadd (LaunchError); IR refuses
-  k_match          cuda.match_any_sync   clear error: simgpu.ptx lacks match.any.sync.b32 (SimGPUError naming
-                                         the line and the PTX); IR refuses
+  k_match          cuda.match_any_sync   works, exact (simgpu.ptx's match.any.sync.b32); IR refuses
   k_record         record dtype array    works with an aligned dtype (np.dtype(..., align=True)); an unaligned
                                          record is numba's own NumbaTypeError, unchanged; IR refuses
   k_dynsmem        cuda.shared.array(0)  works with launch(shared_bytes=N) and Kernel[grid, block, stream, N];
@@ -298,13 +297,16 @@ def test_fp16_intrinsics_run_with_numbas_shims_linked():
     ir_refuses(k_fp16, a, b, np.zeros(N, np.float16), match="fp16")
 
 
-def test_match_any_sync_is_a_clear_error():
-    """clear error: simgpu.ptx has no match.any.sync; the error names the user's line and
-    the PTX instruction."""
+def test_match_any_sync():
+    """works, exact: each lane gets the mask of its warp's lanes holding the same value (x % 5
+    repeats every 5 lanes).  The IR path refuses it."""
     x = np.arange(N, dtype=np.int32) % 5
-    with pytest.raises(SimGPUError, match=r"test_ptx_dialect.py:\d+: unsupported PTX instruction "
-                                          r"'match.any.sync.b32"):
-        ptx(k_match, x, np.zeros(N, np.uint32))
+    out = np.zeros(N, np.uint32)
+    ptx(k_match, x, out)
+    lane = np.arange(32)
+    for i in range(N):
+        w = i // 32
+        assert out[i] == sum(1 << int(j) for j in lane[x[w * 32:(w + 1) * 32] == x[i]])
     ir_refuses(k_match, x, np.zeros(N, np.uint32), match="match_any_sync")
 
 

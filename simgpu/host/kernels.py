@@ -27,11 +27,11 @@ from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
 from ..runtime.ptx_path import PTXExecutor
 from ..errors import LaunchError
-from ..sass import analyze_ptx
+from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport
 from ..sass.ptxlines import number_ptx_lines
-from ..sass.toolchain import entry_name
+from ..sass.toolchain import entry_name, library_link_ptx
 from . import devicearray as da
 from .session import current_session
 
@@ -56,7 +56,7 @@ class CompiledPTXExecutor(PTXExecutor):
         return memory
 
     def compile_program(self, program, args, cc):
-        ptx = self.kernel_code.library.get_asm_str(cc=tuple(cc))
+        ptx = library_link_ptx(self.kernel_code.library, cc)    # with what numba links at load
         facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if current_session().sass
                  else ptx_only_facts(ptx, cc, program.name))
         return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
@@ -67,7 +67,7 @@ class CompiledPTXExecutor(PTXExecutor):
 _SHARED_DECL = re.compile(r"^\s*\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+[\w$]+\[(\d+)\]", re.M)
 _EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 _DEFINED_FUNC = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
-PROVIDED = {"vprintf"}          # extern functions simgpu.ptx implements
+PROVIDED = devrt.SYSCALLS       # extern functions ptxas resolves and simgpu.ptx implements
 
 
 def ptx_only_facts(ptx, cc, name=None):
@@ -79,8 +79,9 @@ def ptx_only_facts(ptx, cc, name=None):
     missing = sorted(set(_EXTERN_FUNC.findall(ptx)) - set(_DEFINED_FUNC.findall(ptx)) - PROVIDED)
     if missing:
         raise LaunchError(f"executor='ptx': kernel {name or entry!r} calls {', '.join(missing)}, which the PTX "
-                          "does not define: numba links it in when it loads the module (CUDA C shims, "
-                          "NRT, cooperative groups); simgpu does not link them yet")
+                          "does not define, and neither do the files numba links when it loads the module "
+                          "(simgpu links CUDA C++ and PTX files, numba's shims and the device runtime's "
+                          "cooperative groups; not libraries of machine code)")
     shared = sum(int(n) for _, n in _SHARED_DECL.findall(ptx))
     fr = FunctionResources(name=entry, kind="entry", shared_bytes=shared)
     report = PtxasReport(arch=f"sm_{cc[0]}{cc[1]}", ptxas_version="not run", functions={entry: fr})
@@ -182,7 +183,7 @@ def kernel_class(base):
 def resources(kernel_code):
     """ptxas' resources of the compiled kernel (registers, shared, stack)."""
     cc = tuple(current_session().gpu.compute_capability)
-    ptx = kernel_code.library.get_asm_str(cc=cc)
+    ptx = library_link_ptx(kernel_code.library, cc)
     return analyze_ptx(ptx, cc).ptxas.functions[entry_name(ptx)]
 
 

@@ -42,6 +42,8 @@ from simgpu.ptx.events import InstrEvent
 from simgpu.ptx.memory import POISON, MemFault, RowMemory
 
 RUN, WAIT, EXITED = 0, 1, 2
+GRID_WAIT = 3               # at a grid-wide barrier (cooperative groups' grid.sync(): devrt.py)
+WARP_WAIT = 4               # at bar.warp.sync, for lanes of its member mask (ops_warp.py)
 DEPTH_W = 1 << 24           # key = pc + (MAX_DEPTH - depth) * DEPTH_W
 MAX_DEPTH = 64
 BIG = np.int64(1) << 62
@@ -329,14 +331,85 @@ class Executor:
     def release_barrier(self):
         """Nothing can run: release the lanes waiting at a barrier; False when all exited."""
         self._next = None
+        if release_warp_barriers(self):
+            return True
         waiting = np.flatnonzero(self.status == WAIT)
         if len(waiting) == 0:
-            return False
+            return release_grid_barrier(self)
         self.status[waiting] = RUN
         self.n_running = len(waiting)
         self.epoch += 1
         self.conv = False
+        finish_barrier_reductions(self)
         return True
+
+
+def finish_barrier_reductions(ex):
+    """bar.red (``cuda.syncthreads_and/or/count``): once the block barrier is released, each
+    arrived thread gets its block's reduction (ops_warp.build_bar_red keeps the arrivals)."""
+    pending = ex.__dict__.get("bar_red")
+    if not pending:
+        return
+    for fn in pending.values():
+        fn(ex)
+    pending.clear()
+
+
+def wake(ex, lanes):
+    """Lanes waiting at a barrier (their pc already the one after it) run again."""
+    if len(lanes) == 0:
+        return
+    if ex.conv:                     # the running lanes' pc lives in ex.upc: write it out
+        if ex.upc is not None:
+            ex.pc[ex.all_lanes(ex.run_lanes)] = ex.upc
+        ex.conv = False
+    ex._next = None
+    ex.status[lanes] = RUN
+    ex.n_running += len(lanes)
+
+
+def release_warp_barriers(ex):
+    """Nothing can run: lanes waiting at bar.warp.sync for members that went elsewhere (they
+    exited, or wait at another barrier) are released -- first, so that a warp barrier never
+    holds lanes back from a block barrier that their block waits at.  False if none waits."""
+    waiting = np.flatnonzero(ex.status == WARP_WAIT)
+    if len(waiting) == 0:
+        return False
+    wake(ex, waiting)
+    return True
+
+
+def release_grid_barrier(ex):
+    """Nothing can run and no thread waits at a block barrier: if threads wait at a grid
+    barrier, every thread of the grid that has not exited is there -- release them all; False
+    when every thread has exited.  The whole grid must be in this chunk (a cooperative launch
+    is at most one wave: runtime/ptx_path.py makes it one chunk), and a block whose threads all
+    exited before the barrier is the deadlock the GPU would hang in."""
+    waiting = np.flatnonzero(ex.status == GRID_WAIT)
+    if len(waiting) == 0:
+        return False
+    ch = ex.ch
+    ins = ex.im.linked.code[int(ex.pc[waiting[0]]) - 1]      # the call that waits
+    total = int(np.prod(ex.im.grid))
+    if ch.first != 0 or ch.nblocks != total:
+        ex.fault(ins, f"grid-wide barrier (grid.sync()) with blocks {ch.first}..{ch.first + ch.nblocks - 1} "
+                 f"of {total} executed together: every block of a cooperative launch must be "
+                 "resident at once (launch at most max_cooperative_grid_blocks() blocks)",
+                 int(waiting[0]))
+    arrived = np.zeros(ch.nblocks, bool)
+    arrived[ch.block_row[waiting]] = True
+    if not arrived.all():
+        b = int(np.flatnonzero(~arrived)[0])
+        lane = int(np.flatnonzero(ch.block_row == b)[0])
+        ex.fault(ins, "grid-wide barrier (grid.sync()): every thread of this block exited without "
+                 "reaching it, so on the GPU the other blocks would wait for it forever (deadlock)",
+                 lane)
+    ex.status[waiting] = RUN
+    ex.n_running = len(waiting)
+    ex.epoch += 1
+    ex.grid_barriers = getattr(ex, "grid_barriers", 0) + 1
+    ex.conv = False
+    return True
 
 
 def _base_refs(value):

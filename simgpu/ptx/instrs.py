@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import basic_ops
+from simgpu.ptx import basic_ops, frames
+from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.basic_ops import np_dtype, width
 from simgpu.ptx.executor import EXITED, RUN, convert_write
-from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW
+from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, classify_generic
 
 try:
     from simgpu.ptx import semantics as _semantics
@@ -127,6 +128,17 @@ def reader(ctx, op, t):
     if kind == "sreg":
         T = np_dtype(t)
         return lambda ex, lanes: convert_sreg(special_reg(ex, op[1], op[2], lanes), T)
+    if kind == "sym" and op[1] == "WARP_SZ":          # PTX's predefined constant: 32
+        v = imm_value(("imm", 32), t)
+        return lambda ex, lanes: v
+    if kind == "sym" and ctx.func in ctx.im.recursive and (ctx.func, op[1]) in ctx.im.local_off:
+        off, stride = ctx.im.local_off[(ctx.func, op[1])], ctx.im.local_frame
+        T = np_dtype(t)            # a recursive function's .local: one frame per call depth
+
+        def local_at_depth(ex, lanes):
+            d = ex.depth if lanes is None else ex.depth[lanes]
+            return (d * stride + off).astype(T)
+        return local_at_depth
     if kind == "sym":
         addr = ctx.im.symbol_address(ctx.func, op[1])
         v = np.array(addr & ((1 << (8 * width(t))) - 1), np.dtype(f"u{width(t)}")).view(
@@ -340,13 +352,17 @@ def build_call(ctx, ins):
     ops = ins.operands
     rets = ops[0][1] if ops[0][0] == "list" else []
     rest = ops[1:] if ops[0][0] == "list" else ops
+    if rest and rest[0][0] == "reg":
+        return build_indirect_call(ctx, ins, rets, rest)
     if not rest or rest[0][0] != "sym" or rest[0][1] not in ctx.im.linked.entry_pc:
         return unsupported(ctx, ins, "indirect call or call to a function without a body")
     callee = rest[0][1]
     args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
     fn = ctx.im.module.functions[callee]
-    if len(args) != len(fn.params) or len(rets) != len(fn.rets):
+    if len(args) != len(fn.params) or (len(rets) != len(fn.rets) and fn.rets):
         return unsupported(ctx, ins, "argument count does not match the callee")
+    # a call that expects a return value from a function that returns none (numba declares a
+    # C-ABI `void` function so): the value is left as it was, as a GPU leaves the register
     pairs = [((ctx.func, a[1]), (callee, p.name), p.size) for a, p in zip(args, fn.params)]
     entry = ctx.im.linked.entry_pc[callee]
     guard = guard_mask(ctx, ins)
@@ -357,17 +373,101 @@ def build_call(ctx, ins):
         if guard(ex, lanes) is not None and not guard(ex, lanes).all():
             ex.fault(ins, "predicated call with a divergent guard is not supported",
                      None if lanes is None else lanes[0])
+        enter_call(ex, ins, lanes, pc, pairs, entry)
+    return run
+
+
+def enter_call(ex, ins, lanes, pc, pairs, entry):
+    """The lanes call the function at `entry`: arguments copied into its .param space, the
+    return pc and call site pushed."""
+    idx = ex.all_lanes(lanes)
+    for src, dst, size in pairs:
+        s = ex.param_store(src, size)
+        ex.param_store(dst, size)[idx, :size] = s[idx, :size]
+    d = ex.depth[idx[0]]
+    if d + 1 >= ex.ret_pc.shape[0]:
+        ex.fault(ins, "call stack too deep", idx[0])
+    if entry in ex.im.recursive_entries:
+        if d + 1 >= RECURSION_FRAMES:
+            ex.fault(ins, f"recursion deeper than {RECURSION_FRAMES} calls (simgpu gives a recursive "
+                     "function that many local frames)", idx[0])
+        frames.save_frame(ex, ex.im.linked.func_of[entry], idx, d)
+    ex.ret_pc[d, idx] = pc + 1
+    ex.call_site[d, idx] = pc
+    ex.depth[idx] += 1
+    ex.goto(lanes, None, entry, entry)
+
+
+def build_trap(ctx, ins):
+    """trap: the launch aborts (the GPU reports cudaErrorLaunchFailure): a KernelError naming
+    the first thread that executed it."""
+    mask = guard_mask(ctx, ins)
+
+    def run(ex, lanes, pc):
+        m = mask(ex, lanes)
         idx = ex.all_lanes(lanes)
-        for src, dst, size in pairs:
-            s = ex.param_store(src, size)
-            ex.param_store(dst, size)[idx, :size] = s[idx, :size]
-        d = ex.depth[idx[0]]
-        if d + 1 >= ex.ret_pc.shape[0]:
-            ex.fault(ins, "call stack too deep", idx[0])
-        ex.ret_pc[d, idx] = pc + 1
-        ex.call_site[d, idx] = pc
-        ex.depth[idx] += 1
-        ex.goto(lanes, None, entry, entry)
+        hit = idx if m is None else idx[np.asarray(m, bool)] if np.ndim(m) else (idx if m else idx[:0])
+        if len(hit):
+            ex.fault(ins, "trap: the kernel aborted (on the GPU the launch fails with an "
+                     "unspecified launch failure)", hit[0])
+        ex.advance(lanes)
+    return run
+
+
+def build_isspacep(ctx, ins):
+    """isspacep.{global,shared,local,const,param} p, a: whether generic address a is in that
+    state space's window (simgpu/ptx/memory.py's generic layout; param: never)."""
+    space = next((m for m in ins.mods if m in ("global", "shared", "local", "const", "param")), None)
+    if space is None:
+        return unsupported(ctx, ins, "isspacep needs a state space")
+    wp = writer(ctx, ins.operands[0], "pred")
+    ra = reader(ctx, ins.operands[1], "u64")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            a = np.atleast_1d(np.asarray(ra(ex, sub), np.uint64))
+            sh, lo, co = classify_generic(a)
+            r = {"shared": sh, "local": lo, "const": co, "global": ~(sh | lo | co),
+                 "param": np.zeros_like(sh)}[space]
+            wp(ex, r if np.ndim(ra(ex, sub)) else r[0], sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_indirect_call(ctx, ins, rets, rest):
+    """``call (ret), %reg, (args), prototype``: a call through a function pointer (numba's NRT
+    calls a MemInfo's destructor so).  The register holds the address that ``mov r, func``
+    gave (runner.Image.function_address); the lanes calling at one step must agree on it."""
+    target = reader(ctx, rest[0], "u64")
+    args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
+    guard = guard_mask(ctx, ins)
+    im = ctx.im
+    site = ctx.pc
+
+    def run(ex, lanes, pc):
+        m = guard(ex, lanes)
+        if m is not None and not m.all():
+            ex.fault(ins, "predicated call with a divergent guard is not supported",
+                     None if lanes is None else lanes[0])
+        idx = ex.all_lanes(lanes)
+        t = np.unique(np.broadcast_to(target(ex, lanes), (len(idx),)))
+        if len(t) != 1:
+            ex.fault(ins, "an indirect call whose lanes call different functions at once is not "
+                     "supported", idx[0])
+        callee = im.function_at(int(t[0]))
+        if callee is None or callee not in im.linked.entry_pc:
+            ex.fault(ins, f"indirect call to address {int(t[0]):#x}, which is no function of the "
+                     "module", idx[0])
+        fn = im.module.functions[callee]
+        if len(args) != len(fn.params) or len(rets) != len(fn.rets):
+            ex.fault(ins, f"indirect call to {callee} with {len(args)} argument(s), and it takes "
+                     f"{len(fn.params)}", idx[0])
+        pairs = [((ctx.func, a[1]), (callee, p.name), p.size) for a, p in zip(args, fn.params)]
+        im.call_rets[site] = [((callee, p.name), (ctx.func, r[1]), p.size)
+                              for r, p in zip(rets, fn.rets)]
+        enter_call(ex, ins, lanes, pc, pairs, im.linked.entry_pc[callee])
     return run
 
 
@@ -378,10 +478,16 @@ def do_return(ex, lanes, m, pc):
                  "supported", idx[0])
     d = ex.depth[idx[0]] - 1
     sites = ex.call_site[d, idx]
+    recursive = ex.__dict__.get("frames")
+    rets = []
     for site in np.unique(sites):
         sel = idx[sites == site]
         for src, dst, size in ex.im.call_rets.get(int(site), []):
-            ex.param_store(dst, size)[sel, :size] = ex.param_store(src, size)[sel, :size]
+            rets.append((dst, size, sel, ex.param_store(src, size)[sel, :size].copy()))
+    if recursive:                   # a recursive call's caller gets its frame back first
+        frames.restore_frame(ex, idx, d)
+    for dst, size, sel, v in rets:
+        ex.param_store(dst, size)[sel, :size] = v
     back = ex.ret_pc[d, idx]
     ex.depth[idx] = d
     if ex.conv and (back == back[0]).all():
@@ -393,7 +499,7 @@ def do_return(ex, lanes, m, pc):
 
 HANDLERS = {
     "setp": build_setp, "mov": build_mov, "cvta": build_cvta,
-    "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
+    "isspacep": build_isspacep, "trap": build_trap, "bra": build_bra, "brx": None, "exit": build_exit, "ret": build_exit, "call": build_call,
     "membar": build_nop, "fence": build_nop, "nanosleep": build_nop, "prefetch": build_nop,
     "prefetchu": build_nop, "pmevent": build_nop,
 }

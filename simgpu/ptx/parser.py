@@ -371,7 +371,8 @@ class Parser:
                 var = self.vardecl()
                 fn.vars.append(var)
                 out.append(("var", var))
-            elif tok[1] in (".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm"):
+            elif tok[1] in (".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm",
+                            ".callprototype"):      # (an indirect call's prototype: not needed)
                 self.skip_to(";")
             else:
                 out.append(self.instruction())

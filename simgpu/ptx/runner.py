@@ -22,11 +22,13 @@ from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
 from simgpu.ptx import printf
 from simgpu.ptx.executor import Chunk, Executor
+from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.memory import DeviceMemory, RowMemory
 from simgpu.ptx.parser import parse
 from simgpu.ptx.program import analyse, link
 
 MAX_LANES = 1 << 18
+FUNC_BASE = 0xF0000000000          # where function addresses (indirect calls) point: no memory
 
 
 def _dims(d):
@@ -34,21 +36,32 @@ def _dims(d):
     return tuple(int(x) for x in d) + (1,) * (3 - len(d))
 
 
-def _callees(module, name, seen, stack=()):
+def _callees(module, name, seen, stack=(), recursive=None):
+    """Add to `seen` the functions `name` calls or takes the address of, transitively; the
+    functions on a call cycle go into `recursive` (frames.py saves their frames)."""
+    recursive = set() if recursive is None else recursive
     fn = module.functions[name]
     if fn.body is None:
         return
     for st in fn.body:
-        if isinstance(st, tuple) or st.opcode != "call":
+        if isinstance(st, tuple):
             continue
-        tgt = next((o[1] for o in st.operands if o[0] == "sym"), None)
-        if tgt is None or tgt not in module.functions or module.functions[tgt].body is None:
-            continue
-        if tgt in stack or tgt == name:
-            raise SimGPUError(f"recursive call to {tgt} is not supported")
-        if tgt not in seen:
-            seen.append(tgt)
-            _callees(module, tgt, seen, stack + (name,))
+        if st.opcode == "call":
+            tgt = next((o[1] for o in st.operands if o[0] == "sym"), None)
+            tgts = [tgt] if tgt is not None else []
+        else:                       # a function whose address is taken (mov r, func): callable
+            tgts = [o[1] for o in st.operands if o[0] == "sym" and o[1] in module.functions]
+        for tgt in tgts:
+            if tgt not in module.functions or module.functions[tgt].body is None:
+                continue
+            if tgt in stack or tgt == name:     # a cycle: every function on it
+                path = stack + (name,)
+                recursive.update(path[path.index(tgt):])
+                continue
+            if tgt not in seen:
+                seen.append(tgt)
+                _callees(module, tgt, seen, stack + (name,), recursive)
+    return recursive
 
 
 def _layout(vars_, start=0):
@@ -72,12 +85,17 @@ class Image:
         self.grid, self.block = grid, block
         self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
         names = [entry]
-        _callees(module, entry, names)
+        recursive = _callees(module, entry, names)
+        self.recursive = frozenset(recursive)
         self.infos = {n: analyse(module.functions[n]) for n in names}
         self.linked = link(self.infos, entry)
         self.entry_pc = self.linked.entry_pc[entry]
+        self.recursive_entries = {self.linked.entry_pc[n] for n in recursive}
         self._registers(names)
         self._spaces(names)
+        self.local_frame = self.local_size     # one lane's frames; recursion: one per call depth
+        if any(f for (f, _) in self.local_off if f in self.recursive):
+            self.local_size *= RECURSION_FRAMES
         self._kernel_params(param_values)
         self.call_rets = {}
         self.printed = []           # print(): one entry per thread per call, in output order
@@ -136,8 +154,21 @@ class Image:
         """Write a chunk's print() records (see printf.emit for the order)."""
         printf.emit(records, self.printed, self.print_file)
 
+    def function_address(self, name):
+        """The address ``mov r, func`` gives a function (for indirect calls): FUNC_BASE + its
+        place among the module's functions, in no memory (a load from it faults)."""
+        return FUNC_BASE + 16 * list(self.module.functions).index(name)
+
+    def function_at(self, addr):
+        """The function at address `addr` (function_address), or None."""
+        k, r = divmod(addr - FUNC_BASE, 16)
+        names = list(self.module.functions)
+        return names[k] if r == 0 and 0 <= k < len(names) else None
+
     def symbol_address(self, func, name):
         """The state-space address that ``mov r, name`` gives."""
+        if name in self.module.functions:
+            return self.function_address(name)
         if name in self.shared_off:
             return self.shared_off[name]
         if (func, name) in self.local_off:

@@ -245,7 +245,7 @@ def build_setp(mods, types):
 
 def build_set(mods, types):
     parsed = split_cmp_mods(mods)
-    if parsed is None or len(types) != 2 or types[0] not in ("u32", "s32", "f32"):
+    if parsed is None or len(types) != 2 or types[0] not in ("u32", "s32", "f32", "u16", "s16", "f16", "bf16"):
         return None
     cmp, bop, ftz = parsed
     p = build_setp(mods, types[1:])
@@ -257,6 +257,12 @@ def build_set(mods, types):
         t = np.asarray(t, bool)
         if dt == "f32":
             return np.where(t, np.float32(1.0), np.float32(0.0))
+        if dt == "f16":                 # 1.0 / 0.0 in the destination's type (PTX ISA: set)
+            return np.where(t, np.float16(1.0), np.float16(0.0))
+        if dt == "bf16":                # bf16 values are their bits: 1.0 = 0x3F80
+            return np.where(t, np.uint16(0x3F80), np.uint16(0))
+        if dt in ("u16", "s16"):
+            return np.where(t, np.uint16(0xFFFF), np.uint16(0)).view({"u16": np.uint16, "s16": np.int16}[dt])
         return np.where(t, np.uint32(0xFFFFFFFF), np.uint32(0)).view(INT_T[dt])
     if bop is None:
         return lambda a, b: out(p(a, b))

@@ -37,6 +37,7 @@ from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
 from ..frontend.lint import warn_lint
 from ..ir.nodes import Loc
 from ..memory import MemoryModel
+from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
@@ -47,6 +48,7 @@ from ..ptx.parser import parse_cached
 from ..ptx.runner import Image, _find_entry
 from ..sass import compile_kernel
 from ..sass.opclasses import base_opcode, pipe_of
+from ..sass import devrt
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
 from .binding import bind_args
 from .ptx_binding import kernel_args
@@ -156,6 +158,7 @@ class SassInstCounter(Observer):
         self._steps = defaultdict(int)
         self.chunk = None
         self.kernel = ""
+        self.grid_barriers = 0      # grid.sync() barriers the grid passed (cooperative groups)
 
     def chunk_begin(self, chunk):
         """A new chunk: the loop budget counts its steps afresh."""
@@ -240,6 +243,8 @@ class SassInstCounter(Observer):
             "simgpu__inst_by_class": by_pipe,
             "simgpu__ptx_inst_executed.sum": float(sum(w for w, _ in self.per_line.values())),
         }
+        if self.grid_barriers:
+            m["simgpu__grid_barriers.sum"] = float(self.grid_barriers)
         for p, v in sorted(by_pipe.items()):
             m[f"smsp__inst_executed_pipe_{p}.sum"] = float(v)
         if self.facts:
@@ -473,6 +478,7 @@ class PTXExecutor:
         if res.shared_bytes or dyn:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
         check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program.name)
+        check_cooperative(launch, ck, program.name)
         add_source = getattr(launch.fn, "add_source", None)
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
@@ -499,6 +505,8 @@ class PTXExecutor:
             st = self.prepare(_program_of(launch, program), launch)
         observers = list(observers)
         counter = st.counter
+        if getattr(launch, "cooperative", False):     # grid.sync(): the whole grid in one chunk
+            launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
         exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
         raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
@@ -525,6 +533,7 @@ class PTXExecutor:
             ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
             ex.counter = counter
             ex.run()
+            counter.grid_barriers += getattr(ex, "grid_barriers", 0)
             for o in observers:
                 o.chunk_end(chunk)
             executed += n
@@ -678,6 +687,27 @@ def check_shared_memory(launch, static, dynamic, name):
         raise LaunchError(f"kernel {name!r} uses {static:,} B static + {dynamic:,} B dynamic shared memory "
                           f"per block; the {gpu.name} allows at most {gpu.max_shared_mem_per_block_bytes:,} B "
                           "per block (max_shared_mem_per_block_bytes)")
+
+
+def check_cooperative(launch, ck, name):
+    """A kernel that synchronises its grid (cooperative groups' grid.sync()) is launched
+    cooperatively, as numba does (cuLaunchCooperativeKernel): every block must be resident at
+    once, else the launch fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.  Resident blocks
+    come from the occupancy calculator with ptxas' registers (32 where ptxas did not run).
+    Marks the launch ``cooperative`` (run() then executes the grid as one chunk)."""
+    if not devrt.uses_grid_sync(ck.ptx):
+        return
+    launch.cooperative = True
+    regs = launch.registers_per_thread or 32
+    occ = occupancy(launch.gpu, launch.threads_per_block, regs, launch.smem_bytes)
+    most = occ.blocks_per_sm * launch.gpu.sm_count
+    if launch.n_blocks > most:
+        raise LaunchError(f"kernel {name!r} synchronises its grid (grid.sync()), so it is launched "
+                          f"cooperatively: all {launch.n_blocks:,} blocks must be resident at once, and the "
+                          f"{launch.gpu.name} holds at most {most:,} of them ({occ.blocks_per_sm} per SM x "
+                          f"{launch.gpu.sm_count} SMs at {launch.threads_per_block} threads, {regs} registers, "
+                          f"{launch.smem_bytes:,} B shared per block; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). "
+                          "Launch at most max_cooperative_grid_blocks() blocks")
 
 
 def launch_args(launch):

@@ -27,7 +27,7 @@ import types as pytypes
 from pathlib import Path
 
 from simgpu._compat import patch_numpy_for_numba
-from simgpu.sass import cache
+from simgpu.sass import cache, devrt
 from simgpu.errors import SimGPUError
 
 #: pip package that installs each tool (the CUDA 13 wheels; cu12 names in the message too).
@@ -261,7 +261,7 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
         try:
             ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
             if _needs_linking(ptx):
-                ptx = merge_ptx(ptx, linked_sources_ptx(func, argtypes, cc))
+                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc))
         except Exception as exc:
             _note_source_location(exc)
             raise
@@ -272,7 +272,11 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
 
 _EXTERN_DECL = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*(?:\([^)]*\))?\s*;[ \t]*\n?",
                           re.M | re.S)
-_PROVIDED = frozenset(("vprintf",))        # simgpu.ptx implements these itself
+_PROVIDED = devrt.SYSCALLS        # ptxas resolves these itself; simgpu.ptx implements them
+
+
+class LinkError(SimGPUError):
+    """Code numba would link into a kernel that simgpu cannot link (machine code, LTO-IR)."""
 
 
 def _needs_linking(ptx):
@@ -280,33 +284,127 @@ def _needs_linking(ptx):
 
 
 def linked_sources_ptx(func, argtypes, cc):
-    """PTX of the CUDA C++ sources numba links into the kernel when it loads it (the fp16
-    operator shims of ``cuda.fp16``/float16 arithmetic, ``cuda.declare_device`` sources), compiled
-    with NVRTC as numba compiles them (numba's include paths, relocatable device code) -- but
-    through NVRTC's own API, which needs no driver.  Without line information: their lines
-    are numba's shims, not the user's."""
+    """PTX of what numba links into the kernel when it loads it (the fp16/bf16/fp8 shims of
+    ``cuda.fp16`` and friends, ``cuda.declare_device`` sources and ``link=`` files, the
+    device-runtime functions of cooperative groups): see :func:`library_link_ptx`."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
     lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=True, device=False,
                                         abi="numba", cc=tuple(cc))
-    out = []
-    for obj in getattr(lib, "_linking_files", ()):
-        if getattr(obj, "kind", None) != "cu":
-            raise SimGPUError(f"the kernel links {type(obj).__name__} code ({getattr(obj, 'name', '?')}); "
-                              "simgpu can link CUDA C++ sources only")
-        data = obj.data.decode() if isinstance(obj.data, bytes) else obj.data
-        out.append(nvrtc_ptx(data, getattr(obj, "name", "linked.cu"), cc, lineinfo=False))
-    return out
+    return linking_files_ptx(getattr(lib, "_linking_files", ()), cc)
+
+
+def library_link_ptx(library, cc):
+    """The PTX of numba-cuda's compiled kernel (a ``CUDACodeLibrary``) with everything numba
+    links into it when it loads the module, as one module that simgpu.ptx runs and ptxas
+    assembles: its own PTX, then each linking file (CUDA C++ compiled with NVRTC as numba
+    compiles it, PTX as it is; see :func:`linking_file_ptx`), then simgpu's definitions of
+    the device-runtime functions it calls (``sass/devrt.py``: cooperative groups)."""
+    cc = tuple(cc)
+    memo = library.__dict__.setdefault("_simgpu_linked_ptx", {})   # numba links once per cc too
+    ptx = memo.get(cc)
+    if ptx is None:
+        ptx = library.get_asm_str(cc=cc)
+        extra = linking_files_ptx(getattr(library, "_linking_files", ()), cc)
+        ptx = memo[cc] = link_ptx(ptx, extra)
+    return ptx
+
+
+def link_ptx(ptx, extra):
+    """`ptx` with the modules `extra` merged in and the device-runtime functions it still
+    calls defined (``ptx`` unchanged when there is nothing to link)."""
+    extra = [e for e in extra if e]
+    rt = devrt.devrt_ptx(devrt.called(ptx + "\n".join(extra)))
+    if rt:
+        extra.append(rt)
+    return merge_ptx(ptx, extra) if extra else ptx
+
+
+def linking_files_ptx(files, cc):
+    """PTX of each of numba's linking files (paths or LinkableCode objects), in a stable order."""
+    return [linking_file_ptx(f, cc) for f in sorted(files, key=_linking_name)]
+
+
+def _linking_name(obj):
+    return obj if isinstance(obj, str) else f"{getattr(obj, 'name', '')}:{id(obj)}"
+
+
+_MACHINE_CODE = {"a": "a static library", "lib": "a static library", "o": "an object file",
+                 "cubin": "a cubin", "fatbin": "a fatbin", "ltoir": "LTO-IR"}
+
+
+def linking_file_ptx(obj, cc):
+    """PTX for one file that numba links: a ``.cu`` path or CUSource -> NVRTC (numba's include
+    paths, relocatable device code, as numba's linker compiles it; cached), a ``.ptx`` path or
+    PTXSource -> its text.  Machine code and LTO-IR (``.a .o .cubin .fatbin .ltoir`` and their
+    LinkableCode classes) is a LinkError: simgpu executes PTX and cannot link them."""
+    if isinstance(obj, str):
+        name = os.path.basename(obj)
+        ext = Path(obj).suffix.lstrip(".").lower()
+        if ext in ("cu", "ptx"):
+            try:
+                data = Path(obj).read_text()
+            except OSError as e:
+                raise LinkError(f"cannot read {obj!r}, a file the kernel links (link=[...]): {e}") from e
+        else:
+            data = None
+    else:
+        name = getattr(obj, "name", "<linked>")
+        kind = getattr(obj, "kind", None)
+        ext = "cu" if kind == "cu" else str(getattr(kind, "name", kind) or "").lower()
+        ext = {"cu_jit_input_ptx": "ptx", "cu_jit_input_object": "o", "cu_jit_input_library": "a",
+               "cu_jit_input_cubin": "cubin", "cu_jit_input_fatbinary": "fatbin",
+               "cu_jit_input_nvvm": "ltoir"}.get(ext, ext)
+        data = obj.data if ext in ("cu", "ptx") else None
+        if isinstance(data, bytes):
+            data = data.decode()
+    if ext == "cu":
+        return nvrtc_ptx_cached(data, name, cc)
+    if ext == "ptx":
+        return data
+    what = _MACHINE_CODE.get(ext, f"a file of kind {ext or '?'}")
+    raise LinkError(f"the kernel links {name!r}, {what}: simgpu executes PTX, so it links CUDA C++ "
+                    "sources (.cu, compiled with NVRTC) and PTX (.ptx) only, not machine code or "
+                    "LTO-IR (.a, .o, .cubin, .fatbin, .ltoir); pass the .cu source or its PTX instead")
+
+
+_NVRTC_MEMO = {}
+
+
+def nvrtc_ptx_cached(source, name, cc):
+    """:func:`nvrtc_ptx` without line information, remembered per (source, name, cc) in memory
+    and in the disk cache (numba's fp16 shim is linked into every float16 kernel)."""
+    key = cache.make_key("nvrtc", source, name, tuple(cc), _nvrtc_version())
+    hit = _NVRTC_MEMO.get(key)
+    if hit is None:
+        stored = cache.load("nvrtc", key)
+        hit = stored["ptx"] if stored else None
+        if hit is None:
+            hit = nvrtc_ptx(source, name, cc, lineinfo=False)
+            cache.store("nvrtc", key, {"ptx": hit})
+        _NVRTC_MEMO[key] = hit
+    return hit
+
+
+@functools.lru_cache(maxsize=None)
+def _nvrtc_version():
+    from cuda.bindings import nvrtc
+    _, major, minor = nvrtc.nvrtcVersion()
+    return f"{major}.{minor}"
 
 
 def _nvrtc_includes():
     from numba.cuda.cuda_paths import get_cuda_paths
+    from numba.cuda import config as numba_config
     import numba.cuda.cudadrv.nvrtc as numba_nvrtc
     from cuda import pathfinder
     root = os.path.dirname(os.path.dirname(os.path.abspath(numba_nvrtc.__file__)))
-    inc = [os.path.join(root, "include", "13"), get_cuda_paths()["include_dir"].info]
+    inc = [os.path.join(root, "include", _nvrtc_version().split(".")[0]), get_cuda_paths()["include_dir"].info]
     cccl = pathfinder.locate_nvidia_header_directory("cccl")
     if cccl is not None:
         inc.append(cccl.abs_path)
+    inc.append(os.path.join(root, "memory_management"))          # numba's NRT headers
+    extra = getattr(numba_config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "") or ""
+    inc += [d for d in extra.split(":") if d]
     return [d for d in inc if d and os.path.isdir(d)]
 
 
@@ -332,20 +430,28 @@ def nvrtc_ptx(source, name, cc, lineinfo=True):
     return buf.rstrip(b"\0").decode()
 
 
-_HEADER = re.compile(r"^\s*\.(version|target|address_size|file)\b[^\n]*\n?", re.M)
+_HEADER = re.compile(r"^\s*\.(version|target|address_size|file|loc)\b[^\n]*\n?", re.M)
+_FUNC_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 
 
 def merge_ptx(kernel_ptx, extra):
     """One PTX module: the kernel's, with the functions the `extra` modules define placed
     before it (after its header) and their `.extern` declarations dropped; the newest
-    `.version` of all of them."""
+    `.version` of all of them.  The extras lose their headers and line information (their
+    `.loc`s would name the kernel's files); a function two extras define (an inline helper
+    of a header both include) is kept once, as a linker keeps one weak definition."""
     defined = set()
     bodies = []
     versions = re.findall(r"^\s*\.version\s+(\d+)\.(\d+)", kernel_ptx, re.M)
     for text in extra:
         versions += re.findall(r"^\s*\.version\s+(\d+)\.(\d+)", text, re.M)
-        defined.update(re.findall(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", text, re.M))
-        bodies.append(_HEADER.sub("", text))
+        text = _HEADER.sub("", text)
+        text = _drop_functions(text, defined)
+        text = _drop_entries(text)
+        for name in _FUNC_START.findall(text):
+            if _defines(text, name):
+                defined.add(name)
+        bodies.append(text)
     out = _EXTERN_DECL.sub(lambda m: "" if m.group(1) in defined else m.group(0), kernel_ptx)
     if versions:
         major, minor = max((int(a), int(b)) for a, b in versions)
@@ -353,6 +459,67 @@ def merge_ptx(kernel_ptx, extra):
     m = re.search(r"^\s*\.address_size\s+\d+[^\n]*\n", out, re.M)
     at = m.end() if m else 0
     return out[:at] + "\n" + "\n".join(bodies) + "\n" + out[at:]
+
+
+def _function_spans(text):
+    """(name, start, end, has_body) of each top-level .func in `text` (declaration or definition)."""
+    out = []
+    for m in _FUNC_START.finditer(text):
+        i = m.end()
+        depth, n = 0, len(text)
+        # the parameter list, then either ';' (a declaration) or the body's braces
+        while i < n and text[i] != "{" and text[i] != ";":
+            i += 1
+        if i >= n or text[i] == ";":
+            out.append((m.group(1), m.start(), min(i + 1, n), False))
+            continue
+        while i < n:
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    i += 1
+                    break
+            i += 1
+        out.append((m.group(1), m.start(), i, True))
+    return out
+
+
+_ENTRY_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
+
+
+def _drop_entries(text):
+    """`text` without its kernels (.entry): a linked file's own kernels (NRT's) are launched
+    by numba through the driver, never called by the kernel; one module holds one entry."""
+    spans = []
+    for m in _ENTRY_START.finditer(text):
+        i, depth = text.find("{", m.end()), 0
+        if i < 0:
+            break
+        while i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+        spans.append((m.start(), i))
+    for a, b in reversed(spans):
+        text = text[:a] + text[b:]
+    return text
+
+
+def _defines(text, name):
+    return any(n == name and body for n, _, _, body in _function_spans(text))
+
+
+def _drop_functions(text, defined):
+    """`text` without the definitions (and declarations) of functions already `defined`."""
+    if not defined:
+        return text
+    cut = [(s, e) for n, s, e, _ in _function_spans(text) if n in defined]
+    for s, e in reversed(cut):
+        text = text[:s] + text[e:]
+    return text
 
 
 _VIEWS = {}          # id(function) -> (function, its numba view): one dispatcher per device function
