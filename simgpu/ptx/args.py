@@ -8,9 +8,16 @@ numba-cuda (``Dispatcher._prepare_args``) passes each argument as:
   uint16 bits; boolean: one byte; complex64/128: real and imaginary part; datetime64 /
   timedelta64: int64; tuples: their members in order, recursively.
 
+* record (structured numpy scalar, ``np.void``/``np.record``): a pointer to the record's bytes
+  (numba-cuda copies the record to the device and passes ``devrec.ptr``; the kernel does loads
+  and stores at the fields' offsets).
+
 Python ints are int64 and Python floats float64 (numba.typeof).  Arrays are given device
-addresses in a :class:`DeviceMemory` (base 1<<40, 512-byte aligned); a non-contiguous array is
-copied to a C-contiguous buffer that :func:`write_back` copies back after the launch.
+addresses in a :class:`DeviceMemory` (base 1<<40, 512-byte aligned) and are worked on in place,
+whatever their layout: the bytes an array spans (:func:`byte_span`: C, F or any strided view,
+negative strides included) are mapped at the device address, the data pointer is element 0's
+address inside them and the strides are the array's own -- so a kernel numba compiled for an
+'F' or 'A' layout reads and writes exactly the elements it would on a GPU.
 """
 from __future__ import annotations
 
@@ -41,10 +48,54 @@ def _scalar_values(val):
     return None
 
 
+class _Raw:
+    """An __array_interface__ over host memory, keeping its owner alive (the array's .base)."""
+
+    def __init__(self, iface, owner):
+        self.__array_interface__ = iface
+        self.owner = owner
+
+
+def raw_bytes(owner, ptr, nbytes):
+    """A writable uint8 array over `nbytes` bytes at host address `ptr` (inside `owner`)."""
+    iface = {"version": 3, "shape": (int(nbytes),), "typestr": "|u1", "data": (int(ptr), False),
+             "strides": None}
+    return np.asarray(_Raw(iface, owner))
+
+
+def byte_span(arr):
+    """(uint8 view of the bytes `arr` spans, offset of element 0 in it): for a C- or
+    F-contiguous array its own bytes, for any strided view (steps, transposes, negative strides,
+    record fields) every byte from its lowest to its highest element, shared with `arr`."""
+    if arr.size == 0:
+        return np.zeros(0, np.uint8), 0
+    if arr.ndim == 0 or arr.flags.c_contiguous or arr.flags.f_contiguous:
+        try:
+            return arr.reshape(-1, order="A").view(np.uint8), 0
+        except ValueError:          # a dtype numpy will not view as bytes: by address below
+            pass
+    lo = sum(s * (n - 1) for s, n in zip(arr.strides, arr.shape) if s < 0)
+    hi = sum(s * (n - 1) for s, n in zip(arr.strides, arr.shape) if s > 0) + arr.itemsize
+    ptr = arr.__array_interface__["data"][0]
+    return raw_bytes(arr, ptr + lo, hi - lo), -lo
+
+
+def record_bytes(rec):
+    """The bytes of a record scalar (np.void / np.record): for a record taken from an array,
+    the array's own bytes (a kernel's stores land in it, as numba copies the record back)."""
+    iface = rec.__array_interface__          # an owning scalar: numpy's copy ('__ref')
+    return raw_bytes(iface, iface["data"][0], rec.dtype.itemsize)
+
+
+def is_record(val):
+    return isinstance(val, np.void) and val.dtype.names is not None
+
+
 def flatten_args(args, memory=None, pointers=False):
     """(param values, memory, copies): the flat parameter list numba.cuda would pass for
     ``args`` (numpy scalars, device pointers as np.uint64), the :class:`DeviceMemory` holding
-    the arrays, and (original, buffer) pairs for arrays that had to be copied.  With
+    the arrays, and (original, buffer) pairs for arrays that had to be copied (none: every
+    array is worked on in place; kept for callers of :func:`write_back`).  With
     ``pointers=True`` an array is passed as its bare device pointer (as C/CUDA C++ kernels
     and ``CPointer`` arguments take it)."""
     memory = memory if memory is not None else DeviceMemory()
@@ -53,14 +104,10 @@ def flatten_args(args, memory=None, pointers=False):
     def add(val):
         if isinstance(val, np.ndarray):
             arr = val
-            if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
-                arr = np.ascontiguousarray(val)
-                copies.append((val, arr))
             if not arr.flags.writeable:
                 raise SimGPUError("kernel array arguments must be writeable")
-            flat = arr.reshape(-1, order="A").view(np.uint8) if arr.size else \
-                np.zeros(0, np.uint8)
-            ptr = memory.alloc(flat, name=f"array argument {len(values)}")
+            flat, off = byte_span(arr)
+            ptr = memory.alloc(flat, name=f"array argument {len(values)}") + off
             strides = arr.strides if arr.ndim else ()
             if pointers:
                 values.append(np.uint64(ptr))
@@ -69,6 +116,9 @@ def flatten_args(args, memory=None, pointers=False):
                            np.int64(arr.itemsize), np.uint64(ptr)])
             values.extend(np.int64(s) for s in arr.shape)
             values.extend(np.int64(s) for s in strides)
+            return
+        if is_record(val):          # numba-cuda: a pointer to the record on the device
+            values.append(np.uint64(memory.alloc(record_bytes(val), name=f"record argument {len(values)}")))
             return
         if isinstance(val, tuple):
             for v in val:

@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import ArgumentError, LaunchError
 from ..exec.state import ArrayHandle
 from ..ir import types as T
+from ..ptx.args import byte_span, record_bytes
 
 ALIGN = 512          # cudaMalloc returns addresses aligned to at least 256 B; we use 512
 
@@ -36,6 +37,10 @@ def bind_args(fn, kernel_name, args):
         if hasattr(a, "copy_to_host") and not isinstance(a, np.ndarray):    # numba DeviceNDArray
             host = a.copy_to_host()
         if isinstance(host, np.ndarray):
+            if host.dtype.names is not None:
+                raise ArgumentError(f"argument {name!r} of kernel {kernel_name!r}: record arrays "
+                                    f"(structured dtype {host.dtype}) are not supported on the IR path; "
+                                    "use executor='ptx' (the compiled code), which passes them as numba does")
             if host.dtype.kind not in "biuf":
                 raise ArgumentError(f"argument {name!r}: arrays of dtype {host.dtype} are not supported "
                                     "(use a numeric dtype)")
@@ -46,6 +51,10 @@ def bind_args(fn, kernel_name, args):
         elif isinstance(host, (bool, np.bool_, int, float, np.integer, np.floating)):
             types_.append(T.typeof_value(host))
             values.append(host)
+        elif isinstance(host, np.void) and host.dtype.names is not None:
+            raise ArgumentError(f"argument {name!r} of kernel {kernel_name!r}: record arguments "
+                                f"(structured dtype {host.dtype}) are not supported on the IR path; "
+                                "use executor='ptx' (the compiled code), which passes them by pointer as numba does")
         else:
             raise ArgumentError(f"argument {name!r} of kernel {kernel_name!r}: cannot pass a "
                                 f"{type(a).__name__}; pass numpy arrays and numbers")
@@ -95,12 +104,54 @@ class DeviceAddresses:
         return addr
 
 
-def global_array(name, host, orig, addresses):
-    """An argument array at its device address; a non-contiguous or read-only array is
-    worked on in a contiguous copy, which copy_back writes to the user's array."""
-    work = host if host.flags.c_contiguous and host.flags.writeable else np.ascontiguousarray(host)
-    return ArrayHandle(name, "global", host.shape, host.dtype, work.reshape(-1),
-                       base_addr=addresses.place(work.nbytes), user_array=(host, orig, work))
+def global_array(name, host, orig, addresses, compiled=False):
+    """An argument array at its device address, worked on in place where possible.
+
+    compiled=True (the PTX path: numba-cuda compiled the kernel for the array's own layout,
+    'C', 'F' or 'A' with strides): every layout stays as it is -- the bytes it spans
+    (ptx.args.byte_span) at the device address, element 0 inside them, its own strides; only a
+    read-only array is worked on in a copy of the same layout (order='K').
+
+    compiled=False (the IR path, which indexes with element strides): C- and F-contiguous arrays
+    and strided views with non-negative strides in whole elements stay in place with their own
+    element strides; anything else (negative strides, strides that are not whole elements) is
+    worked on in a C-contiguous copy.  copy_back writes any copy to the user's array."""
+    if compiled:
+        work = host if host.flags.writeable else np.array(host, order="K")
+        data, off = byte_span(work)
+        if work.flags.c_contiguous or work.flags.f_contiguous:
+            data = work.reshape(-1, order="A") if work.size else work.reshape(-1)
+        return ArrayHandle(name, "global", host.shape, host.dtype, data,
+                           base_addr=addresses.place(data.nbytes), user_array=(host, orig, work))
+    work, strides = host, _elem_strides(host)
+    if strides is None or not host.flags.writeable:
+        work, strides = np.ascontiguousarray(host), ()
+    data = byte_span(work)[0]
+    if data.dtype != work.dtype:
+        data = data.view(work.dtype) if data.size else np.zeros(0, work.dtype)
+    return ArrayHandle(name, "global", host.shape, host.dtype, data, elem_strides=strides,
+                       base_addr=addresses.place(data.nbytes), user_array=(host, orig, work))
+
+
+def _elem_strides(a):
+    """The array's strides in elements when the IR path can index it in place, else None."""
+    if a.flags.c_contiguous:
+        return ()
+    st = [s // a.itemsize for s in a.strides]
+    if any(s < 0 or s * a.itemsize != b for s, b in zip(st, a.strides)):
+        return None
+    return tuple(st)
+
+
+def record_argument(name, rec, orig, addresses):
+    """A record (structured scalar) argument: numba-cuda passes a pointer to its bytes.  The
+    handle's data is the record's own memory (a 1-element structured array over it), so the
+    kernel's stores land in the user's record (and the array it came from)."""
+    work = record_bytes(rec).view(rec.dtype)
+    h = ArrayHandle(name, "global", (), rec.dtype, work,
+                    base_addr=addresses.place(work.nbytes), user_array=(work, orig, work))
+    h.record = True
+    return h
 
 
 def bind_memory(fn, values):
@@ -122,8 +173,8 @@ def bind_memory(fn, values):
 def copy_back(handles):
     for h in handles:
         host, orig, work = h.user_array
-        if work is not host:
-            host[...] = work.reshape(host.shape)
+        if work is not host and host.flags.writeable:
+            host[...] = work
         if orig is not host and hasattr(orig, "copy_from_host"):
             orig.copy_from_host(host)
 

@@ -6,10 +6,12 @@ need that frontend -- numba-cuda types and compiles the kernel -- so here the la
 from what Python itself says:
 
 * the parameters: the names in the function's signature (``inspect.signature``);
-* the arguments: numpy arrays (any dtype numba takes: numbers, complex, float16, records),
-  numba device arrays (through ``copy_to_host``), scalars and (nested) tuples of them; arrays are
-  placed at device addresses by ``binding.DeviceAddresses``, as the IR path places them, so the
-  memory model's counters stay comparable between the paths;
+* the arguments: numpy arrays (any dtype numba takes: numbers, complex, float16, records) of any
+  layout (C, F, strided views: worked on in place, binding.global_array(compiled=True)), record
+  scalars (np.void/np.record: by pointer, as numba-cuda passes them), numba device arrays
+  (through ``copy_to_host``), scalars and (nested) tuples of them; arrays are placed at device
+  addresses by ``binding.DeviceAddresses``, as the IR path places them, so the memory model's
+  counters stay comparable between the paths;
 * the Report's source lines: the kernel's source (``inspect``), plus every line the PTX's
   ``.loc`` names (device functions) once the kernel is compiled.
 
@@ -27,8 +29,8 @@ import numpy as np
 from ..errors import ArgumentError
 from ..exec.state import ArrayHandle
 from ..ir.nodes import Loc
-from ..ptx.args import _scalar_values
-from .binding import DeviceAddresses, global_array
+from ..ptx.args import _scalar_values, is_record
+from .binding import DeviceAddresses, global_array, record_argument
 
 
 @dataclass(eq=False)
@@ -59,6 +61,13 @@ class PySignature:
 class HostArray:
     """An array argument before placement: the host array and what the user passed."""
     host: np.ndarray
+    orig: object
+
+
+@dataclass(eq=False)
+class HostRecord:
+    """A record (structured scalar) argument before placement."""
+    rec: np.void
     orig: object
 
 
@@ -96,6 +105,8 @@ def _host_value(kernel, name, a):
         host = a.copy_to_host()
     if isinstance(host, np.ndarray):
         return HostArray(host, a)
+    if is_record(host):                             # np.void / np.record: passed by pointer
+        return HostRecord(host, a)
     if isinstance(host, tuple):
         return tuple(_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host))
     if _scalar_values(host) is None:
@@ -111,7 +122,11 @@ def bind_memory_python(sig, values):
 
     def place(name, v):
         if isinstance(v, HostArray):
-            h = global_array(name, v.host, v.orig, addresses)
+            h = global_array(name, v.host, v.orig, addresses, compiled=True)
+            handles.append(h)
+            return h
+        if isinstance(v, HostRecord):
+            h = record_argument(name, v.rec, v.orig, addresses)
             handles.append(h)
             return h
         if isinstance(v, tuple):
@@ -128,7 +143,7 @@ def kernel_args(sig, bindings):
     arrays (copied back to the user's by binding.copy_back), scalars, tuples rebuilt."""
     def arg(v):
         if isinstance(v, ArrayHandle):
-            return v.user_array[2]
+            return v.user_array[2][0] if getattr(v, "record", False) else v.user_array[2]
         if isinstance(v, tuple):
             return tuple(arg(x) for x in v)
         return v
