@@ -94,7 +94,11 @@ def prepare_value(ty, value):
     looked up in simgpu's memory, tuples element by element."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import as_dtype
-    value = getattr(value, "value", value) if type(value).__name__ in ("In", "Out", "InOut") else value
+    hint = type(value).__name__ if type(value).__name__ in ("In", "Out", "InOut") else None
+    value = value.value if hint else value
+    if hint == "In" and isinstance(value, (np.ndarray, np.void)):
+        value = np.array(value, order="K") if isinstance(value, np.ndarray) else np.array(value)[()]
+        # cuda.In: copied to the device, never back (a copy the kernel may write)
     if isinstance(ty, types.Array):
         if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
             value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
