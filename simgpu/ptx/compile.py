@@ -3,10 +3,11 @@ lane arrays (simgpu/ptx/instrs.py builds them; ops_mem and ops_warp add memory a
 from __future__ import annotations
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import devrt, ops_fp8, ops_mem, ops_warp
+from simgpu.ptx import devrt, ops_fp8, ops_mbarrier, ops_mem, ops_warp
 from simgpu.ptx.instrs import HANDLERS, Compiled, Ctx, build_arith, unsupported
 
-TABLE = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS, **ops_fp8.HANDLERS, call=devrt.build_call)
+TABLE = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS, **ops_fp8.HANDLERS,
+             **ops_mbarrier.HANDLERS, call=devrt.build_call)
 
 
 def compile_instr(image, pc):

@@ -409,6 +409,10 @@ class Parser:
         mods, types = [], []
         while self.peek()[0] == "dir":
             m = self.next()[1][1:]
+            if self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "id":   # .shared::cta
+                self.i += 2
+                m = f"{m}::{self.next()[1]}"
+                m = m[:-len("::cta")] if m == "shared::cta" else m     # the same space (PTX ISA)
             (types if m in TYPES else mods).append(m)
         ops = []
         if not self.at(";"):
