@@ -94,8 +94,8 @@ def is_record(val):
 def flatten_args(args, memory=None, pointers=False):
     """(param values, memory, copies): the flat parameter list numba.cuda would pass for
     ``args`` (numpy scalars, device pointers as np.uint64), the :class:`DeviceMemory` holding
-    the arrays, and (original, buffer) pairs for arrays that had to be copied (none: every
-    array is worked on in place; kept for callers of :func:`write_back`).  With
+    the arrays, and (original, buffer) pairs for arrays that had to be copied (only a
+    non-contiguous array passed as a bare pointer; :func:`write_back` copies them back).  With
     ``pointers=True`` an array is passed as its bare device pointer (as C/CUDA C++ kernels
     and ``CPointer`` arguments take it)."""
     memory = memory if memory is not None else DeviceMemory()
@@ -104,6 +104,9 @@ def flatten_args(args, memory=None, pointers=False):
     def add(val):
         if isinstance(val, np.ndarray):
             arr = val
+            if pointers and not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+                arr = np.ascontiguousarray(val)     # a bare pointer: the callee indexes densely
+                copies.append((val, arr))
             if not arr.flags.writeable:
                 raise SimGPUError("kernel array arguments must be writeable")
             flat, off = byte_span(arr)
