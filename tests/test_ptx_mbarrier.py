@@ -114,3 +114,35 @@ def test_undefined_arrivals_are_errors(count, guard, which, msg):
     src = src.replace("}}", "}")
     with pytest.raises(SimGPUError, match=msg):
         run(src, "k", 1, 32, (np.zeros((32, 6), np.uint32),))
+
+
+def test_arrivals_in_lane_order_match_a_sequential_reference():
+    """The vectorised arrive (segmented prefix sums) against one arrival at a time."""
+    from simgpu.ptx.ops_mbarrier import _arrive, _valid, pack, unpack
+
+    class Ex:
+        pass
+
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        n_obj = 3
+        expected = rng.integers(1, 6, n_obj)
+        pending = np.array([rng.integers(1, e + 1) for e in expected])
+        phase = rng.integers(0, 9, n_obj)
+        view = pack(pending, expected, phase).astype(np.uint64)
+        ex = Ex()
+        _valid(ex, view)[:] = True
+        idx = rng.integers(0, n_obj, 40)
+        c = np.ones(40, np.int64)
+        ref_view, ref_state = [list(t) for t in zip(pending, expected, phase)], []
+        for k in idx:                                   # one arrival at a time, in lane order
+            p, e, ph = ref_view[k]
+            ref_state.append((p, e, ph))
+            p -= 1
+            if p == 0:
+                p, ph = e, ph + 1
+            ref_view[k] = [p, e, ph]
+        state = _arrive(ex, None, view, idx, c, False)
+        got = np.stack(unpack(state), axis=1)
+        np.testing.assert_array_equal(got, np.array(ref_state), err_msg=f"trial {trial}")
+        np.testing.assert_array_equal(np.stack(unpack(view), axis=1), np.array(ref_view))
