@@ -17,6 +17,8 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 """
 from __future__ import annotations
 
+import bisect
+import os
 import re
 
 import numpy as np
@@ -31,7 +33,7 @@ from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport
 from ..sass.ptxlines import number_ptx_lines
-from ..sass.toolchain import entry_name, library_link_ptx
+from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
 from .session import current_session
 
@@ -47,6 +49,14 @@ class CompiledPTXExecutor(PTXExecutor):
         self.kernel_code = kernel_code
         self.supports_timing = bool(getattr(get_executor("ptx"), "supports_timing", False))
 
+    image = None                # the launch's runner.Image, once run (its globals: debug=True errors)
+
+    def run(self, program, launch, observers):
+        try:
+            return super().run(program, launch, observers)
+        finally:
+            self.image = getattr(getattr(launch, "ptx", None), "image", None)
+
     def make_memory(self, places):
         """The arguments at their places, and every device array of the program at its own
         address: a kernel that captured one (numba embeds its pointer) reaches it."""
@@ -56,12 +66,29 @@ class CompiledPTXExecutor(PTXExecutor):
         return memory
 
     def compile_program(self, program, args, cc):
-        ptx = library_link_ptx(self.kernel_code.library, cc)    # with what numba links at load
-        facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if current_session().sass
+        sass = current_session().sass
+        ptx = kernel_ptx(self.kernel_code, cc, sass)
+        facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if sass
                  else ptx_only_facts(ptx, cc, program.name))
         return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
                               argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
                               facts=facts)
+
+
+def kernel_ptx(kernel_code, cc, sass=True):
+    """The kernel's PTX for compute capability `cc`.  numba-cuda compiled it when it made the
+    kernel, for the current device's architecture (9.0 and above: the arch-specific
+    ``sm_90a``, as numba loads it on a GPU); results-only (`sass` False) runs that very PTX,
+    so NVVM does not compile the kernel a second time.  ptxas' facts, and the files numba links
+    (``link=``, compiled by NVRTC for the plain ``sm_XY``), take PTX for the plain ``sm_XY``
+    that simgpu.sass assembles for: one more NVVM compile, cached by numba per cc."""
+    lib = kernel_code.library
+    cc = tuple(cc)
+    if not sass and not getattr(lib, "_linking_files", ()):
+        own = tuple(lib._ensure_cc(None))   # numba's key: (major, minor, "a" or "")
+        if own[:2] == cc[:2]:
+            return link_ptx(lib.get_asm_str(cc=own), [])     # + the device runtime it calls
+    return library_link_ptx(lib, cc)        # with what numba links at load
 
 
 _SHARED_DECL = re.compile(r"^\s*\.shared\s+(?:\.align\s+(\d+)\s+)?\.\w+\s+[\w$]+\[(\d+)\]", re.M)
@@ -142,11 +169,48 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
                  timing=timed, memory=session.memory or timed,
                  shared_bytes=sharedmem)
+    if getattr(kernel_code, "debug", False):
+        raise_kernel_exception(kernel_code, ex.image, rep, session, s)
     for fn in retr:
         fn()
     session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, s)
     kernel_code.last_report = rep
     return rep
+
+
+def read_global_u32(image, name):
+    """The u32 module variable `name` after the launch (0 where the PTX has none)."""
+    addr = image.global_addr.get(name) if image is not None else None
+    if addr is None:
+        return 0
+    mem = image.memory
+    k = bisect.bisect_right(mem.bases, addr) - 1
+    off = addr - mem.bases[k]
+    return int(np.frombuffer(mem.bufs[k][off:off + 4].tobytes(), np.int32)[0])
+
+
+def raise_kernel_exception(kernel_code, image, rep, session, stream):
+    """An exception raised in a debug=True kernel, raised on the host as numba.cuda raises it:
+    numba's debug kernels record the exception's code, thread and block in the module
+    variables ``<entry>__errcode__``, ``__tid{x,y,z}__``, ``__ctaid{x,y,z}__`` (the first
+    thread to raise wins); numba reads them after the launch and raises the exception class
+    with the message prefixed by the source location and the thread position."""
+    entry = image.kernel_name if image is not None else ""
+    code = read_global_u32(image, f"{entry}__errcode__")
+    if code == 0:
+        return
+    session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, stream)
+    kernel_code.last_report = rep
+    tid = [read_global_u32(image, f"{entry}__tid{c}__") for c in "zyx"]
+    ctaid = [read_global_u32(image, f"{entry}__ctaid{c}__") for c in "zyx"]
+    exccls, exc_args, loc = kernel_code.call_helper.get_exception(code)
+    locinfo = ""
+    if loc is not None:
+        sym, filepath, lineno = loc
+        locinfo = f"In function {sym!r}, file {os.path.abspath(filepath)}, line {lineno}, "
+    prefix = f"{locinfo}tid={tid} ctaid={ctaid}"
+    exc_args = ((f"{prefix}: {exc_args[0]}",) + tuple(exc_args[1:])) if exc_args else (prefix,)
+    raise exccls(*exc_args)
 
 
 def kernel_class(base):
