@@ -29,6 +29,8 @@ program bound before install() (``from numba.cuda import to_device`` at import) 
 """
 from __future__ import annotations
 
+import json
+import os
 import sys
 from contextlib import contextmanager
 
@@ -40,6 +42,9 @@ from . import kernels
 from .session import Session, current_session, set_session
 
 _SAVED = {}           # (module name, attribute) -> original value
+_SAVED_ENV = {}       # environment variable -> value before install() (None: unset)
+ENV = "SIMGPU_INSTALL"                  # what a child process installs (JSON; startup/sitecustomize.py)
+STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
 
 
 def host_api():
@@ -66,7 +71,8 @@ def _numba_cuda():
     import numba.cuda.compiler
     import numba.cuda.cudadrv.devices
     import numba.cuda.dispatcher
-    return numba.cuda
+    return sys.modules["numba.cuda"]     # (numba.cuda is not yet an attribute of numba while its
+                                         # __init__ runs: a child process installs right after it)
 
 
 def _swap(module, name, value):
@@ -89,11 +95,13 @@ def _key_name(module):
     return getattr(module, "__qualname__", None) or module.__name__
 
 
-def install(gpu=None, memory=True, sass=True):
+def install(gpu=None, memory=True, sass=True, children=True):
     """Make numba.cuda's host API run on the modelled GPU (see the module docstring).
     Returns the Session that records the launches and transfers.  Installing again switches
     to a new session (and GPU).  memory=False, sass=False: results only -- no memory model and
-    no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent)."""
+    no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent).
+    children=True: Python processes this process starts (subprocess, multiprocessing) install
+    simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`)."""
     cuda = _numba_cuda()
     session = Session(gpu, memory=memory, sass=sass)
     set_session(session)
@@ -114,7 +122,33 @@ def install(gpu=None, memory=True, sass=True):
     devices = sys.modules["numba.cuda.cudadrv.devices"]   # numba.cuda.testing asks it for the cc
     _swap(devices, "get_context", api.current_context)
     _swap(devices, "gpus", cuda.gpus)
+    if children:
+        export_to_children(session)
     return session
+
+
+def export_to_children(session):
+    """Child Python processes install simgpu as this one did.  Like numba's simulator, whose
+    ``NUMBA_ENABLE_CUDASIM=1`` a child inherits, through the environment: ``SIMGPU_INSTALL``
+    holds the GPU's name and the options, and simgpu/host/startup/ goes first on
+    ``PYTHONPATH``; its ``sitecustomize`` (imported by every Python at startup) installs simgpu
+    when the child imports numba.cuda.  uninstall() restores both variables."""
+    _set_env(ENV, json.dumps({"gpu": session.gpu.name, "memory": bool(session.memory),
+                              "sass": bool(session.sass)}))
+    path = os.environ.get("PYTHONPATH", "")
+    if STARTUP_DIR not in path.split(os.pathsep):
+        _set_env("PYTHONPATH", os.pathsep.join([STARTUP_DIR] + ([path] if path else [])))
+
+
+def install_from_env():
+    """install() with the options in ``SIMGPU_INSTALL`` (a child process: startup/sitecustomize.py)."""
+    opts = json.loads(os.environ.get(ENV) or "{}")
+    return install(opts.get("gpu"), memory=opts.get("memory", True), sass=opts.get("sass", True))
+
+
+def _set_env(name, value):
+    _SAVED_ENV.setdefault(name, os.environ.get(name))
+    os.environ[name] = value
 
 
 def uninstall():
@@ -126,6 +160,12 @@ def uninstall():
             setattr(module, name, value)
     _SAVED.clear()
     da.set_transfer_hook(None)
+    for name, value in _SAVED_ENV.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    _SAVED_ENV.clear()
 
 
 def is_installed():

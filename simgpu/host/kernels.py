@@ -18,6 +18,7 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 from __future__ import annotations
 
 import bisect
+import keyword
 import os
 import re
 
@@ -163,7 +164,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     values = [prepare_value(t, v) for t, v in pairs]
     program = kernel_code.__dict__.get("_simgpu_program")
     if program is None:
-        program = kernel_code._simgpu_program = KernelProgram(kernel_code.py_func)
+        program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))
     ex = CompiledPTXExecutor(kernel_code)
     timed = ex.supports_timing and session.sass       # the timing model costs ptxas' SASS
     rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
@@ -173,9 +174,26 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
         raise_kernel_exception(kernel_code, ex.image, rep, session, s)
     for fn in retr:
         fn()
-    session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, s)
+    session.record_launch(program.name, rep.grid, rep.block, rep, s)
     kernel_code.last_report = rep
     return rep
+
+
+def python_function(kernel_code):
+    """The kernel's Python function; for a kernel numba rebuilt from its disk cache
+    (``cache=True``: ``_Kernel._rebuild`` keeps the PTX, not the function), a stand-in with the
+    kernel's name and one positional parameter per argument, which is all the launch binds by."""
+    fn = getattr(kernel_code, "py_func", None)
+    if fn is not None:
+        return fn
+    lib = getattr(kernel_code, "_codelibrary", None)
+    name = re.sub(r"\W", "_", str(getattr(lib, "name", "") or "kernel").rsplit(".", 1)[-1]) or "kernel"
+    if not name.isidentifier() or keyword.iskeyword(name):
+        name = f"kernel_{name}"
+    params = ", ".join(f"arg{i}" for i in range(len(kernel_code.argument_types)))
+    scope = {}
+    exec(f"def {name}({params}):\n    pass\n", scope)
+    return scope[name]
 
 
 def read_global_u32(image, name):
@@ -199,7 +217,7 @@ def raise_kernel_exception(kernel_code, image, rep, session, stream):
     code = read_global_u32(image, f"{entry}__errcode__")
     if code == 0:
         return
-    session.record_launch(kernel_code.py_func.__name__, rep.grid, rep.block, rep, stream)
+    session.record_launch(kernel_code._simgpu_program.name, rep.grid, rep.block, rep, stream)
     kernel_code.last_report = rep
     tid = [read_global_u32(image, f"{entry}__tid{c}__") for c in "zyx"]
     ctaid = [read_global_u32(image, f"{entry}__ctaid{c}__") for c in "zyx"]

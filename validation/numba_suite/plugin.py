@@ -6,6 +6,7 @@
 numba-cuda's tests ask for the fixture ``initialize_from_pytest_config`` (its own conftest,
 not shipped in the wheel, sets options from the pytest config there); here it does nothing.
 """
+import importlib
 import os
 
 import pytest
@@ -44,6 +45,36 @@ def pytest_configure(config):
         import simgpu
         full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
         simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
+
+
+class CanonicalModule(pytest.Module):
+    """A test module imported under its own name (``numba.cuda.tests.cudapy.test_caching``),
+    not the name pytest's importlib mode derives from the folder (``cuda.tests...``: numba-cuda's
+    wheel has no ``__init__`` in ``numba_cuda/numba``).  Functions of the module then pickle by
+    a name a child process can import (the multiprocessing tests' pool initialisers), and the
+    module is the one numba-cuda's other modules import."""
+
+    canonical = None
+
+    def _getobj(self):
+        return importlib.import_module(self.canonical)
+
+
+def canonical_name(path):
+    """'.../numba_cuda/numba/cuda/tests/cudapy/test_x.py' -> 'numba.cuda.tests.cudapy.test_x'."""
+    parts = str(path).replace(os.sep, "/").split("/numba_cuda/numba/")
+    if len(parts) != 2 or not parts[1].endswith(".py"):
+        return None
+    return "numba." + parts[1][:-3].replace("/", ".")
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    name = canonical_name(module_path)
+    if name is None or module_path.name == "__init__.py":
+        return None
+    mod = CanonicalModule.from_parent(parent, path=module_path)
+    mod.canonical = name
+    return mod
 
 
 @pytest.fixture(scope="class")
