@@ -41,6 +41,8 @@ def pytest_runtest_call(item):
 
 
 def pytest_configure(config):
+    if (config.getoption("numprocesses", None) or 0) and not hasattr(config, "workerinput"):
+        return          # pytest-xdist's controller: only its workers run tests
     if MODE == "simgpu":
         import simgpu
         full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
@@ -82,11 +84,21 @@ def initialize_from_pytest_config(request):
     yield
 
 
+_CONFIG = []
+
+
+def pytest_sessionstart(session):
+    _CONFIG[:] = [session.config]
+
+
 def pytest_runtest_logreport(report):
     """With SIMGPU_NUMBA_SUITE_LOG=path: one JSON line per test as it finishes, so a run
-    stopped by a time limit still says what it measured."""
+    stopped by a time limit still says what it measured.  Under pytest-xdist (run.py
+    --workers) the controller writes the lines its workers report; the workers write none."""
     path = os.environ.get("SIMGPU_NUMBA_SUITE_LOG")
     if not path or not (report.when == "call" or report.outcome != "passed"):
+        return
+    if _CONFIG and hasattr(_CONFIG[0], "workerinput"):
         return
     import json
     msg = ""
@@ -99,4 +111,5 @@ def pytest_runtest_logreport(report):
     outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
     with open(path, "a") as f:
         f.write(json.dumps({"test": report.nodeid, "when": report.when, "outcome": outcome,
-                            "message": msg, "duration": round(report.duration, 2)}) + "\n")
+                            "message": msg, "duration": round(report.duration, 2),
+                            "worker": getattr(report, "node", None) and report.node.gateway.id}) + "\n")

@@ -11,9 +11,12 @@ numba-cuda wheel) under pytest twice:
   the modelled GPU, kernels compiled by numba-cuda and run by simgpu's PTX executor;
 * ``cudasim``: numba's own simulator (``NUMBA_ENABLE_CUDASIM=1``), for comparison;
 
-and records passed/failed/skipped counts, wall time, each failing test with the first line of
-its error and a category, and the tests the simulator passes that simgpu does not, in
-validation/data/numba_suite.json.
+and records passed/failed/skipped counts, wall and CPU time (the CPU seconds of pytest and its
+workers: the wall time on this shared machine follows the other users' load), the slowest
+tests and the seconds per file, each failing test with the first line of its error and a
+category, and the tests the simulator passes that simgpu does not, in
+validation/data/numba_suite.json.  The full run uses 2 pytest-xdist workers (``--workers``),
+a ``-k`` subset one process.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import datetime
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -60,14 +64,26 @@ def categorise(message):
     return "other"
 
 
-def run_pytest(device, extra, xml_path, timeout):
+def have_xdist():
+    try:
+        import xdist  # noqa: F401  (pytest-xdist: run.py --workers)
+    except ImportError:
+        return False
+    return True
+
+
+def run_pytest(device, extra, xml_path, timeout, workers=1):
     env = dict(os.environ, SIMGPU_NUMBA_SUITE=device, SIMGPU_NUMBA_SUITE_LOG=xml_path + ".jsonl",
                PYTHONPATH=os.pathsep.join([HERE, ROOT, os.environ.get("PYTHONPATH", "")]))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     if device == "cudasim":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
+    # --assert=plain: no rewriting of numba-cuda's test modules' asserts (seconds of ast work per run;
+    # the tests' own unittest assertions carry the messages)
     cmd = [sys.executable, "-m", "pytest", "-p", "plugin", "--import-mode=importlib", "-p", "no:cacheprovider",
-           "-q", "--tb=line", "-rN", "--continue-on-collection-errors", f"--junitxml={xml_path}", "--pyargs", *PACKAGES, *extra]
+           "--assert=plain", "-q", "--tb=line", "-rN", "--continue-on-collection-errors", f"--junitxml={xml_path}",
+           *(["-n", str(workers), "--dist", "loadscope"] if workers > 1 else []), "--pyargs", *PACKAGES, *extra]
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
@@ -75,18 +91,30 @@ def run_pytest(device, extra, xml_path, timeout):
         tail, rc = ((proc.stdout or "").strip().splitlines()[-1:] or [""])[0], proc.returncode
     except subprocess.TimeoutExpired:
         tail, rc = f"stopped after {timeout} s (--timeout): counts are the tests that finished", None
-    return cmd, time.perf_counter() - t0, tail, rc
+    return cmd, time.perf_counter() - t0, _children_cpu() - cpu0, tail, rc
 
 
-def parse_log(path):
-    """{test id: (outcome, message)} from plugin.py's per-test log (a run that was stopped)."""
+def _children_cpu():
+    """CPU seconds (user + system) of the finished child processes (pytest and its workers):
+    on a shared machine the wall time depends on the load; the CPU time much less."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def parse_log(path, durations=None):
+    """{test id: (outcome, message)} from plugin.py's per-test log (a run that was stopped);
+    each test's seconds (all its phases) added into `durations` if given."""
     out = {}
+    if not os.path.exists(path):
+        return out
     for line in open(path):
         r = json.loads(line)
         path_part, _, name = r["test"].partition("::")
         mod = path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", ".")
         cls, _, meth = name.rpartition("::")
         tid = f"{mod}.{cls}::{meth}" if cls else f"{mod}::{meth}"
+        if durations is not None:
+            durations[tid] = durations.get(tid, 0.0) + float(r.get("duration") or 0.0)
         outcome = {"xfailed": "skipped"}.get(r["outcome"], r["outcome"])
         if r["when"] != "call" and outcome == "failed":
             outcome = "error"
@@ -112,7 +140,20 @@ def parse_junit(path):
     return out
 
 
-def summarise(device, results, wall, cmd, tail):
+def slowest(durations, n=25):
+    """The n slowest tests: [[test id, seconds]]."""
+    return [[t, round(d, 1)] for t, d in sorted(durations.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def by_file(durations):
+    """Seconds per test file, slowest first."""
+    files = collections.Counter()
+    for t, d in durations.items():
+        files[t.split("::")[0].rsplit(".", 1)[0] if "." in t.split("::")[0] else t] += d
+    return {f: round(d, 1) for f, d in files.most_common()}
+
+
+def summarise(device, results, wall, cmd, tail, cpu=None, durations=None, workers=1):
     counts = collections.Counter(o for o, _ in results.values())
     failing = {t: {"outcome": o, "message": m, "category": categorise(m)}
                for t, (o, m) in sorted(results.items()) if o in ("failed", "error")}
@@ -120,7 +161,10 @@ def summarise(device, results, wall, cmd, tail):
     return {"device": device, "passed_tests": sorted(t for t, (o, _) in results.items() if o == "passed"),
             "passed": counts["passed"], "failed": counts["failed"],
             "errors": counts["error"], "skipped": counts["skipped"], "total": len(results),
-            "wall_s": round(wall, 1), "command": " ".join(cmd), "pytest_summary": tail,
+            "wall_s": round(wall, 1), "cpu_s": None if cpu is None else round(cpu, 1), "workers": workers,
+            "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+            "slowest": slowest(durations or {}), "seconds_by_file": by_file(durations or {}),
+            "command": " ".join(cmd), "pytest_summary": tail,
             "failure_categories": dict(cats.most_common()), "failing": failing}
 
 
@@ -130,6 +174,9 @@ def main(argv=None):
     p.add_argument("--timeout", type=int, default=3600, help="seconds per pytest run")
     p.add_argument("--no-save", action="store_true", help="print, do not write the JSON")
     p.add_argument("--check", action="store_true", help="exit 1 if a test failed (CI)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="pytest-xdist worker processes (default: 2 for the full run where pytest-xdist is "
+                        "installed, else 1)")
     p.add_argument("--recategorise", action="store_true",
                    help="only recompute the failure categories of the stored JSON")
     a, extra = p.parse_known_args(argv)
@@ -137,15 +184,24 @@ def main(argv=None):
         return recategorise()
     devices = ["cudasim", "simgpu"] if a.device == "both" else [a.device]
     data = json.load(open(OUT)) if os.path.exists(OUT) and not a.no_save else {}
+    # the full run: 2 workers (this machine's cores); a -k subset (CI): one process, no workers to start
+    workers = a.workers if a.workers is not None else (2 if have_xdist() and not extra else 1)
+    if workers > 1 and not have_xdist():
+        p.error("--workers needs pytest-xdist (pip install pytest-xdist)")
     per = {}
     for dev in devices:
         with tempfile.TemporaryDirectory() as tmp:
             xml = os.path.join(tmp, "junit.xml")
-            cmd, wall, tail, rc = run_pytest(dev, extra, xml, a.timeout)
-            per[dev] = parse_log(xml + ".jsonl")       # also there when a run is stopped
-        data[dev] = summarise(dev, per[dev], wall, cmd, tail)
+            cmd, wall, cpu, tail, rc = run_pytest(dev, extra, xml, a.timeout, workers)
+            durations = {}
+            per[dev] = parse_log(xml + ".jsonl", durations)       # also there when a run is stopped
+        if not per[dev] and rc not in (0, 5):
+            print(f"{dev}: pytest exited {rc} without running a test: {tail}", file=sys.stderr)
+            return 1
+        data[dev] = summarise(dev, per[dev], wall, cmd, tail, cpu, durations, workers)
         print(f"{dev}: passed {data[dev]['passed']}, failed {data[dev]['failed']}, errors "
-              f"{data[dev]['errors']}, skipped {data[dev]['skipped']} in {wall:.0f} s  ({tail})", flush=True)
+              f"{data[dev]['errors']}, skipped {data[dev]['skipped']} in {wall:.0f} s wall, {cpu:.0f} s CPU, "
+              f"{workers} worker(s)  ({tail})", flush=True)
     if "simgpu" in data and "cudasim" in data:
         ours = set(data["simgpu"]["passed_tests"])
         data["simulator_passes_simgpu_does_not"] = sorted(
