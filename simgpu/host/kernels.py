@@ -18,6 +18,7 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 from __future__ import annotations
 
 import bisect
+import gc
 import keyword
 import os
 import re
@@ -67,13 +68,19 @@ class CompiledPTXExecutor(PTXExecutor):
         return memory
 
     def compile_program(self, program, args, cc):
+        """The CompiledKernel of this numba kernel for `cc`, made at its first launch and kept
+        on the kernel (a kernel launched a thousand times reads its PTX's facts once)."""
         sass = current_session().sass
-        ptx = kernel_ptx(self.kernel_code, cc, sass)
-        facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if sass
-                 else ptx_only_facts(ptx, cc, program.name))
-        return CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
-                              argtypes=[str(t) for t in self.kernel_code.argument_types], ptx=ptx,
-                              facts=facts)
+        done = self.kernel_code.__dict__.setdefault("_simgpu_compiled", {})
+        key = (tuple(cc), bool(sass), program.name)
+        if key not in done:
+            ptx = kernel_ptx(self.kernel_code, cc, sass)
+            facts = (analyze_ptx(ptx, cc, use_cache=self.use_cache) if sass
+                     else ptx_only_facts(ptx, cc, program.name))
+            done[key] = CompiledKernel(name=program.name, entry=entry_name(ptx), cc=tuple(cc),
+                                       argtypes=[str(t) for t in self.kernel_code.argument_types],
+                                       ptx=ptx, facts=facts)
+        return done[key]
 
 
 def kernel_ptx(kernel_code, cc, sass=True):
@@ -167,9 +174,15 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
         program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))
     ex = CompiledPTXExecutor(kernel_code)
     timed = ex.supports_timing and session.sass       # the timing model costs ptxas' SASS
-    rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
-                 timing=timed, memory=session.memory or timed,
-                 shared_bytes=sharedmem)
+    collecting = gc.isenabled()
+    gc.disable()        # a launch makes thousands of short-lived closures (one per PTX instruction):
+    try:                # without this the cyclic collector walks numba's whole heap over and over
+        rep = launch(program, griddim, blockdim, values, gpu=session.gpu, executor=ex,
+                     timing=timed, memory=session.memory or timed,
+                     shared_bytes=sharedmem)
+    finally:
+        if collecting:
+            gc.enable()
     if getattr(kernel_code, "debug", False):
         raise_kernel_exception(kernel_code, ex.image, rep, session, s)
     for fn in retr:

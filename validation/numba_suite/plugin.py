@@ -49,6 +49,15 @@ def pytest_configure(config):
         simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
 
 
+def pytest_collection_finish(session):
+    """Every test module, numba and simgpu are imported: their objects go to the collector's
+    permanent generation (gc.freeze), so each later full collection walks only what the tests
+    make (numba's heap is large; the suite's compiles and launches trigger many collections)."""
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
 class CanonicalModule(pytest.Module):
     """A test module imported under its own name (``numba.cuda.tests.cudapy.test_caching``),
     not the name pytest's importlib mode derives from the folder (``cuda.tests...``: numba-cuda's
