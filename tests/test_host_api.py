@@ -256,3 +256,90 @@ def test_simgpu_run_one_kernel_form_still_works(tmp_path, capsys):
                  "def make_args():\n    return (np.zeros(64, np.float32),)\n")
     assert main(["run", f"{f}::inc", "--grid", "2", "--block", "32"]) == 0
     assert "simgpu report: inc" in capsys.readouterr().out
+
+
+def test_results_only_runs_the_ptx_numba_compiled_once():
+    """Results only: the launch runs the PTX numba-cuda compiled when it made the kernel (for
+    the device's sm_90a), not a second NVVM compile for sm_90."""
+    with simgpu.installed(memory=False, sass=False):
+        k = cuda.jit(add_kernel)
+        x = np.arange(8, dtype=np.float32)
+        out = np.zeros_like(x)
+        k[1, 32](x, x, out)
+        np.testing.assert_array_equal(out, 2 * x)
+        (kernel,) = k.overloads.values()
+        assert list(kernel.library._ptx_cache) == [(9, 0, "a")]
+
+
+def _raises_at_thread_two(ary):
+    x = cuda.threadIdx.x
+    if x == 2:
+        ary.shape[-x]
+
+
+def test_debug_kernel_exception_is_raised_on_the_host(sim):
+    """debug=True: an exception raised in the kernel is raised after the launch, as numba.cuda
+    raises it: its class and message, prefixed with the thread and block that raised it."""
+    k = cuda.jit(debug=True, opt=False)(_raises_at_thread_two)
+    with pytest.raises(IndexError) as e:
+        k[1, 3](np.array([0, 1]))
+    msg = str(e.value)
+    assert "tuple index out of range" in msg and "tid=[0, 0, 2] ctaid=[0, 0, 0]" in msg
+    cuda.jit(debug=True, opt=False)(_raises_at_thread_two)[1, 2](np.array([0, 1]))   # no thread 2
+
+
+def test_child_python_processes_install_simgpu(sim):
+    """A Python process the program starts installs simgpu when it imports numba.cuda
+    (SIMGPU_INSTALL + simgpu/host/startup on PYTHONPATH); uninstall() takes both back."""
+    code = ("import sys\nfrom numba import cuda\n"
+            "print(sys.modules['simgpu.host.install'].is_installed(), cuda.get_current_device().name)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "True" and "H200" in out.stdout
+    env = subprocess.run([sys.executable, "-c", "import sys; print('numba.cuda' in sys.modules)"],
+                         capture_output=True, text=True, timeout=300)
+    assert env.stdout.strip() == "False"        # a child that never imports numba.cuda pays nothing
+
+
+def test_uninstall_restores_the_environment():
+    before = (os.environ.get("SIMGPU_INSTALL"), os.environ.get("PYTHONPATH"))
+    with simgpu.installed():
+        assert "SIMGPU_INSTALL" in os.environ
+    assert (os.environ.get("SIMGPU_INSTALL"), os.environ.get("PYTHONPATH")) == before
+
+
+def _set_record(r):
+    r.a = 7
+    r.b = r.b * 2
+
+
+def _copy_in(a):
+    a[0] = 3
+
+
+def test_record_enum_and_in_arguments(sim):
+    """A record passed by value (numba copies it to the device and back), an IntEnum member (its
+    value), cuda.In (copied in, never back)."""
+    import enum
+
+    class Color(enum.IntEnum):
+        red = 1
+        green = 5
+
+    rec = np.zeros(2, dtype=np.dtype([("a", np.int32), ("b", np.float64)], align=True))
+    rec["b"] = 1.5
+    cuda.jit(_set_record)[1, 1](rec[1])
+    assert rec[1]["a"] == 7 and rec[1]["b"] == 3.0 and rec[0]["a"] == 0
+
+    @cuda.jit
+    def colour(out, c):
+        out[0] = c
+
+    out = np.zeros(1, np.int64)
+    colour[1, 1](out, Color.green)
+    assert out[0] == 5
+    a = np.zeros(1, np.int64)
+    cuda.jit(_copy_in)[1, 1](cuda.In(a))
+    assert a[0] == 0
+    cuda.jit(_copy_in)[1, 1](cuda.InOut(a))
+    assert a[0] == 3

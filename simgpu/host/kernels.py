@@ -123,10 +123,12 @@ def ptx_only_facts(ptx, cc, name=None):
     return PtxFacts(ptxas=report, kernels={}, ptx_source=dict(number_ptx_lines(ptx).source))
 
 
-def prepare_value(ty, value):
+def prepare_value(ty, value, retr=None):
     """An argument as numba's _Kernel._prepare_args would pass it, for simgpu's binding:
     cuda.In/Out/InOut unwrapped, scalars cast to the compiled type, foreign CUDA arrays
-    looked up in simgpu's memory, tuples element by element."""
+    looked up in simgpu's memory (a host array or record in ``cuda.In`` as a copy that is not
+    written back), tuples element by element, an enum member as its value (records are passed
+    by pointer by the binding: runtime/ptx_binding.py)."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import as_dtype
     hint = type(value).__name__ if type(value).__name__ in ("In", "Out", "InOut") else None
@@ -134,6 +136,8 @@ def prepare_value(ty, value):
     if hint == "In" and isinstance(value, (np.ndarray, np.void)):
         value = np.array(value, order="K") if isinstance(value, np.ndarray) else np.array(value)[()]
         # cuda.In: copied to the device, never back (a copy the kernel may write)
+    if isinstance(ty, types.EnumMember):
+        return prepare_value(ty.dtype, value.value, retr)
     if isinstance(ty, types.Array):
         if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
             value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
@@ -150,8 +154,9 @@ def prepare_value(ty, value):
     if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
         return as_dtype(ty).type(value)
     if isinstance(ty, types.BaseTuple):
-        return tuple(prepare_value(t, v) for t, v in zip(ty, value))
+        return tuple(prepare_value(t, v, retr) for t, v in zip(ty, value))
     return value
+
 
 
 def wrap_int(v, bits, signed):
@@ -168,7 +173,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     pairs = list(zip(kernel_code.argument_types, args))
     for ext in reversed(kernel_code.extensions or []):
         pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
-    values = [prepare_value(t, v) for t, v in pairs]
+    values = [prepare_value(t, v, retr) for t, v in pairs]
     program = kernel_code.__dict__.get("_simgpu_program")
     if program is None:
         program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))

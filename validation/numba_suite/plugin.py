@@ -17,27 +17,38 @@ patch_numpy_for_numba()                   # numba 0.68.0 calls np.row_stack; num
 
 MODE = os.environ.get("SIMGPU_NUMBA_SUITE", "simgpu")
 TEST_TIMEOUT_S = int(os.environ.get("SIMGPU_NUMBA_SUITE_TEST_TIMEOUT", "180"))
+TEST_WALL_TIMEOUT_S = int(os.environ.get("SIMGPU_NUMBA_SUITE_TEST_WALL_TIMEOUT", "900"))
 
 
 class TestTimeout(Exception):
-    """A test ran past SIMGPU_NUMBA_SUITE_TEST_TIMEOUT seconds (a spin-wait on other blocks
-    never ends on a lock-step simulator, for example)."""
+    """A test used more than SIMGPU_NUMBA_SUITE_TEST_TIMEOUT seconds of CPU (a spin-wait on
+    other blocks never ends on a lock-step simulator, for example), or waited more than
+    SIMGPU_NUMBA_SUITE_TEST_WALL_TIMEOUT seconds (a child process that never answers).  The
+    limit is on CPU time so that it means the same on a loaded shared machine."""
 
 
-def _alarm(signum, frame):
-    raise TestTimeout(f"Timeout: the test ran past {TEST_TIMEOUT_S} s")
+def _cpu_limit(signum, frame):
+    raise TestTimeout(f"Timeout: the test used more than {TEST_TIMEOUT_S} s of CPU")
+
+
+def _wall_limit(signum, frame):
+    raise TestTimeout(f"Timeout: the test ran past {TEST_WALL_TIMEOUT_S} s (wall)")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     import signal
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TEST_TIMEOUT_S)
+    old_cpu = signal.signal(signal.SIGVTALRM, _cpu_limit)
+    old_wall = signal.signal(signal.SIGALRM, _wall_limit)
+    signal.setitimer(signal.ITIMER_VIRTUAL, TEST_TIMEOUT_S)      # this process's user CPU time
+    signal.alarm(TEST_WALL_TIMEOUT_S)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGVTALRM, old_cpu)
+        signal.signal(signal.SIGALRM, old_wall)
 
 
 def pytest_configure(config):
