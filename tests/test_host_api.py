@@ -343,3 +343,19 @@ def test_record_enum_and_in_arguments(sim):
     assert a[0] == 0
     cuda.jit(_copy_in)[1, 1](cuda.InOut(a))
     assert a[0] == 3
+
+
+
+def _sin_into(x, out):
+    np.sin(x, out)
+
+
+def test_fortran_ordered_arrays_keep_their_layout(sim):
+    """A kernel compiled for an 'F' array may walk it in memory order (numba's ufunc loops
+    do): the launch passes the Fortran-ordered array itself (a C-ordered working copy was
+    read transposed)."""
+    from numba.cuda import float64, void
+    x = np.asfortranarray(np.linspace(0, 1, 12).reshape(3, 4))
+    out = np.zeros((3, 4))
+    cuda.jit(void(float64[:, :].copy(layout="F"), float64[:, ::1]))(_sin_into)[1, 1](x, out)
+    np.testing.assert_allclose(out, np.sin(x))
