@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..runtime.binding import DeviceAddresses
+from ..sanitize import scratch
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
@@ -52,6 +53,7 @@ class DeviceNDArray:
         self._ary = ary
         self.stream = stream
         self.kind = kind                     # device | pinned | mapped | managed
+        self._init = getattr(base, "_init", None)   # written-since-allocation map (sanitize/scratch.py)
         if base is None:
             self.device_address = _ADDRESSES.place(max(ary.nbytes, 1))
             _BY_ADDRESS[self.device_address] = self
@@ -144,6 +146,7 @@ class DeviceNDArray:
         if isinstance(value, DeviceNDArray):
             value = value._ary
         self._ary[item] = value
+        scratch.mark(self, item)
 
     def setitem(self, item, value, stream=0):
         self[item] = value
@@ -168,6 +171,7 @@ class DeviceNDArray:
         if src.dtype != self.dtype and src.dtype.itemsize != self.dtype.itemsize:
             raise TypeError(f"copy_to_device: dtype {src.dtype} into a device array of {self.dtype}")
         self._ary[...] = src.reshape(self.shape) if src.shape != self.shape else src
+        scratch.mark(self)
         kind = "DtoD" if isinstance(ary, DeviceNDArray) else "HtoD"
         _transfer(kind, self.nbytes, stream or self.stream)
 
@@ -215,6 +219,8 @@ def to_device(obj, stream=0, copy=True, to=None):
     dev = DeviceNDArray(buf if copy else np.zeros_like(buf), stream)
     if copy:
         _transfer("HtoD", buf.nbytes, stream)
+    else:
+        scratch.track(dev)          # allocated, not copied: no initial contents
     return dev
 
 
@@ -230,8 +236,9 @@ def _empty(shape, dtype, strides, order):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """cuda.device_array (zero-filled here; the GPU's contents would be undefined)."""
-    return DeviceNDArray(_empty(shape, dtype, strides, order), stream)
+    """cuda.device_array: no initial contents (zero-filled here; the GPU's would be
+    undefined); initcheck reports reads of it before anything wrote it (sanitize/scratch.py)."""
+    return scratch.track(DeviceNDArray(_empty(shape, dtype, strides, order), stream))
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):

@@ -22,6 +22,7 @@ from ..memory import MemoryModel
 from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..sanitize import Sanitizer, current_collector, parse_tools
+from ..sanitize.scratch import launch_done
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
@@ -304,6 +305,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
             raise
         sanitizer_fault(san, e, collector)
         raise
+    finally:        # device_array memory this launch wrote (docs/sanitizer.md, initcheck)
+        launch_done(info.handles, san.scratch if san is not None else None)
     copy_back(info.handles)
     for o in obs:
         o.launch_end(info)

@@ -1,0 +1,143 @@
+"""initcheck on global scratch memory: a cuda.device_array that nothing wrote since it was
+allocated (simgpu/sanitize/scratch.py), on both paths; no false positive where the host or a
+launch (sanitized or not) wrote the memory, through the array or a view of it."""
+import inspect
+
+import numpy as np
+import pytest
+
+from simgpu._compat import patch_numpy_for_numba
+
+patch_numpy_for_numba()
+
+from numba import cuda  # noqa: E402
+
+import simgpu  # noqa: E402
+from simgpu.host import devicearray as da  # noqa: E402
+from simgpu.sanitize.scratch import InitMap  # noqa: E402
+from simgpu.sass.toolchain import compiled_path_available  # noqa: E402
+
+EXECUTORS = ["ir", pytest.param("ptx", marks=pytest.mark.skipif(
+    not compiled_path_available()[0], reason="needs numba-cuda and ptxas"))]
+
+
+def fill_half(out, n):
+    i = cuda.grid(1)
+    if i < n // 2:
+        out[i] = i * 2.0
+
+
+def fill(out, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = i * 2.0
+
+
+def use(out, src, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = src[i] + 1.0      # <- read
+
+
+def accumulate(out, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] += 1.0              # <- read
+
+
+def _line(fn, tag="# <- read"):
+    lines, first = inspect.getsourcelines(fn)
+    return next(first + k for k, t in enumerate(lines) if tag in t)
+
+
+def run(kernel, args, executor, check=True, n=64):
+    rep = simgpu.launch(kernel, 1, n, args, executor=executor, check=check, timing=False)
+    return [] if rep.sanitizer is None else [f for f in rep.sanitizer.findings if f.tool == "initcheck"]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_read_of_unwritten_device_array_is_reported(executor):
+    n = 64
+    tmp, res = da.device_array(n), da.device_array(n)
+    assert run(fill_half, (tmp, np.int64(n)), executor) == []
+    found = run(use, (res, tmp, np.int64(n)), executor)
+    assert len(found) == 1
+    f = found[0]
+    assert f.space == "global" and f.array == "'src'" and f.index == "[32]"
+    assert tuple(f.thread) == (32, 0, 0) and tuple(f.block) == (0, 0, 0)
+    assert f.count == 32
+    assert "since it was allocated" in f.message
+    if executor == "ir":
+        assert f.loc.endswith(f":{_line(use)}")
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_read_modify_write_of_fresh_array_is_reported(executor):
+    n = 64
+    d = da.device_array(n)
+    found = run(accumulate, (d, np.int64(n)), executor)
+    assert len(found) == 1 and found[0].index == "[0]" and found[0].count == n
+    # ... and once written by that launch, the next read is fine
+    assert run(accumulate, (d, np.int64(n)), executor) == []
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_no_false_positive_where_something_wrote_it(executor):
+    n = 64
+    res = da.device_array(n)
+    # a sanitized launch that writes everything
+    a = da.device_array(n)
+    assert run(fill, (a, np.int64(n)), executor) == []
+    assert run(use, (res, a, np.int64(n)), executor) == []
+    # a launch without the sanitizer: the whole argument counts as written (conservative)
+    b = da.device_array(n)
+    run(fill_half, (b, np.int64(n)), executor, check=False)
+    assert run(use, (res, b, np.int64(n)), executor) == []
+    # host copies: copy_to_device, to_device(to=), setitem of a slice and of the rest
+    c = da.device_array(n)
+    c.copy_to_device(np.ones(n))
+    assert run(use, (res, c, np.int64(n)), executor) == []
+    e = da.device_array(n)
+    da.to_device(np.ones(n), to=e)
+    assert run(use, (res, e, np.int64(n)), executor) == []
+    g = da.device_array(n)
+    g[:40] = 1.0
+    g[40:] = np.arange(24.0)
+    assert run(use, (res, g, np.int64(n)), executor) == []
+    # arrays with initial contents are never tracked
+    h = da.to_device(np.ones(n))
+    assert run(use, (res, h, np.int64(n)), executor) == []
+    assert run(use, (res, np.ones(n), np.int64(n)), executor) == []
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_views_share_their_allocation(executor):
+    n = 64
+    d = da.device_array(2 * n)
+    res = da.device_array(n)
+    assert run(fill, (d[:n], np.int64(n)), executor) == []          # the first half
+    assert run(use, (res, d[:n], np.int64(n)), executor) == []
+    found = run(use, (res, d[n:], np.int64(n)), executor)            # the second: unwritten
+    assert len(found) == 1 and found[0].index == "[0]" and found[0].count == n
+    # a strided view: every other element written by the host
+    s = da.device_array(2 * n)
+    s[::2] = 3.0
+    assert run(use, (res, s[::2], np.int64(n)), executor) == []
+    found = run(use, (res, s[1::2], np.int64(n)), executor)
+    assert len(found) == 1 and found[0].count == n
+    # a 2-d array written through its transpose by the host, read whole
+    m = da.device_array((8, 8))
+    m.T[...] = np.eye(8)
+    assert run(use, (res, m.reshape(64), np.int64(n)), executor) == []
+
+
+def test_initmap_is_lazy():
+    m = InitMap(1 << 30)
+    assert m.bits is None and not m.complete
+    m.mark(slice(0, 1 << 30))
+    assert m.bits is None and m.complete
+    m = InitMap(16)
+    m.mark(slice(4, 8))
+    assert m.read(slice(0, 16), 16).tolist() == [False] * 4 + [True] * 4 + [False] * 8
+    m.mark_where(np.arange(8, 16), np.array([True, False] * 4))
+    assert m.read(np.arange(8, 16), 8).tolist() == [True, False] * 4
