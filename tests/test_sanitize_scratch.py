@@ -2,6 +2,7 @@
 allocated (simgpu/sanitize/scratch.py), on both paths; no false positive where the host or a
 launch (sanitized or not) wrote the memory, through the array or a view of it."""
 import inspect
+import io
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from numba import cuda  # noqa: E402
 
 import simgpu  # noqa: E402
 from simgpu.host import devicearray as da  # noqa: E402
+from simgpu.host import run_program  # noqa: E402
 from simgpu.sanitize.scratch import InitMap  # noqa: E402
 from simgpu.sass.toolchain import compiled_path_available  # noqa: E402
 
@@ -141,3 +143,54 @@ def test_initmap_is_lazy():
     assert m.read(slice(0, 16), 16).tolist() == [False] * 4 + [True] * 4 + [False] * 8
     m.mark_where(np.arange(8, 16), np.array([True, False] * 4))
     assert m.read(np.arange(8, 16), 8).tolist() == [True, False] * 4
+
+
+# -- whole programs: `simgpu run --check` ------------------------------------------------------
+PROGRAM = '''
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def fill_half(out, n):
+    i = cuda.grid(1)
+    if i < n // 2:
+        out[i] = i * 2.0
+
+
+@cuda.jit
+def use(out, src, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = src[i] + 1.0
+
+
+n = 64
+res = cuda.device_array(n)
+ok = cuda.device_array(2 * n)
+ok[n:] = 1.0                        # the host writes half, a kernel the other half
+fill_half[1, 64](ok[:n], np.int64(2 * n))
+use[1, 64](res, ok[:n], np.int64(n))
+use[1, 64](res, ok[n:], np.int64(n))
+BUGGY
+print("done", res.copy_to_host()[:2])
+'''
+
+
+@pytest.mark.skipif(not compiled_path_available()[0], reason="whole programs run numba's compiled PTX")
+@pytest.mark.parametrize("buggy", [False, True])
+def test_whole_program_names_the_source_line(tmp_path, buggy):
+    p = tmp_path / "prog.py"
+    bug = "tmp = cuda.device_array(n)\nfill_half[1, 64](tmp, np.int64(n))\nuse[1, 64](res, tmp, np.int64(n))"
+    p.write_text(PROGRAM.replace("BUGGY", bug if buggy else ""))
+    out = io.StringIO()
+    rc = run_program(str(p), check=True, out=out)
+    text = out.getvalue()
+    if not buggy:
+        assert rc == 0 and "ERROR SUMMARY: 0 errors" in text
+        return
+    assert rc == 1 and "ERROR SUMMARY: 1 error" in text
+    assert "Uninitialized __global__ memory read of size 8 bytes of 'src'[32]" in text
+    # numba compiled the kernels with line info: the finding names the source line, not PTX
+    assert f"at {p}:17  `out[i] = src[i] + 1.0`" in text
+    assert "PTX line" not in text
