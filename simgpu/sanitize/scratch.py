@@ -111,8 +111,12 @@ def view_bytes(dev):
 
 
 def _element_offsets(dev):
-    a = dev._ary
-    o = np.full((), _addr(a) - _addr(dev._origin), np.int64)
+    return _offsets(dev._ary, _addr(dev._ary) - _addr(dev._origin))
+
+
+def _offsets(a, start):
+    """Byte offsets of a's elements (shape a.shape) from `start` + its strides."""
+    o = np.full((), start, np.int64)
     for n, s in zip(a.shape, a.strides):
         o = o[..., None] + np.arange(n, dtype=np.int64) * s
     return o
@@ -152,12 +156,18 @@ def tracked_handles(handles):
 
 class ScratchShadow:
     """One tracked argument during a sanitized launch: a bool per byte of the launch's working
-    buffer (C order of the array's elements), written since allocation or in this launch."""
+    buffer (``handle.data``), written since allocation or in this launch."""
 
     def __init__(self, handle, dev, imap):
         self.handle, self.dev, self.imap = handle, dev, imap
-        self.where = view_bytes(dev)
-        self.written = imap.read(self.where, handle.data.nbytes)
+        n = handle.data.nbytes
+        self.where = handle_bytes(handle, dev, imap.nbytes)
+        if isinstance(self.where, slice):
+            self.written = imap.read(self.where, n)
+        else:                               # bytes of no element (-1): never reported
+            self.valid = self.where >= 0
+            self.written = np.ones(n, bool)
+            self.written[self.valid] = imap.read(self.where[self.valid], int(self.valid.sum()))
         self.before = self.written.copy()
 
     def access(self, kind, off, w):
@@ -174,7 +184,33 @@ class ScratchShadow:
 
     def commit(self):
         """What this launch wrote, into the allocation's map."""
-        self.imap.mark_where(self.where, self.written & ~self.before)
+        new = self.written & ~self.before
+        if isinstance(self.where, slice):
+            self.imap.mark_where(self.where, new)
+        elif new.any():
+            self.imap.mark(self.where[new & self.valid])
+
+
+def handle_bytes(h, dev, span):
+    """Where each byte of a launch's working buffer lies in the device array's allocation: a
+    slice where the launch works on the allocation's memory in place (the compiled path, and
+    C-contiguous arrays on either), else an index array (-1: a byte of no element) for a copy
+    (the IR path's host copy, a contiguous copy of a strided view): element by element."""
+    data = h.data
+    lo = _addr(data) - _addr(dev._origin)
+    if data.nbytes == 0 or (0 <= lo and lo + data.nbytes <= span):
+        return slice(lo, lo + data.nbytes)
+    work = h.user_array[2]
+    view = dev._ary
+    isz = view.dtype.itemsize
+    out = np.full(data.nbytes, -1, np.int64)
+    if work.shape != view.shape or work.dtype.itemsize != isz:
+        return out
+    in_data = _offsets(work, _addr(work) - _addr(data)).reshape(-1)
+    in_alloc = _offsets(view, _addr(view) - _addr(dev._origin)).reshape(-1)
+    ok = (in_data >= 0) & (in_data + isz <= data.nbytes)
+    out[_bytes_of(in_data[ok], isz)] = _bytes_of(in_alloc[ok], isz)
+    return out
 
 
 def launch_done(handles, shadows=None):
