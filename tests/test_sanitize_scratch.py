@@ -133,6 +133,43 @@ def test_views_share_their_allocation(executor):
     assert run(use, (res, m.reshape(64), np.int64(n)), executor) == []
 
 
+def fill_left(m):
+    i = cuda.threadIdx.x
+    for j in range(m.shape[1] // 2):
+        m[i, j] = 1.0
+
+
+def row_sum(out, m):
+    i = cuda.threadIdx.x
+    s = 0.0
+    for j in range(m.shape[1]):
+        s += m[i, j]                # <- read
+    out[i] = s
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_two_dimensional_layouts(executor, layout):
+    if layout == "strided":
+        base = da.device_array((8, 16))
+        m = base[:, ::2]
+    else:
+        m = base = da.device_array((8, 8), order=layout)
+    res = da.device_array(8)
+    rep = simgpu.launch(fill_left, 1, 8, (m,), executor=executor, check=True, timing=False)
+    assert rep.sanitizer.counts()["initcheck"] == 0
+    rep = simgpu.launch(row_sum, 1, 8, (res, m), executor=executor, check=True, timing=False)
+    found = [f for f in rep.sanitizer.findings if f.tool == "initcheck"]
+    assert len(found) == 1 and found[0].array == "'m'" and found[0].index == "[0, 4]"
+    assert tuple(found[0].thread) == (0, 0, 0)
+    m.copy_to_device(np.ones((8, 8)))   # now all written (the strided view's gaps stay not)
+    rep = simgpu.launch(row_sum, 1, 8, (res, m), executor=executor, check=True, timing=False)
+    assert rep.sanitizer.counts()["initcheck"] == 0
+    if layout == "strided":
+        rep = simgpu.launch(row_sum, 1, 8, (res, base[:, 1::2]), executor=executor, check=True, timing=False)
+        assert rep.sanitizer.counts()["initcheck"] == 1
+
+
 def test_initmap_is_lazy():
     m = InitMap(1 << 30)
     assert m.bits is None and not m.complete

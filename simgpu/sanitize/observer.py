@@ -348,8 +348,10 @@ class Sanitizer(Observer):
         if array is not None and getattr(array, "shape", None):
             rel = off - (int(array.base_addr) if space != "global" else 0)
             i = rel // max(array.itemsize, 1)
-            if 0 <= i < array.size:
+            idx = _global_index(array, rel) if space == "global" else None
+            if idx is None and 0 <= i < array.size:
                 idx = np.unravel_index(i, array.shape)
+            if idx is not None:
                 shown = ", ".join(str(int(v)) for v in idx)
                 return repr(self._user_name(array.name)), f"[{shown}]"
         if space == "shared" and self._ex is not None:
@@ -495,6 +497,25 @@ class Sanitizer(Observer):
         loc = _strip_col(str(err.loc)) if err.loc is not None else "<unknown>"
         self.report.add(Finding(tool, "fault", msg, loc, block=err.block, thread=err.thread,
                                 details={"text": text}))
+
+
+def _global_index(h, off):
+    """The index of the element of a global argument at byte offset `off` of its working
+    buffer, from the memory layout of the array the launch works on (C, F or a strided view,
+    in place or a copy: runtime/binding.py), or None."""
+    ua = getattr(h, "user_array", None)
+    work = ua[2] if isinstance(ua, tuple) and len(ua) == 3 else None
+    if not isinstance(work, np.ndarray) or work.shape != tuple(h.shape) or not work.ndim:
+        return None
+    r = h.data.__array_interface__["data"][0] + int(off) - work.__array_interface__["data"][0]
+    idx = [0] * work.ndim
+    for d in sorted(range(work.ndim), key=lambda d: -abs(work.strides[d])):
+        st = work.strides[d]
+        if st > 0 and work.shape[d] > 1:
+            idx[d], r = divmod(r, st)
+    if not (0 <= r < work.itemsize) or any(not 0 <= v < n for v, n in zip(idx, work.shape)):
+        return None
+    return tuple(idx)
 
 
 def _shared_targets(py_func):
