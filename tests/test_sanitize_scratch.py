@@ -231,3 +231,19 @@ def test_whole_program_names_the_source_line(tmp_path, buggy):
     # numba compiled the kernels with line info: the finding names the source line, not PTX
     assert f"at {p}:17  `out[i] = src[i] + 1.0`" in text
     assert "PTX line" not in text
+
+
+def test_strided_allocations_hold_their_whole_span():
+    """device_array with explicit strides (device_array_like of a transposed view) used to get
+    a buffer of max((n-1)*stride) bytes, not the sum: the array reached past it (heap
+    corruption as soon as anything wrote all of it)."""
+    host = np.zeros((6, 5)).T                  # shape (5, 6), strides (8, 48)
+    d = da.device_array_like(host)
+    lo, hi = np.lib.array_utils.byte_bounds(d._ary)
+    buf = d._ary
+    while isinstance(buf.base, np.ndarray):
+        buf = buf.base
+    blo, bhi = np.lib.array_utils.byte_bounds(buf)
+    assert blo <= lo and hi <= bhi
+    d.copy_to_device(np.ones((5, 6)))
+    assert d.copy_to_host().sum() == 30

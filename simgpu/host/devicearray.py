@@ -229,7 +229,7 @@ def _empty(shape, dtype, strides, order):
     shape = (int(shape),) if np.isscalar(shape) else tuple(shape)
     dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
     if strides is not None and tuple(strides) != tuple(dense):
-        n = max([(s - 1) * abs(st) for s, st in zip(shape, strides)] + [0]) + dtype.itemsize
+        n = sum((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize   # the span: a sum
         buf = np.zeros(-(-n // dtype.itemsize), dtype)
         return np.lib.stride_tricks.as_strided(buf, shape, strides, writeable=True)
     return np.zeros(shape, dtype, order=order)
@@ -314,7 +314,7 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
     for base, dev in _BY_ADDRESS.items():
         if base <= addr < base + max(dev.alloc_size, 1):
             flat = dev._origin.ravel(order="K").view(np.uint8)[addr - base:]
-            span = max([(n - 1) * abs(s) for n, s in zip(shape, strides)] + [0]) + dtype.itemsize
+            span = sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
             typed = flat[:-(-span // dtype.itemsize) * dtype.itemsize].view(dtype)
             view = np.lib.stride_tricks.as_strided(typed, shape, strides, writeable=True)
             return DeviceNDArray(view, base=dev)
