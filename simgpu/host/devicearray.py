@@ -23,6 +23,7 @@ from ..sanitize import scratch
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
 _TRANSFER_HOOK = [None]                         # session.record_transfer, set by install()
+POISON = 0xFF       # the byte memory allocated without contents starts as (None: zeros); docs/sanitizer.md
 
 
 def live_allocations():
@@ -216,7 +217,7 @@ def to_device(obj, stream=0, copy=True, to=None):
         return to
     buf = np.array(host, copy=True, order="F" if (host.flags.f_contiguous and not host.flags.c_contiguous)
                    else "C")
-    dev = DeviceNDArray(buf if copy else np.zeros_like(buf), stream)
+    dev = DeviceNDArray(buf if copy else _poisoned(np.zeros_like(buf)), stream)
     if copy:
         _transfer("HtoD", buf.nbytes, stream)
     else:
@@ -236,9 +237,24 @@ def _empty(shape, dtype, strides, order):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """cuda.device_array: no initial contents (zero-filled here; the GPU's would be
-    undefined); initcheck reports reads of it before anything wrote it (sanitize/scratch.py)."""
-    return scratch.track(DeviceNDArray(_empty(shape, dtype, strides, order), stream))
+    """cuda.device_array: no initial contents -- the GPU's are whatever was there; here the
+    POISON byte (NaN floats, -1 integers), never silent zeros.  initcheck reports reads of it
+    before anything wrote it (sanitize/scratch.py)."""
+    return scratch.track(DeviceNDArray(_poisoned(_empty(shape, dtype, strides, order)), stream))
+
+
+def _poisoned(a):
+    """Fill a new buffer with the POISON byte (not arrays holding Python objects)."""
+    if POISON is not None and a.size and not a.dtype.hasobject:
+        flat = a.ravel(order="K")
+        if np.shares_memory(flat, a):
+            flat.view(np.uint8)[...] = POISON
+        else:                       # strided: fill the whole buffer it views
+            base = a
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            base.reshape(-1).view(np.uint8)[...] = POISON if base.flags.c_contiguous else 0
+    return a
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
