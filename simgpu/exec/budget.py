@@ -12,6 +12,14 @@ runtime/ptx_path.py):
   repeat: then every store repeats the previous iteration's, so memory repeats too.  Checked at
   iterations 1, 2, 3, 5, 9, 17, ... (after a snapshot at each power of two), so a loop stuck
   from the start is stopped at its second iteration and the check costs O(log n) copies.
+  A state that *cycles* (``x = 1 - x``: period 2, up to CYCLE_MAX) repeats too, only later:
+  from the snapshot at iteration CYCLE_FROM on, the state is compared with the last snapshot
+  for CYCLE_MAX iterations after it (17..24, 33..40, ...), so a cycle of up to 8 states is
+  stopped by iteration 24 plus the iterations before it began (at most twice those), and a
+  correct loop pays 8 more comparisons per power of two.  The state determines what follows
+  it (values from before the loop do not change in it), so one repeat means forever.  A full
+  state (memory read and written) is compared one iteration after the snapshot only: a
+  cycle's stores need not repeat the previous period's.
   Launches run blocks in lock-step here, so a spin-wait on a value another thread would
   write later is, in this simulator, a loop without progress too: the message says so.
 * **Budget.**  A per-launch wall-clock and instruction budget (``simgpu.Budget``), shown in
@@ -33,6 +41,18 @@ from ..ir.nodes import Break, Call, Continue, If, Instr, Loop, Return
 from .state import ArrayHandle, Observer
 
 NOTICE_S = 30.0
+CYCLE_MAX = 8           # the longest cycle of deciding states detected
+CYCLE_FROM = 16         # from the snapshot at this iteration on (shorter loops: period 1 only)
+
+
+def progress_check(n, snap_n, full):
+    """(compare, snapshot) after iteration n of a loop whose last snapshot was taken after
+    iteration snap_n (-1: none): compare the deciding state with that snapshot when n is
+    within its window (1 iteration; CYCLE_MAX from CYCLE_FROM on, unless the state is full);
+    take a snapshot at every power of two.  Shared by both paths."""
+    d = n - snap_n
+    window = 1 if (full or snap_n < CYCLE_FROM) else CYCLE_MAX
+    return snap_n > 0 and 1 <= d <= window, n & (n - 1) == 0
 
 
 @dataclass(frozen=True)
@@ -153,8 +173,9 @@ class LaunchWatch(Observer):
             block=where[0], thread=where[1])
 
 
-def no_progress_message(loc, names, values=None, memory=False):
-    """The words of a RunawayLoopError: the loop, the variables that did not change."""
+def no_progress_message(loc, names, values=None, memory=False, period=1):
+    """The words of a RunawayLoopError: the loop, the variables that did not change (or,
+    period > 1, that cycle through `period` states)."""
     words, ls = loop_words(loc)
     if ls is not None and ls.cond_names:
         shown = list(ls.cond_names)
@@ -163,9 +184,18 @@ def no_progress_message(loc, names, values=None, memory=False):
     if values:
         shown = [f"{n} = {values[n]}" if n in values else n for n in shown]
     var = ", ".join(shown) if shown else "its variables"
-    msg = (f"{words} makes no progress: after an iteration, the values that decide whether it goes on "
-           f"({var}) are the same as before it, so it would run forever. Stopped at once")
-    if ls is not None and ls.kind == "while":
+    if period > 1:
+        msg = (f"{words} makes no progress: the values that decide whether it goes on ({var}) go "
+               f"round in a cycle: every {period} iterations they are back where they were, so it would "
+               "run forever. Stopped")
+        changing = [n for n in (ls.cond_names if ls is not None else ()) if n in ls.assigned]
+        if changing:
+            msg += (f"; the loop changes {', '.join(changing)}, but back to earlier values (as `x = 1 - x` "
+                    "flips between two): check that its update moves towards the end")
+    else:
+        msg = (f"{words} makes no progress: after an iteration, the values that decide whether it goes on "
+               f"({var}) are the same as before it, so it would run forever. Stopped at once")
+    if period == 1 and ls is not None and ls.kind == "while":
         cand = [n for n in ls.cond_names if n not in ls.assigned and n in ls.local_names]
         if cand:
             msg += (f"; the loop never assigns {', '.join(cand)}: did you forget to update "
@@ -306,17 +336,16 @@ class IRLoopProgress:
         """After iteration n (1, 2, ...) of the loop, `mask` the lanes that go on: raise a
         RunawayLoopError if its deciding state equals the last snapshot's, taken one iteration
         ago; take snapshots at powers of two."""
-        check = self.snap is not None and self.snap[0] == n - 1
-        snap = n & (n - 1) == 0
+        check, snap = progress_check(n, self.snap[0] if self.snap is not None else -1, self.full)
         if not (check or snap):
             return
         st = self.state(interp, mask)
         if check and all(_same(a, b) for a, b in zip(st, self.snap[1])):
-            self.stuck(interp, mask)
+            self.stuck(interp, mask, n - self.snap[0])
         if snap:
             self.snap = (n, st)
 
-    def stuck(self, interp, mask):
+    def stuck(self, interp, mask, period=1):
         lane = mask.first_lane()
         users = [n for n in self.facts.state if not n.startswith("%")]
         _, ls = loop_words(self.loc)
@@ -329,6 +358,6 @@ class IRLoopProgress:
                 values[short] = v.item() if hasattr(v, "item") else v
         loc, c = self.loc, interp.chunk
         raise RunawayLoopError(no_progress_message(loc, [n.split(".")[-1] for n in users], values,
-                                                   memory=self.facts.reads_memory),
+                                                   memory=self.facts.reads_memory, period=period),
                                loc=f"{loc.file}:{loc.line}", kernel=interp.kernel_name,
                                block=c.block_of(lane), thread=c.thread_of(lane))

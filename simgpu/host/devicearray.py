@@ -18,10 +18,12 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..runtime.binding import DeviceAddresses
+from ..sanitize import scratch
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
 _TRANSFER_HOOK = [None]                         # session.record_transfer, set by install()
+POISON = 0xFF       # the byte memory allocated without contents starts as (None: zeros); docs/sanitizer.md
 
 
 def live_allocations():
@@ -52,6 +54,7 @@ class DeviceNDArray:
         self._ary = ary
         self.stream = stream
         self.kind = kind                     # device | pinned | mapped | managed
+        self._init = getattr(base, "_init", None)   # written-since-allocation map (sanitize/scratch.py)
         if base is None:
             self.device_address = _ADDRESSES.place(max(ary.nbytes, 1))
             _BY_ADDRESS[self.device_address] = self
@@ -144,6 +147,7 @@ class DeviceNDArray:
         if isinstance(value, DeviceNDArray):
             value = value._ary
         self._ary[item] = value
+        scratch.mark(self, item)
 
     def setitem(self, item, value, stream=0):
         self[item] = value
@@ -168,6 +172,7 @@ class DeviceNDArray:
         if src.dtype != self.dtype and src.dtype.itemsize != self.dtype.itemsize:
             raise TypeError(f"copy_to_device: dtype {src.dtype} into a device array of {self.dtype}")
         self._ary[...] = src.reshape(self.shape) if src.shape != self.shape else src
+        scratch.mark(self)
         kind = "DtoD" if isinstance(ary, DeviceNDArray) else "HtoD"
         _transfer(kind, self.nbytes, stream or self.stream)
 
@@ -212,9 +217,11 @@ def to_device(obj, stream=0, copy=True, to=None):
         return to
     buf = np.array(host, copy=True, order="F" if (host.flags.f_contiguous and not host.flags.c_contiguous)
                    else "C")
-    dev = DeviceNDArray(buf if copy else np.zeros_like(buf), stream)
+    dev = DeviceNDArray(buf if copy else _poisoned(np.zeros_like(buf)), stream)
     if copy:
         _transfer("HtoD", buf.nbytes, stream)
+    else:
+        scratch.track(dev)          # allocated, not copied: no initial contents
     return dev
 
 
@@ -223,15 +230,31 @@ def _empty(shape, dtype, strides, order):
     shape = (int(shape),) if np.isscalar(shape) else tuple(shape)
     dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
     if strides is not None and tuple(strides) != tuple(dense):
-        n = max([(s - 1) * abs(st) for s, st in zip(shape, strides)] + [0]) + dtype.itemsize
+        n = sum((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize   # the span: a sum
         buf = np.zeros(-(-n // dtype.itemsize), dtype)
         return np.lib.stride_tricks.as_strided(buf, shape, strides, writeable=True)
     return np.zeros(shape, dtype, order=order)
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """cuda.device_array (zero-filled here; the GPU's contents would be undefined)."""
-    return DeviceNDArray(_empty(shape, dtype, strides, order), stream)
+    """cuda.device_array: no initial contents -- the GPU's are whatever was there; here the
+    POISON byte (NaN floats, -1 integers), never silent zeros.  initcheck reports reads of it
+    before anything wrote it (sanitize/scratch.py)."""
+    return scratch.track(DeviceNDArray(_poisoned(_empty(shape, dtype, strides, order)), stream))
+
+
+def _poisoned(a):
+    """Fill a new buffer with the POISON byte (not arrays holding Python objects)."""
+    if POISON is not None and a.size and not a.dtype.hasobject:
+        flat = a.ravel(order="K")
+        if np.shares_memory(flat, a):
+            flat.view(np.uint8)[...] = POISON
+        else:                       # strided: fill the whole buffer it views
+            base = a
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            base.reshape(-1).view(np.uint8)[...] = POISON if base.flags.c_contiguous else 0
+    return a
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
@@ -307,7 +330,7 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
     for base, dev in _BY_ADDRESS.items():
         if base <= addr < base + max(dev.alloc_size, 1):
             flat = dev._origin.ravel(order="K").view(np.uint8)[addr - base:]
-            span = max([(n - 1) * abs(s) for n, s in zip(shape, strides)] + [0]) + dtype.itemsize
+            span = sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
             typed = flat[:-(-span // dtype.itemsize) * dtype.itemsize].view(dtype)
             view = np.lib.stride_tricks.as_strided(typed, shape, strides, writeable=True)
             return DeviceNDArray(view, base=dev)

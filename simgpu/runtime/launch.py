@@ -22,13 +22,14 @@ from ..memory import MemoryModel
 from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..sanitize import Sanitizer, current_collector, parse_tools
+from ..sanitize.scratch import launch_done
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .executor import get_executor
 from .program import as_program
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
-from .report import Report
+from .report import Report, kernel_title
 
 DEFAULT_CHUNK_LANES = 1 << 19
 SANITIZE_CHUNK_LANES = 1 << 15       # smaller chunks bound the sanitizer's shadow memory
@@ -177,10 +178,15 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
     info.show_progress = progress if progress is not None else (info.n_chunks >= 8 and sys.stderr.isatty())
 
 
+def qualname_of(k):
+    """The kernel's Python __qualname__ ('map_test.<locals>.call'), else its name."""
+    return getattr(getattr(k, "py_func", None), "__qualname__", k.name)
+
+
 def make_report(k, info, counter, models, executed, sample):
     """The Report: instruction counts, launch facts, then each model's metrics."""
     rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines),
-                 qualname=getattr(getattr(k, "py_func", None), "__qualname__", k.name))
+                 qualname=qualname_of(k))
     rep.metrics.update(counter.metrics())
     rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
     fill = getattr(counter, "fill_report", None)          # the PTX path's counter: what ran
@@ -287,6 +293,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         info = bind(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations)
     info.poison = poison
     info.budget = budget
+    info.kernel_name = kernel_title(qualname_of(k))     # errors name the kernel as the report's title
     prepare(ex, k, info, values)
     counter, mm, tm = make_models(info, memory, timing, timing_detail, sample, ex)
     pt = PerThreadCounts() if memory else None              # report.per_thread (learners' scores)
@@ -304,6 +311,8 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
             raise
         sanitizer_fault(san, e, collector)
         raise
+    finally:        # device_array memory this launch wrote (docs/sanitizer.md, initcheck)
+        launch_done(info.handles, san.scratch if san is not None else None)
     copy_back(info.handles)
     for o in obs:
         o.launch_end(info)

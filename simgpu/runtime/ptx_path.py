@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DSLError, KernelError, LaunchError, SimGPUError
-from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message
+from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
 from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
 from ..frontend.lint import warn_lint
 from ..ir.nodes import Loc
@@ -821,7 +821,7 @@ class _LoopRun:
 class PtxLoopWatch:
     """Per chunk, fed every executed instruction by the adapter: which loops the running lanes
     are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
-    no-progress check at visits 2, 3, 5, 9, ... and the launch's budget (exec.budget)."""
+    no-progress check at visits 2, 3, 5, 9, ... (cycles: 17..24, 33..40, ...; exec.budget.progress_check) and the launch's budget (exec.budget)."""
 
     def __init__(self, loops, watch):
         self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
@@ -845,12 +845,11 @@ class PtxLoopWatch:
         n = run.n
         if n > 1:
             w.tick(run.loop.loc, n - 1, lambda: _where(ev))
-        check = run.snap_n == n - 1
-        snap = n & (n - 1) == 0
+        check, snap = progress_check(n, run.snap_n, run.loop.full)     # exec/budget.py
         if check or snap:
             state = self.state(run.loop, ev)
             if check and len(state) == len(run.snap) and all(_same_reg(a, b) for a, b in zip(state, run.snap)):
-                self.stuck(run.loop, ev)
+                self.stuck(run.loop, ev, n - run.snap_n)
             if snap:
                 run.snap_n, run.snap = n, state
 
@@ -870,11 +869,11 @@ class PtxLoopWatch:
         return [x if isinstance(x, np.ndarray) or x is None else np.frombuffer(x.encode(), np.uint8)
                 for x in s]
 
-    def stuck(self, loop, ev):
+    def stuck(self, loop, ev, period=1):
         regs = [r for _, r in loop.deciding]
         names = f"registers {', '.join(regs[:8])}{' ...' if len(regs) > 8 else ''}" if regs else \
             "none of its registers change"
-        msg = no_progress_message(loop.loc, [], memory=loop.reads_memory)
+        msg = no_progress_message(loop.loc, [], memory=loop.reads_memory, period=period)
         blk, thr = _where(ev)
         _, ls = loop_words(loop.loc)
         raise RunawayLoopError(f"{msg} (compiled path: {names})",

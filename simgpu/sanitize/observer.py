@@ -24,6 +24,7 @@ import numpy as np
 from ..exec.state import WARP, Observer
 from ..ptx.executor import WAIT
 from .findings import TOOLS, Finding, SanitizerReport
+from .scratch import ScratchShadow, tracked_handles
 from .shadow import MANY, NONE, BlockShadow, GlobalShadow, RowInit, expand, rep
 
 _PTX_KIND = {"load": "ld", "store": "st", "atomic": "atom"}
@@ -64,6 +65,7 @@ class Sanitizer(Observer):
         self.globals = {}
         self._ex = None
         self._names = None
+        self.scratch = {}               # id(handle) -> ScratchShadow: global scratch (initcheck)
 
     # -- locations ---------------------------------------------------------------------------
     def loc_id(self, loc):
@@ -92,6 +94,8 @@ class Sanitizer(Observer):
         self.globals = {}
         self.grid, self.block = launch.grid, launch.block
         self.unit = None                # bytes per shared shadow entry (_granularity)
+        self.scratch = {id(h): ScratchShadow(h, dev, m) for h, dev, m in tracked_handles(launch.handles)} \
+            if self.initc else {}
 
     def chunk_begin(self, chunk):
         self.chunk = chunk
@@ -256,7 +260,7 @@ class Sanitizer(Observer):
             if self.initc:
                 self._local(kind, lanes, addr, w, loc, array)
         elif space == "global":
-            if self.race:
+            if self.race or self.scratch:
                 self._global(kind, lanes, addr, w, loc, array)
 
     def _shared(self, kind, lanes, off, w, loc, array):
@@ -331,10 +335,11 @@ class Sanitizer(Observer):
         lane = int(lanes[k])
         name, index = self._element(space, int(off[k]), array, w)
         what = f" of {name}{index}" if name else f" at byte offset {int(off[k])}"
+        why = "no thread wrote it in this launch" if space != "global" else \
+            "nothing wrote it since it was allocated (cuda.device_array: no initial contents)"
         self.report.add(Finding(
             "initcheck", "uninitialized read",
-            f"Uninitialized __{space}__ memory read of size {w} bytes{what}: no thread wrote it "
-            "in this launch", self.loc_of(loc), space=space, block=c.block_of(lane),
+            f"Uninitialized __{space}__ memory read of size {w} bytes{what}: {why}", self.loc_of(loc), space=space, block=c.block_of(lane),
             thread=c.thread_of(lane), array=name, index=index, size=w,
             count=int(np.count_nonzero(lane_bad))))
 
@@ -343,8 +348,10 @@ class Sanitizer(Observer):
         if array is not None and getattr(array, "shape", None):
             rel = off - (int(array.base_addr) if space != "global" else 0)
             i = rel // max(array.itemsize, 1)
-            if 0 <= i < array.size:
+            idx = _global_index(array, rel) if space == "global" else None
+            if idx is None and 0 <= i < array.size:
                 idx = np.unravel_index(i, array.shape)
+            if idx is not None:
                 shown = ", ".join(str(int(v)) for v in idx)
                 return repr(self._user_name(array.name)), f"[{shown}]"
         if space == "shared" and self._ex is not None:
@@ -401,7 +408,7 @@ class Sanitizer(Observer):
             self.local.init[idx] = True
 
     def _global(self, kind, lanes, addr, w, loc, array):
-        if kind == "atom":
+        if kind == "atom" and not self.scratch:
             return                      # atomics are how blocks may share memory
         handles = self.launch.handles if self.launch is not None else ()
         if array is not None and array.space == "global":
@@ -409,9 +416,6 @@ class Sanitizer(Observer):
         else:
             groups = self._by_handle(handles, addr)
         for h, pos in groups:
-            g = self.globals.get(id(h))
-            if g is None:
-                g = self.globals[id(h)] = GlobalShadow(h.data.nbytes, h.name, max(h.data.itemsize, 1))
             off = addr[pos] - int(h.base_addr)
             ln = lanes[pos]
             ok = (off >= 0) & (off + w <= h.data.nbytes)
@@ -419,6 +423,16 @@ class Sanitizer(Observer):
                 off, ln = off[ok], ln[ok]
             if not len(ln):
                 continue
+            s = self.scratch.get(id(h))
+            if s is not None:                   # scratch memory (cuda.device_array): initcheck
+                bad = s.access(kind, off, w)
+                if bad is not None and bad.any():
+                    self._uninit("global", ln, off, w, loc, h, bad, units=1)
+            if not self.race or kind == "atom":     # atomics are how blocks may share memory
+                continue
+            g = self.globals.get(id(h))
+            if g is None:
+                g = self.globals[id(h)] = GlobalShadow(h.data.nbytes, h.name, max(h.data.itemsize, 1))
             if g.unit > 1 and (w % g.unit or int(np.bitwise_or.reduce(off)) % g.unit):
                 g.regrain()
             u = w // g.unit
@@ -483,6 +497,25 @@ class Sanitizer(Observer):
         loc = _strip_col(str(err.loc)) if err.loc is not None else "<unknown>"
         self.report.add(Finding(tool, "fault", msg, loc, block=err.block, thread=err.thread,
                                 details={"text": text}))
+
+
+def _global_index(h, off):
+    """The index of the element of a global argument at byte offset `off` of its working
+    buffer, from the memory layout of the array the launch works on (C, F or a strided view,
+    in place or a copy: runtime/binding.py), or None."""
+    ua = getattr(h, "user_array", None)
+    work = ua[2] if isinstance(ua, tuple) and len(ua) == 3 else None
+    if not isinstance(work, np.ndarray) or work.shape != tuple(h.shape) or not work.ndim:
+        return None
+    r = h.data.__array_interface__["data"][0] + int(off) - work.__array_interface__["data"][0]
+    idx = [0] * work.ndim
+    for d in sorted(range(work.ndim), key=lambda d: -abs(work.strides[d])):
+        st = work.strides[d]
+        if st > 0 and work.shape[d] > 1:
+            idx[d], r = divmod(r, st)
+    if not (0 <= r < work.itemsize) or any(not 0 <= v < n for v, n in zip(idx, work.shape)):
+        return None
+    return tuple(idx)
 
 
 def _shared_targets(py_func):
