@@ -11,9 +11,9 @@ outputs per racecheck case (the fall-off barrier's correctness); versions in OUT
 """
 import json, os, subprocess, sys
 import numpy as np
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-from numba import cuda
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _common  # noqa: E402,F401  (np.row_stack for numba 0.68.0 on numpy 2.5, before numba.cuda)
+from numba import cuda  # noqa: E402
 T = 8
 f32 = np.float32
 
