@@ -26,6 +26,13 @@ EXECUTORS = ["ir", pytest.param("ptx", marks=pytest.mark.skipif(
 
 
 def _cases():
+    """The suite's and the holdout's cases at their tiny sizes.  This runs when pytest collects
+    the module, so it leaves nothing behind: VALIDATION_TINY, sys.path and the validation
+    modules it imported (`kernels`, `run_suite`, ...) are restored, or later tests
+    (tests/test_memory_h200.py, tests/test_validation_accuracy.py) would build their cases
+    tiny, or from the holdout's `kernels`, and compare them with full-size measurements."""
+    old_tiny = os.environ.get("VALIDATION_TINY")
+    before = set(sys.modules)
     os.environ["VALIDATION_TINY"] = "1"
     sys.path[:0] = [ROOT, os.path.join(ROOT, "holdout")]
     try:
@@ -35,6 +42,15 @@ def _cases():
         cases.update({c["name"]: c for c in holdout.cases(tiny=True)})
     finally:
         del sys.path[:2]
+        if old_tiny is None:
+            os.environ.pop("VALIDATION_TINY", None)
+        else:
+            os.environ["VALIDATION_TINY"] = old_tiny
+        root = os.path.realpath(ROOT)
+        for name in set(sys.modules) - before:
+            f = getattr(sys.modules[name], "__file__", None) or ""
+            if f and os.path.realpath(f).startswith(root + os.sep):
+                del sys.modules[name]
     return cases
 
 
