@@ -1,0 +1,144 @@
+"""Call 6 (data/lecture_h200_call6.json) against the model: what moves the back-to-back times,
+and the mystery-plot metrics on a re-measured check sweep and on a sweep never seen before.
+
+    python validation/lecture/compare6.py
+
+  diag      22 sizes, 3 repeats each: the spread (max - min) / median of the repeats' eager
+            times, raw and as SM cycles (time x the clock probe read right after the sample);
+            eager over graph replay (the host's share); eager over the profiled 20-call burst
+            (sustained over burst); how often NVML reported the software power cap
+  sweeps    square bf16, 3 repeats, step 64: (a) N = 64..8192, the check sweep of calls 1 and 4,
+            measured again; (b) N = 80..8144 (N = 16 mod 64), never measured before and never
+            looked at while building the model (this script is its first use).  Each with the
+            issue's metrics (compare_repeats.analyse: Spearman, median |error|, cliffs = a
+            > 5 % drop from N to N + 64, matched = predicted at the same N with depth within
+            30 %) on (1) the raw times and (2) clock-normalised times: time x probe clock /
+            reference clock, for N >= 1536 only (there the eager loop is GPU-bound: within 15 %
+            of the graph replay in diag), the reference being the median valid probe clock of
+            the sweep; a probe reading above the card's 1980 MHz maximum is invalid and that
+            repeat is left out of the normalised series at that N.
+Writes data/lecture_compare6.json.  Nothing here feeds back into the model.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics as st
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+DATA = os.path.join(HERE, "..", "data")
+
+from compare_repeats import analyse  # noqa: E402
+from simgpu.model.gemm import gemm  # noqa: E402
+
+MAX_MHZ = 1980.0          # the card's maximum SM clock (nvidia-smi clocks.max.sm)
+GPU_BOUND_FROM = 1536
+
+
+def valid(mhz):
+    return mhz is not None and 0 < mhz <= MAX_MHZ + 10
+
+
+def diag(d):
+    rows = []
+    for n, v in sorted(d["diag"].items(), key=lambda kv: int(kv[0])):
+        runs = v["runs"]
+        raw, cyc, graph = [], [], []
+        power_cap = tot = 0
+        for r in runs:
+            t = st.median(x["s"] for x in r["eager"])
+            pm = [x["probe_mhz"] for x in r["eager"] if valid(x["probe_mhz"])]
+            raw.append(t)
+            if pm:
+                cyc.append(t * st.median(pm) * 1e6)
+            graph += [x["s"] for x in r.get("graph", [])]
+            for x in r["eager"]:
+                if x.get("nvml"):
+                    tot += 1
+                    power_cap += bool(x["nvml"]["reasons"] & 4)
+        prof = [x["dur_us"] * 1e-6 for x in v.get("profiled", []) if "nvjet" in x["name"]]
+        sp = lambda a: (max(a) - min(a)) / st.median(a) if len(a) > 1 else float("nan")  # noqa: E731
+        rows.append({"n": int(n), "eager_us": st.median(raw) * 1e6, "spread_raw": sp(raw), "spread_cycles": sp(cyc),
+                     "eager_over_graph": st.median(raw) / st.median(graph) if graph else None,
+                     "eager_over_burst": st.median(raw) / st.median(prof) if prof else None,
+                     "power_cap_fraction": power_cap / tot if tot else None})
+    return rows
+
+
+def sweep_metrics(d, ns):
+    sw = d["sweep"]
+    pred = np.array([gemm(n, n, n, "bf16").tflops for n in ns])
+    reps = np.array([[2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
+                     for n in ns]).T
+    out = {"raw": analyse(np.array(ns), reps, pred)}
+    clocks = [r["probe_mhz"] for n in ns for r in sw[str(n)] if valid(r["probe_mhz"])]
+    ref = st.median(clocks)
+    norm = []
+    for n in ns:
+        row = []
+        for r in sorted(sw[str(n)], key=lambda r: r["rep"]):
+            if n < GPU_BOUND_FROM:
+                row.append(2.0 * n ** 3 / r["seconds"] / 1e12)
+            elif valid(r["probe_mhz"]):
+                row.append(2.0 * n ** 3 / (r["seconds"] * r["probe_mhz"] / ref) / 1e12)
+            else:
+                row.append(np.nan)
+        # a repeat with no valid clock: the median of the others stands in (keeps the array whole;
+        # it adds no information, and "reproducible" then rests on the valid repeats)
+        good = [x for x in row if not np.isnan(x)]
+        norm.append([x if not np.isnan(x) else float(np.median(good)) for x in row])
+    out["normalised"] = analyse(np.array(ns), np.array(norm).T, pred)
+    out["reference_mhz"] = ref
+    out["invalid_probes"] = sum(1 for n in ns for r in sw[str(n)] if n >= GPU_BOUND_FROM and not valid(r["probe_mhz"]))
+    for k in ("raw", "normalised"):
+        a = out[k]
+        big = [c for c in a["cliffs"] if c["from"] >= 1024 and c["median_drop"] > 0.05]
+        a["cliffs_ge1024"] = len(big)
+        a["cliffs_ge1024_matched"] = sum(c["matched"] for c in big)
+    return out
+
+
+def main():
+    d = json.load(open(os.path.join(DATA, "lecture_h200_call6.json")))
+    res = {"diag": diag(d)}
+    check = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 0)
+    fresh = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 16)
+    res["check_step64"] = sweep_metrics(d, check)
+    res["holdout_16mod64"] = sweep_metrics(d, fresh)
+    with open(os.path.join(DATA, "lecture_compare6.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    print("diag (3 repeats a size): spread raw / as cycles, eager/graph, eager/burst, power-cap share")
+    for r in res["diag"]:
+        print(f"  {r['n']:5d} {r['eager_us']:8.1f} us  {r['spread_raw']:.3f} / {r['spread_cycles']:.3f}  "
+              f"{r['eager_over_graph']:.2f}  {r['eager_over_burst']:.2f}  {r['power_cap_fraction']:.2f}")
+    dg = res["diag"]
+    print(f"  median spread raw {np.median([r['spread_raw'] for r in dg]):.3f}, as cycles "
+          f"{np.nanmedian([r['spread_cycles'] for r in dg]):.3f}; median eager/burst "
+          f"{np.median([r['eager_over_burst'] for r in dg]):.2f}; power cap in "
+          f"{np.mean([r['power_cap_fraction'] for r in dg]):.2f} of NVML windows")
+    for key, title in (("check_step64", "check sweep N = 64..8192 step 64 (re-measured)"),
+                       ("holdout_16mod64", "HOLD-OUT N = 80..8144 step 64 (first look)")):
+        m = res[key]
+        print(f"{title}: reference clock {m['reference_mhz']:.0f} MHz, invalid probes {m['invalid_probes']}")
+        for k in ("raw", "normalised"):
+            a = m[k]
+            print(f"  {k:10s} Spearman {a['spearman']:.3f} (N>=2048 {a['spearman_ge2048']:.3f}), median |err| "
+                  f"{a['median_abs_err']:.3f}, spread {a['spread_median']:.3f}; reproducible cliffs "
+                  f"{a['reproducible_matched']}/{a['reproducible_cliffs']}; median-curve cliffs "
+                  f"{a['median_curve_matched']}/{a['median_curve_cliffs']} (N>=1024: "
+                  f"{a['cliffs_ge1024_matched']}/{a['cliffs_ge1024']}); false alarms {len(a['predicted_cliffs_not_measured'])}")
+            for c in a["cliffs"]:
+                if c["median_drop"] > 0.05 and c["from"] >= 1024:
+                    print(f"      {c['from']:5d}->{c['to']:5d} measured {c['median_drop']:+.3f} "
+                          f"{'REPRO' if c['reproducible'] else '     '} predicted {c['predicted_drop']:+.3f} "
+                          f"{'MATCH' if c['matched'] else ''}")
+    return res
+
+
+if __name__ == "__main__":
+    main()
