@@ -181,3 +181,30 @@ def test_makespan_processor_sharing():
     # a long job dispatched last finishes last: lengths matter, not just their sum
     assert _makespan([1.0, 1.0, 1.0, 4.0], sms=2, per_sm=1) == pytest.approx(5.0)
     assert _makespan([4.0, 1.0, 1.0, 1.0], sms=2, per_sm=1) == pytest.approx(4.0)
+
+
+def test_sm_clock_scales_the_compute_term_only():
+    p = LIBRARY_PARAMS["H200"]
+    sustained = gemm(8192, 8192, 8192)
+    assert gemm(8192, 8192, 8192, sm_clock_hz="sustained").seconds == sustained.seconds
+    assert gemm(8192, 8192, 8192, sm_clock_hz=p["sustained_sm_clock_hz"]).seconds == pytest.approx(sustained.seconds)
+    fast = gemm(8192, 8192, 8192, sm_clock_hz="max")
+    assert fast.seconds < sustained.seconds
+    # compute-bound at the max clock too: the ratio is the clock ratio, less the fixed floor
+    assert fast.chosen.bound == "compute"
+    ratio = H200.clock_hz / p["sustained_sm_clock_hz"]
+    assert sustained.chosen.compute_s / ratio == pytest.approx(
+        min(c.compute_s for c in fast.candidates if c.tile == sustained.chosen.tile and c.split_k == 1), rel=1e-9)
+    # a lower clock is slower; L2 / HBM terms and the host floor do not move with the SM clock
+    slow = gemm(8192, 8192, 8192, sm_clock_hz=1.2e9)
+    assert slow.seconds > sustained.seconds
+    assert slow.chosen.l2_s == pytest.approx(
+        [c for c in sustained.candidates if c.kernel == slow.chosen.kernel][0].l2_s)
+    tiny = gemm(64, 64, 64, sm_clock_hz="max")
+    assert tiny.seconds == pytest.approx(gemm(64, 64, 64).seconds)     # host floor either way
+
+
+@pytest.mark.parametrize("bad", ["boost", -1.0, 0])
+def test_sm_clock_rejects_bad_values(bad):
+    with pytest.raises(ValueError, match="sm_clock_hz"):
+        gemm(1024, 1024, 1024, sm_clock_hz=bad)

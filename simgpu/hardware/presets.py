@@ -178,6 +178,11 @@ H200_GEMM = {
     "copy_curve": ((2 ** 20, 1.24e12), (2 ** 21, 2.12e12), (2 ** 22, 3.26e12), (2 ** 23, 4.37e12),
                    (2 ** 24, 5.39e12), (2 ** 25, 3.82e12), (2 ** 26, 4.00e12), (2 ** 28, 4.17e12),
                    (2 ** 30, 4.25e12), (2 ** 32, 4.29e12)),
+    # the SM clock the rates above hold at: a back-to-back GEMM loop runs the card at its 700 W
+    # power limit, where the clock settles to 1.68 GHz (median of 546 clock probes read right after
+    # the timed samples of call 6's sweeps; NVML flagged the power cap in every sustained window).
+    # A kernel alone after an idle gap (a profiler's view) starts at up to the 1.98 GHz maximum.
+    "sustained_sm_clock_hz": 1.684e9,
     "source": "validation/data/lecture_h200_params.json (validation/lecture/derive.py)",
 }
 

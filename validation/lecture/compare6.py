@@ -17,6 +17,8 @@ and the mystery-plot metrics on a re-measured check sweep and on a sweep never s
             of the graph replay in diag), the reference being the median valid probe clock of
             the sweep; a probe reading above the card's 1980 MHz maximum is invalid and that
             repeat is left out of the normalised series at that N.
+  bursts    the model's kernel time at the sustained clock and at sm_clock_hz="max" against the
+            kernel-alone durations of calls 5 and 6 (profiled bursts)
 Writes data/lecture_compare6.json.  Nothing here feeds back into the model.
 """
 from __future__ import annotations
@@ -103,9 +105,37 @@ def sweep_metrics(d, ns):
     return out
 
 
+def gpu_seconds(est):
+    c = est.chosen
+    return max(c.compute_s, c.l2_s, c.hbm_s) + c.floor_s
+
+
+def bursts(d):
+    """The model's kernel time (no host floor) at the sustained clock and at the card's maximum
+    clock, against kernel-alone durations: call 5's profiled 3-call bursts (every N >= 1024, step
+    32) and call 6's 20-call bursts (the first 10 calls, before the power limit bites)."""
+    k5 = json.load(open(os.path.join(DATA, "lecture_h200_kernels5.json")))["gemm_square_bf16"]
+    meas = {}
+    for n, ev in k5.items():
+        ks = [e["dur_us"] for e in ev if e["cat"] == "kernel"]
+        if not n.startswith("_") and int(n) >= 1024 and ks:
+            meas[("call 5", int(n))] = st.median(ks) * 1e-6
+    for n, v in d["diag"].items():
+        ks = [x["dur_us"] for x in v.get("profiled", []) if "nvjet" in x["name"]][:10]
+        if ks:
+            meas[("call 6", int(n))] = st.median(ks) * 1e-6
+    out = {}
+    for call in ("call 5", "call 6"):
+        for clk in ("sustained", "max"):
+            err = [gpu_seconds(gemm(n, n, n, "bf16", sm_clock_hz=clk)) / t - 1 for (c, n), t in meas.items() if c == call]
+            out[f"{call} {clk}"] = {"sizes": len(err), "median_abs_err": float(np.median(np.abs(err))),
+                                    "median_signed_err": float(np.median(err))}
+    return out
+
+
 def main():
     d = json.load(open(os.path.join(DATA, "lecture_h200_call6.json")))
-    res = {"diag": diag(d)}
+    res = {"diag": diag(d), "bursts": bursts(d)}
     check = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 0)
     fresh = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 16)
     res["check_step64"] = sweep_metrics(d, check)
@@ -121,6 +151,9 @@ def main():
           f"{np.nanmedian([r['spread_cycles'] for r in dg]):.3f}; median eager/burst "
           f"{np.median([r['eager_over_burst'] for r in dg]):.2f}; power cap in "
           f"{np.mean([r['power_cap_fraction'] for r in dg]):.2f} of NVML windows")
+    print("kernel alone (profiled bursts) against the model's kernel time at the sustained / maximum SM clock:")
+    for k, v in res["bursts"].items():
+        print(f"  {k:18s} {v['sizes']:4d} sizes: median |err| {v['median_abs_err']:.3f} (signed {v['median_signed_err']:+.3f})")
     for key, title in (("check_step64", "check sweep N = 64..8192 step 64 (re-measured)"),
                        ("holdout_16mod64", "HOLD-OUT N = 80..8144 step 64 (first look)")):
         m = res[key]
