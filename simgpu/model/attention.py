@@ -532,7 +532,10 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     (``SDPA_HOST_FLOOR_S``: fused backends, math);
     peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
     grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
-    plus the D = rowsum(dO o O) pre-pass; extra memory the fp32 dQ accumulator and D.
+    plus the D = rowsum(dO o O) pre-pass (flash: like its forward; efficient: the step model of
+    fmha_cutlassB, ``_mem_eff_bwd_time``: serial phases through shared memory, the fp32 gQ
+    workspace under a lock, D computed inside by every CTA); extra memory the fp32 dQ
+    accumulator and D.
     math: PyTorch's composite: fp32 upcasts of q, k, v, the scaled copy, S = Q K^T and O = P V as
     batched fp32 GEMMs (``gemm``), the softmax kernels of ``MATH_SOFTMAX_KERNELS``, a cast
     back; peak memory 9 B per score (S, P fp32 and a bool mask) + 16 B per (row, dim) of the
