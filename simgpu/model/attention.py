@@ -383,6 +383,142 @@ def _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, matmuls, fp32_ops, rate, c
     return span * t_kv + p["kernel_floor_s"]
 
 
+# ------------------------------------------------------------------------------------------------
+# The efficient backend's backward kernel, fmha_cutlassB_<dtype>_aligned_<BI>x<BJ>_k<maxK>[_seqaligned]_sm80
+# (call 5 at B 1 H 16 T 2048 d 64 bf16: fmha_cutlassB_bf16_aligned_64x64_k64_seqaligned_sm80, template
+# AttentionBackwardKernel<Sm80, bf16, aligned, no dropout, kPreload, 64, 64, 64, seqaligned>, grid
+# (32, 16, 1), 128 threads, 162 registers, 42240 B of shared memory, 554 us alone).  A step model
+# built from its source, PyTorch's copy of xFormers' kernel
+# (aten/src/ATen/native/transformers/cuda/mem_eff_attention/kernel_backward.h, kernels/cutlassB.h,
+# and the launch in attention_backward.cu); read, not copied.  What the source does:
+#   * tiles: kBlockSizeI query rows x kBlockSizeJ keys, one 32 x 32 warp tile per warp, so
+#     BI * BJ / 1024 warps (4 at 64 x 64).  The sm80 dispatch list (tried in order, the first
+#     whose kMaxK >= d wins): d <= 64 -> 64 x 64 (kPreload), d <= 128 -> 128 x 128 (kPreload, 16
+#     warps; the 128 x 64 k96 kernel is only for cc 8.6 / 8.9), larger -> 128 x 64 k65536 (no
+#     preload).  kOutputInRF = half precision and kMaxK <= BI: dK and dV stay in registers across
+#     the query loop (true for the first two; the third round-trips them through an fp32
+#     workspace every step).
+#   * grid = (num_splits_key, heads, batch).  The launch sets num_splits_key = ceil(T / BJ) (1 if
+#     B x H >= 256 and T <= 2 BJ; at most 200 / (B H) when dK/dV need a workspace), so at d = 64
+#     every CTA owns ONE key block (its dK, dV) and loops over the query blocks -- the inner loop.
+#     Non-causal, CTA j starts at query block j (getQueryStartShift) and wraps around, so the CTAs
+#     of one head are at different query blocks at any time; causal, key block j starts at the
+#     diagonal query block and does nq - j of them (the masked pairs are skipped).
+#   * kKernelComputesDelta (half precision): before its loop EVERY CTA computes
+#     D = rowsum(dO o O) for ALL T query rows of its head (computeDelta over every query block;
+#     no split index), reading O and dO: 2 T d e bytes a CTA, from L2.
+#   * one step (processBlockIJ), phases separated by __syncthreads, each a whole CUTLASS
+#     threadblock GEMM with both operands in shared memory:
+#       S^T = K_j Q_i^T (K_j stays in shared memory, Q_i prefetched); scale; exp(S - LSE) on the
+#       SFU, P^T stored to shared memory | dV += P^T dO_i (A from shared memory; dO_i loaded into
+#       shared memory) | dP = dO_i V_j^T (dO_i loaded AGAIN, V_j reloaded every step) |
+#       dS = (dP - D_i) o P (P read back from shared memory), scaled, stored to shared memory |
+#       dQ_i += dS K_j (K_j loaded again) into the fp32 gQ workspace (GradQTempStorage) under a
+#       lock: atomicCAS spin by thread 0, __threadfence, the fp32 tile loaded from global into
+#       registers, the GEMM, stored back, __threadfence, release | dK += dS^T Q_i (Q_i loaded
+#       again).
+#     So 5 GEMMs of BI x BJ x d per step (as FA2) but run one after another, every operand
+#     written to shared memory and read by the BI/32 or BJ/32 warps that share its rows or
+#     columns, and the gQ tile's load / store / fences on the critical path.
+# Costed like the forward (``MEM_EFF_*``): a step is the SUM of its phases at one SM's share of
+# each rate: tensor (sm80 mma rate), SFU (exp), FP32 (MEM_EFF_BWD_FP32_OPS per score), shared memory
+# (gpu.l1_bytes_per_cycle a clock), and L2 for the synchronous fp32 gQ load + store (the library's
+# measured L2 read bandwidth, each transfer at least one L2 hit latency, gpu.l2) plus two L2
+# latencies for the lock (the atomicCAS acquire and the __threadfence before release).  cp.async
+# operand prefetches are not charged beyond their shared-memory write (as in the forward).  The
+# per-query-block lse / D loads are not charged.  A CTA's length: D (2 T d e bytes at the L2 share,
+# or one L2 latency per query block if longer) + its steps + the dK, dV epilogue; the CTAs, in
+# blockIdx order, go to the SMs by ``_makespan``.  No parameter is fitted to the 554 us.
+MEM_EFF_BWD_GEMMS = 5
+# FP32-pipe operations per score: S scaled (1), minus LSE (1), packed to bf16 for the P^T store
+# (1); dS: P read back and unpacked (1), dP - D (1), times P (1), times the scale (1), packed (1)
+MEM_EFF_BWD_FP32_OPS = 8
+# CTAs per SM.  64 x 64: 162 registers x 128 threads (call 5's launch record), allocated per warp in
+# units of gpu.register_alloc_unit: 4 x 5376 = 21504 of 65536 -> 3 CTAs (42240 B of shared memory
+# would allow 5; __launch_bounds__ asks for 12 warps / 4 = 3).  128 x 128 (512 threads) and
+# 128 x 64 (256 threads): not seen; 1 CTA (a 512-thread CTA holding dK and dV for a 128 x 128 tile
+# in registers needs more than the 64 registers a thread that two CTAs would leave) -- assumed.
+MEM_EFF_BWD_REGISTERS = {64: 162}
+
+
+def _mem_eff_bwd_config(b: int, h: int, t: int, d: int, gpu: GPU) -> dict:
+    """Which fmha_cutlassB kernel the sm80 dispatch picks and how it is launched (see above)."""
+    if d <= 64:
+        bi, bj, max_k, preload = 64, 64, (32 if d <= 32 else 64), True
+    elif d <= 128:
+        bi, bj, max_k, preload = 128, 128, 128, True
+    else:
+        bi, bj, max_k, preload = 128, 64, 65536, False
+    in_rf = max_k <= bi
+    warps = bi * bj // 1024
+    regs = MEM_EFF_BWD_REGISTERS.get(max_k) if bi == 64 else None
+    if regs is not None:
+        unit = gpu.register_alloc_unit
+        per_warp = _ceil_div(regs * gpu.warp_size, unit) * unit
+        ctas = max(1, min(gpu.registers_per_sm // (per_warp * warps),
+                          gpu.max_warps_per_sm // warps))
+    else:
+        ctas = 1
+    splits = _ceil_div(t, bj)
+    if b * h >= 256 and t <= 2 * bj:
+        splits = 1
+    if not in_rf:
+        splits = min(splits, 200 // (b * h))
+    splits = max(splits, 1)
+    aligned = t % bi == 0 and t % bj == 0
+    name = (f"fmha_cutlassB_aligned_{bi}x{bj}_k{max_k}{'_seqaligned' if aligned else ''}_sm80")
+    return dict(bi=bi, bj=bj, warps=warps, ctas_per_sm=ctas, splits=splits, in_rf=in_rf, name=name)
+
+
+def _mem_eff_bwd_time(gpu: GPU, p: dict, b: int, h: int, t: int, d: int, dtype: str, causal: bool):
+    """Seconds of the efficient backend's backward kernel (the step model above) and its config."""
+    cfg = _mem_eff_bwd_config(b, h, t, d, gpu)
+    bi, bj, splits = cfg["bi"], cfg["bj"], cfg["splits"]
+    e = IN_BYTES[dtype]
+    sms = gpu.sm_count
+    dn = _ceil_div(d, bi) * bi if cfg["in_rf"] else _ceil_div(d, 64) * 64  # GEMM N: d padded to the tile
+    dk = _ceil_div(d, 32) * 32                                   # GEMM K: d in steps of 32
+    scores = bi * bj
+    mma = 2.0 * (2 * scores * dk + 3 * scores * dn) / (p["sm80_align2_flops"][dtype] / sms)
+    exp = scores / (p["exp2_per_s"] / sms)
+    fp32 = (MEM_EFF_BWD_FP32_OPS + (1 if causal else 0)) * scores / (gpu.fp32_flops / 2 / sms)
+    wi, wj = bi // 32, bj // 32                                  # warps along query rows, keys
+    smem_elems = (
+        (bj * dk * wi + bi * dk * wj + bi * dk)                 # S^T = K Q^T: reads, Q written
+        + (scores * wi + bi * dn * wj + scores + bi * dn)       # dV += P^T dO: reads, P and dO written
+        + (bi * dk * wj + bj * dk * wi + bi * dk + bj * dk)     # dP = dO V^T: reads, dO and V written
+        + (scores + scores)                                     # dS: P read back, dS written
+        + (scores * wj + bj * dn * wi + bj * dn)                # dQ += dS K: reads, K written
+        + (scores * wi + bi * dn * wj + bi * dn))               # dK += dS^T Q: reads, Q written
+    smem = smem_elems * e / (gpu.l1_bytes_per_cycle * gpu.clock_hz)
+    l2_bw = p["l2_read_bytes_per_s"] / sms
+    lat = gpu.l2.hit_latency_cycles / gpu.clock_hz
+    gq_tile = bi * dn * 4                                        # fp32 gQ workspace tile
+    gq = 2 * max(gq_tile / l2_bw, lat) + (2 * lat if splits > 1 else 0.0)
+    if not cfg["in_rf"]:                                         # dK, dV fp32 round trips too
+        gq += 2 * 2 * max(bj * dn * 4 / l2_bw, lat)
+    step = mma + exp + fp32 + smem + gq
+    nq, nk = _ceil_div(t, bi), _ceil_div(t, bj)
+    delta = max(2 * t * d * e / l2_bw, nq * lat)                 # every CTA: D for all T rows
+    final = 2 * bj * d * e / l2_bw + 2 * 2 * bj * dn * 4 / (gpu.l1_bytes_per_cycle * gpu.clock_hz)
+
+    def steps(j):                                                # query blocks key block j visits
+        return nq - (j * bj) // bi if causal else nq
+
+    per_head = []
+    for x in range(splits):
+        blocks = range(x, nk, splits)
+        per_head.append(delta + sum(steps(j) * step + final for j in blocks))
+    lengths = per_head * (b * h)
+    per_sm = cfg["ctas_per_sm"]
+    if len(lengths) > 16 * sms * per_sm:
+        span = max(sum(lengths) / sms, max(lengths))
+    else:
+        span = _makespan(lengths, sms, per_sm)
+    why = dict(step_s=step, mma_s=mma, exp_s=exp, fp32_s=fp32, smem_s=smem, gq_s=gq, delta_s=delta)
+    return span + p["kernel_floor_s"], cfg, why
+
+
 def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str = "flash",
               causal: bool = False, backward: bool = False, gpu="H200") -> AttentionEstimate:
     """Predicted time, peak extra memory and HBM traffic of
@@ -396,7 +532,10 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     (``SDPA_HOST_FLOOR_S``: fused backends, math);
     peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
     grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
-    plus the D = rowsum(dO o O) pre-pass; extra memory the fp32 dQ accumulator and D.
+    plus the D = rowsum(dO o O) pre-pass (flash: like its forward; efficient: the step model of
+    fmha_cutlassB, ``_mem_eff_bwd_time``: serial phases through shared memory, the fp32 gQ
+    workspace under a lock, D computed inside by every CTA); extra memory the fp32 dQ
+    accumulator and D.
     math: PyTorch's composite: fp32 upcasts of q, k, v, the scaled copy, S = Q K^T and O = P V as
     batched fp32 GEMMs (``gemm``), the softmax kernels of ``MATH_SOFTMAX_KERNELS``, a cast
     back; peak memory 9 B per score (S, P fp32 and a bool mask) + 16 B per (row, dim) of the
@@ -452,8 +591,11 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
             if backend == "flash":   # the CUTLASS backward computes D itself (kKernelComputesDelta for
                 # bf16/fp16 on sm80+, mem_eff_attention/kernel_backward.h; no such kernel in the trace)
                 kernels.append(("D = rowsum(dO o O)", elementwise(2 * bh * nd * e + 4 * bh * t, gpu, op="max")))
-            kernels.append((f"{backend} backward", _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 5,
-                                                            FP32_OPS_PER_SCORE_BWD, rate)))
+            if backend == "flash":
+                kernels.append(("flash backward", _fa_time(gpu, p, b, h, t, d, dtype, causal, tile, 5,
+                                                           FP32_OPS_PER_SCORE_BWD, rate)))
+            else:                # fmha_cutlassB: the step model above (_mem_eff_bwd_time)
+                kernels.append(("efficient backward", _mem_eff_bwd_time(gpu, p, b, h, t, d, dtype, causal)[0]))
             if backend == "flash":
                 kernels.append(("dQ accumulator fp32 -> bf16", elementwise(bh * nd * (4 + e), gpu, op="to_bf16")))
             else:
