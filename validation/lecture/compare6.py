@@ -93,7 +93,11 @@ def sweep_metrics(d, ns):
         # a repeat with no valid clock: the median of the others stands in (keeps the array whole;
         # it adds no information, and "reproducible" then rests on the valid repeats)
         good = [x for x in row if not np.isnan(x)]
+        if not good:            # no valid probe at this N: its raw times stand
+            good = row = [2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
         norm.append([x if not np.isnan(x) else float(np.median(good)) for x in row])
+    out["no_valid_probe_sizes"] = [n for n in ns if n >= GPU_BOUND_FROM
+                                   and not any(valid(r["probe_mhz"]) for r in sw[str(n)])]
     out["normalised"] = analyse(np.array(ns), np.array(norm).T, pred)
     out["reference_mhz"] = ref
     out["invalid_probes"] = sum(1 for n in ns for r in sw[str(n)] if n >= GPU_BOUND_FROM and not valid(r["probe_mhz"]))
