@@ -11,6 +11,7 @@ knee, precisions at 8192^3 with a naive fp8 quantise, LLM-shaped matmuls, and at
 from __future__ import annotations
 
 import json
+import statistics
 
 import lecture_common as common
 from simgpu.model import attention, gemm, quantize_fp8
@@ -136,6 +137,40 @@ def main(argv=None) -> int:
                 for c in k5["reproducible_cliffs_profiler"]]
         print(common.table(("N", "next N", "drop back-to-back", "drop kernel alone", "model", "cuBLAS at N",
                             "cuBLAS at next N"), rows))
+
+    # call 6: what moves back-to-back times (the SM clock at the power limit); calls 6 and 7:
+    # two sweeps measured after the model was final (fresh hold-outs)
+    c6, c7 = _load("lecture_compare6.json"), _load("lecture_compare7.json")
+    if c6:
+        dg = c6["diag"]
+        med = statistics.median
+        print(f"\ncall 6: 22 sizes x 3 repeats, every sample with its SM clock: repeats spread "
+              f"{med([r['spread_raw'] for r in dg]):.1%} in time, {med([r['spread_cycles'] for r in dg]):.1%} "
+              f"in SM cycles; a sustained loop is {med([r['eager_over_burst'] for r in dg]):.2f}x the kernel "
+              f"alone (power cap in every sustained window)")
+        s8, m8 = gemm(8192, 8192, 8192, "bf16", gpu), gemm(8192, 8192, 8192, "bf16", gpu, sm_clock_hz="max")
+        print(f"  8192^3: model {s8.seconds * 1e6:.0f} us at the sustained clock, {m8.seconds * 1e6:.0f} us at "
+              f"sm_clock_hz='max' (a kernel alone)")
+        rows = [(k, v["sizes"], f"{v['median_abs_err']:.3f}", f"{v['median_signed_err']:+.3f}")
+                for k, v in c6["bursts"].items()]
+        print(common.table(("kernel-alone bursts vs model clock", "sizes", "median |err|", "signed"), rows))
+    rows = []
+    for title, res, key in (("call 6: N = 16 mod 64", c6, "holdout_16mod64"),
+                            ("call 7: N = 48 mod 64", c7, "holdout")):
+        if res:
+            for k in ("raw", "normalised"):
+                a = res[key][k]
+                rows.append((title, k, f"{a['spearman']:.3f}", f"{a['median_abs_err']:.3f}",
+                             f"{a['median_curve_matched']}/{a['median_curve_cliffs']}",
+                             f"{a['reproducible_matched']}/{a['reproducible_cliffs']}"))
+    if rows:
+        print("\nfresh hold-out sweeps (square bf16, 3 repeats), first look with the final model")
+        print(common.table(("sweep", "times", "Spearman", "median |err|", "cliffs", "reproducible cliffs"), rows))
+    if c7:
+        t = c7["tiles"]
+        print(f"call 7: on {t['shapes']} random shapes cuBLAS's tile is within 2 % of the best wave efficiency "
+              f"at {t['pick_within_2pct_of_best_wave_eff']:.0%} of them and up to {t['worst_gap']:.1%} worse on "
+              f"the rest: the cliffs its heuristic makes are what the model does not predict")
     return 0
 
 
