@@ -23,22 +23,31 @@
 #    sizes around the end of the first wave, the sizes run as a `simgpu.sweep`.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
 # %%
 # %matplotlib inline
 import numpy as np
 
 import simgpu
-from simgpu import cuda
 from simgpu.hardware import get_gpu
 from simgpu.model.matmul import matmul_throughput, mystery_curve
 from simgpu.plot.model import mystery_plot
@@ -58,48 +67,20 @@ mystery_plot(gpu, curve=mystery_curve(gpu, np.arange(256, 6145)))
 # One case per N; `simgpu.sweep` runs them on this machine's cores (or on a Dask cluster with
 # `client=`) and returns a table. With 16x16 tiles, N = 512 gives 1,024 blocks; the H200's
 # 132 SMs hold a little more than that in one wave, so N = 528 (1,089 blocks) still fits and
-# N = 576 does not.
+# N = 576 does not. The kernel and the case function are those of
+# `examples/mystery_plot_simulated.py` (`python examples/mystery_plot_simulated.py` runs the
+# whole curve): imported from there, and their source shown with `inspect.getsource`.
 
 # %%
-from numba import float32  # noqa: E402
+import inspect  # noqa: E402
 
-TILE = 16
+from mystery_plot_simulated import mm_tiled, one_size  # noqa: E402
 
+print(inspect.getsource(mm_tiled))
+print(inspect.getsource(one_size))
 
-def mm_tiled(A, B, C, n):
-    sA = cuda.shared.array((TILE, TILE), float32)
-    sB = cuda.shared.array((TILE, TILE), float32)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    row = cuda.blockIdx.y * TILE + ty
-    col = cuda.blockIdx.x * TILE + tx
-    acc = float32(0)
-    for t in range((n + TILE - 1) // TILE):
-        ka = t * TILE + tx
-        kb = t * TILE + ty
-        sA[ty, tx] = A[row, ka] if row < n and ka < n else float32(0)
-        sB[ty, tx] = B[kb, col] if kb < n and col < n else float32(0)
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += sA[ty, k] * sB[k, tx]
-        cuda.syncthreads()
-    if row < n and col < n:
-        C[row, col] = acc
-
-
-def one_size(p):
-    n = p["n"]
-    rng = np.random.default_rng(n)
-    A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
-    C = np.zeros((n, n), np.float32)
-    g = -(-n // TILE)
-    rep = simgpu.launch(mm_tiled, (g, g), (TILE, TILE), (A, B, C, np.int64(n)), sample=True)
-    t = rep.metrics["gpu__time_duration.sum"] * 1e-9
-    return {"blocks": g * g, "waves": rep.metrics["launch__waves_per_multiprocessor"],
-            "time_us": t * 1e6, "tflops": 2 * n ** 3 / t / 1e12}
-
-
-tab = simgpu.sweep(one_size, {"n": [256, 512, 576]}, progress=False)
+# %%
+tab = simgpu.sweep(one_size, {"n": [256, 512, 576], "gpu": ["H200"]}, progress=False)
 assert tab.errors == [], tab.errors
 tab
 

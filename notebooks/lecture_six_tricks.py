@@ -18,15 +18,25 @@
 # closed form (`simgpu.model.tricks`); the divergence lessons simulate the first one.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
 
 # %%
 # %matplotlib inline

@@ -20,57 +20,46 @@
 # that is the same for the whole warp (its warp index) sends each warp down one side only.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
+# %% [markdown]
+# The two kernels are those of `examples/lesson_divergence.py` (`python examples/lesson_divergence.py`
+# prints the same comparison): imported from there, and their source shown with `inspect.getsource`.
+
 # %%
 # %matplotlib inline
-import numpy as np
+import inspect
 
 import simgpu
-from simgpu import cuda
 
-N, BLOCK = 4096, 128
+# the kernels and their inputs, from examples/
+from lesson_divergence import BLOCK, N, args_by_parity, by_parity, by_warp, lanes
 
-
-def by_parity(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        if i & 1 == 0:                  # differs between neighbouring lanes: the warp diverges
-            out[i] = x[i] * 2.0
-        else:
-            out[i] = x[i] + 1.0
-
-
-def by_warp(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        if (i >> 5) & 1 == 0:           # the same for all 32 lanes of a warp: no divergence
-            out[i] = x[i] * 2.0
-        else:
-            out[i] = x[i] + 1.0
-
-
-def make_args():
-    x = np.arange(N, dtype=np.float32)
-    return x, np.zeros_like(x)
-
-
-def lanes(mask):
-    return "".join("#" if (mask >> i) & 1 else "." for i in range(32))
-
+for k in (by_parity, by_warp):
+    print(inspect.getsource(k))
 
 # %%
 eff = {}
 for k in (by_parity, by_warp):
-    rep = simgpu.launch(k, N // BLOCK, BLOCK, make_args(), executor="ir")
+    rep = simgpu.launch(k, N // BLOCK, BLOCK, args_by_parity(), executor="ir")
     eff[k.__name__] = rep.simt_efficiency
     print(f"{k.__name__:<10} SIMT efficiency {100 * rep.simt_efficiency:5.1f} %   "
           f"warp instructions {rep.metrics['smsp__inst_executed.sum']:,.0f}")
@@ -80,7 +69,7 @@ assert eff["by_parity"] < eff["by_warp"]
 # ## Warp 0 of `by_parity`, step by step
 
 # %%
-st = simgpu.step(by_parity, N // BLOCK, BLOCK, make_args(), block_idx=0, warp=0, executor="ir")
+st = simgpu.step(by_parity, N // BLOCK, BLOCK, args_by_parity(), block_idx=0, warp=0, executor="ir")
 st.run(until_line=st.find_line("x[i] * 2.0"))
 print(f"line {st.state.line}: {st.state.source.strip():<22} lanes {lanes(st.state.active_mask)}")
 st.run(until_line=st.find_line("x[i] + 1.0"))

@@ -20,54 +20,45 @@
 # same trip count (from the warp index) does the same total work with no idle lanes.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
+# %% [markdown]
+# The two kernels are those of `examples/lesson_loop.py` (`python examples/lesson_loop.py` prints
+# the same comparison): imported from there, and their source shown with `inspect.getsource`.
+
 # %%
 # %matplotlib inline
-import numpy as np
+import inspect
 
 import simgpu
-from simgpu import cuda
 
-N, BLOCK = 4096, 128
+# the kernels and their inputs, from examples/
+from lesson_loop import BLOCK, N, args_trips_by_lane, trips_by_lane, trips_by_warp
 
-
-def trips_by_lane(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        n = i & 31                      # 0..31: differs between the lanes of a warp
-        acc = 0.0
-        for k in range(n):
-            acc += x[i]
-        out[i] = acc
-
-
-def trips_by_warp(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        n = (i >> 5) & 31               # 0..31: the same for all lanes of a warp
-        acc = 0.0
-        for k in range(n):
-            acc += x[i]
-        out[i] = acc
-
-
-def make_args():
-    x = np.ones(N, dtype=np.float32)
-    return x, np.zeros_like(x)
-
+for k in (trips_by_lane, trips_by_warp):
+    print(inspect.getsource(k))
 
 # %%
 for k in (trips_by_lane, trips_by_warp):
-    rep = simgpu.launch(k, N // BLOCK, BLOCK, make_args(), executor="ir")
+    rep = simgpu.launch(k, N // BLOCK, BLOCK, args_trips_by_lane(), executor="ir")
     print(f"{k.__name__:<14} SIMT efficiency {100 * rep.simt_efficiency:5.1f} %   "
           f"warp instructions {rep.metrics['smsp__inst_executed.sum']:,.0f}")
 
@@ -75,7 +66,7 @@ for k in (trips_by_lane, trips_by_warp):
 # ## Warp 0 of `trips_by_lane`: active lanes at each pass through the loop body
 
 # %%
-st = simgpu.step(trips_by_lane, N // BLOCK, BLOCK, make_args(), block_idx=0, warp=0, executor="ir")
+st = simgpu.step(trips_by_lane, N // BLOCK, BLOCK, args_trips_by_lane(), block_idx=0, warp=0, executor="ir")
 body = st.find_line("acc += x[i]")
 passes = 0
 while True:

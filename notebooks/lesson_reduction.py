@@ -20,66 +20,48 @@
 # drop out together, and the warps that remain are full until fewer than 32 threads are left.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
+# %% [markdown]
+# The two kernels are those of `examples/lesson_reduction.py` (`python examples/lesson_reduction.py`
+# prints the same comparison, and every step of warp 1): imported from there, and their source shown
+# with `inspect.getsource`.
+
 # %%
 # %matplotlib inline
+import inspect
+
 import numpy as np
 
 import simgpu
-from simgpu import cuda
 
-N, BLOCK = 8192, 256
+# the kernels and their inputs, from examples/
+from lesson_reduction import BLOCK, N, args_reduce_interleaved, reduce_interleaved, reduce_sequential
 
-
-def reduce_interleaved(x, out):
-    sdata = cuda.shared.array(256, np.float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * cuda.blockDim.x + t
-    sdata[t] = x[i]
-    cuda.syncthreads()
-    s = 1
-    while s < cuda.blockDim.x:
-        if t % (2 * s) == 0:            # lanes 0, 2, 4, ... then 0, 4, 8, ...: the warp diverges
-            sdata[t] += sdata[t + s]
-        cuda.syncthreads()
-        s *= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = sdata[0]
-
-
-def reduce_sequential(x, out):
-    sdata = cuda.shared.array(256, np.float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * cuda.blockDim.x + t
-    sdata[t] = x[i]
-    cuda.syncthreads()
-    s = cuda.blockDim.x // 2
-    while s > 0:
-        if t < s:                       # threads 0..s-1: whole warps stay on or drop out
-            sdata[t] += sdata[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = sdata[0]
-
-
-def make_args():
-    x = np.random.default_rng(1).integers(0, 10, N).astype(np.float32)
-    return x, np.zeros(N // BLOCK, dtype=np.float32)
-
+for k in (reduce_interleaved, reduce_sequential):
+    print(inspect.getsource(k))
 
 # %%
 for k in (reduce_interleaved, reduce_sequential):
-    x, out = make_args()
+    x, out = args_reduce_interleaved()
     rep = simgpu.launch(k, N // BLOCK, BLOCK, (x, out), executor="ir")
     assert np.array_equal(out, x.reshape(-1, BLOCK).sum(axis=1))
     print(f"{k.__name__:<18} SIMT efficiency {100 * rep.simt_efficiency:5.1f} %   "
@@ -89,7 +71,8 @@ for k in (reduce_interleaved, reduce_sequential):
 # ## Warp 1 (threads 32..63) of `reduce_interleaved`, step by step
 
 # %%
-st = simgpu.step(reduce_interleaved, N // BLOCK, BLOCK, make_args(), block_idx=0, warp=1, executor="ir")
+st = simgpu.step(reduce_interleaved, N // BLOCK, BLOCK, args_reduce_interleaved(), block_idx=0, warp=1,
+                 executor="ir")
 st.run()
 print(f"warp 1's SIMT efficiency: {100 * st.state.simt_efficiency:.1f} %")
 st

@@ -23,47 +23,43 @@
 # code describes (a real compiler often turns such a tiny if/else into a select).
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
+# %% [markdown]
+# The two kernels are those of `examples/lesson_relu.py` (`python examples/lesson_relu.py` prints
+# the same comparison): imported from there, and their source shown with `inspect.getsource`.
+
 # %%
 # %matplotlib inline
+import inspect
+
 import numpy as np
 
 import simgpu
-from simgpu import cuda
 
-N, BLOCK = 4096, 128
+# the kernels and their inputs, from examples/
+from lesson_relu import BLOCK, N, args_relu_if, relu_if, relu_mask
 
-
-def relu_if(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        v = x[i]
-        if v > 0:
-            out[i] = v
-        else:
-            out[i] = 0.0
-
-
-def relu_mask(x, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        v = x[i]
-        out[i] = v * (v > 0)            # multiply by the mask: no branch
-
-
-def make_args():
-    x = np.random.default_rng(0).standard_normal(N).astype(np.float32)
-    return x, np.zeros_like(x)
-
+for k in (relu_if, relu_mask):
+    print(inspect.getsource(k))
 
 # %% [markdown]
 # Both kernels on the modelled H200: SIMT efficiency (active lanes / 32) and warp instructions
@@ -71,7 +67,7 @@ def make_args():
 
 # %%
 for k in (relu_if, relu_mask):
-    x, out = make_args()
+    x, out = args_relu_if()
     rep = simgpu.launch(k, N // BLOCK, BLOCK, (x, out), executor="ir")
     assert np.array_equal(out, np.maximum(x, 0))
     print(f"{k.__name__:<10} SIMT efficiency {100 * rep.simt_efficiency:5.1f} %   "
@@ -84,7 +80,7 @@ for k in (relu_if, relu_mask):
 # *step* and *next line*; the lanes split at `if v > 0`), then every lane at every step.
 
 # %%
-st = simgpu.step(relu_if, N // BLOCK, BLOCK, make_args(), block_idx=0, warp=0, executor="ir")
+st = simgpu.step(relu_if, N // BLOCK, BLOCK, args_relu_if(), block_idx=0, warp=0, executor="ir")
 st.run(until_line=st.find_line("if v > 0"))
 taken = bin(st.state.taken).count("1")
 print(f"at `if v > 0`: {taken} lanes take the if-side, {32 - taken} the else-side")

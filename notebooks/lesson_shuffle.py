@@ -19,58 +19,46 @@
 # warp's 32 values into lane 0; all 32 lanes execute each shuffle.
 
 # %%
-# Run in Colab (or any Jupyter): install simgpu when it is missing. SIMGPU_PIP may name a wheel
-# or a git URL instead of the package index.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
+# wheel or a git URL instead of the package index). A kernel that an example has is imported from
+# the repository's examples/ folder, never copied: the folder is found from the working folder
+# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
+# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
 import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 
 if importlib.util.find_spec("simgpu") is None:
     subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
 
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
+    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+     if (p / "examples" / "lesson_relu.py").is_file()), None)
+if EXAMPLES:
+    sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+
+# %% [markdown]
+# The kernel is that of `examples/lesson_shuffle.py` (`python examples/lesson_shuffle.py` also
+# compares it with the shared-memory tree): imported from there, and its source shown with
+# `inspect.getsource`.
+
 # %%
 # %matplotlib inline
+import inspect
+
 import numpy as np
 
 import simgpu
-from simgpu import cuda
 
-N, BLOCK = 8192, 256
+# the kernels and their inputs, from examples/
+from lesson_shuffle import BLOCK, N, args_reduce_shuffle, reduce_shuffle
 
-
-def reduce_shuffle(x, out):
-    warp_sums = cuda.shared.array(8, np.float32)
-    t = cuda.threadIdx.x
-    lane = t & 31
-    w = t >> 5
-    v = x[cuda.blockIdx.x * cuda.blockDim.x + t]
-    d = 16
-    while d > 0:                                    # 32 values -> lane 0, in 5 shuffles
-        v += cuda.shfl_down_sync(0xffffffff, v, d)
-        d //= 2
-    if lane == 0:
-        warp_sums[w] = v
-    cuda.syncthreads()
-    if w == 0:                                      # warp 0 sums the 8 warps' sums
-        v = 0.0
-        if lane < 8:
-            v = warp_sums[lane]
-        d = 4
-        while d > 0:
-            v += cuda.shfl_down_sync(0xffffffff, v, d)
-            d //= 2
-        if lane == 0:
-            out[cuda.blockIdx.x] = v
-
-
-def make_args():
-    x = np.random.default_rng(2).integers(0, 10, N).astype(np.float32)
-    return x, np.zeros(N // BLOCK, dtype=np.float32)
-
+print(inspect.getsource(reduce_shuffle))
 
 # %%
-x, out = make_args()
+x, out = args_reduce_shuffle()
 rep = simgpu.launch(reduce_shuffle, N // BLOCK, BLOCK, (x, out), executor="ir")
 assert np.array_equal(out, x.reshape(-1, BLOCK).sum(axis=1))
 rep
@@ -79,7 +67,7 @@ rep
 # ## Warp 0, shuffle by shuffle: `v` in lanes 0..7 as each shuffle is reached
 
 # %%
-x, out = make_args()
+x, out = args_reduce_shuffle()
 st = simgpu.step(reduce_shuffle, N // BLOCK, BLOCK, (x, out), block_idx=0, warp=0, executor="ir")
 shfl = st.find_line("v += cuda.shfl_down_sync(0xffffffff, v, d)")
 for _ in range(5):
