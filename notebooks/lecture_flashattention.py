@@ -37,6 +37,10 @@ EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
      if (p / "examples" / "lesson_relu.py").is_file()), None)
 if EXAMPLES:
     sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
+else:
+    print(f"note: simgpu's examples/ folder is not in {pathlib.Path.cwd()} or above it; a notebook that imports "
+          "a lesson's kernels from it needs a clone of the simgpu repository (open the notebook from its "
+          "notebooks/ folder) or SIMGPU_EXAMPLES set to the examples/ folder")
 
 # %%
 # %matplotlib inline
