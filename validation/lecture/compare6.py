@@ -17,6 +17,8 @@ and the mystery-plot metrics on a re-measured check sweep and on a sweep never s
             of the graph replay in diag), the reference being the median valid probe clock of
             the sweep; a probe reading above the card's 1980 MHz maximum is invalid and that
             repeat is left out of the normalised series at that N.
+  itself    the same cliff metric with one measurement of the card as the "model" of another
+            (calls 1 and 4 against call 6 and back): what the metric allows the GPU itself
   bursts    the model's kernel time at the sustained clock and at sm_clock_hz="max" against the
             kernel-alone durations of calls 5 and 6 (profiled bursts)
 Writes data/lecture_compare6.json.  Nothing here feeds back into the model.
@@ -137,9 +139,35 @@ def bursts(d):
     return out
 
 
+def hardware_against_itself(d):
+    """The issue's cliff metric with one measurement of the card standing in for the model: call
+    4's median of 5 repeats (2026-11-30) and call 1's single sweep as "predictions" of call 6's
+    step-64 sweep, and call 6's median as one of call 4's.  The same card, driver and library:
+    what matching cliffs "within 30 % depth" can reach when the predictor is the GPU itself."""
+    c4 = json.load(open(os.path.join(DATA, "lecture_h200_repeats.json")))["square_bf16"]
+    c1 = {r["n"]: r["tflops"] for r in json.load(open(os.path.join(DATA, "lecture_h200.json")))["check"]["square_bf16"]}
+    sw = d["sweep"]
+    ns = sorted(int(n) for n in sw if int(n) % 64 == 0)
+    reps6 = np.array([[2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
+                      for n in ns]).T
+    c4m = {r["n"]: float(np.median(r["tflops"])) for r in c4}
+    out = {}
+    for name, pred in (("call 4 median -> call 6", [c4m[n] for n in ns]), ("call 1 -> call 6", [c1[n] for n in ns])):
+        a = analyse(np.array(ns), reps6, np.array(pred))
+        out[name] = {k: a[k] for k in ("spearman", "median_abs_err", "median_curve_matched", "median_curve_cliffs",
+                                       "reproducible_matched", "reproducible_cliffs")}
+    c6m = {n: float(np.median(reps6[:, i])) for i, n in enumerate(ns)}
+    n4 = np.array([r["n"] for r in c4])
+    a = analyse(n4, np.array([r["tflops"] for r in c4]).T, np.array([c6m[n] for n in n4]))
+    out["call 6 median -> call 4"] = {k: a[k] for k in ("spearman", "median_abs_err", "median_curve_matched",
+                                                         "median_curve_cliffs", "reproducible_matched",
+                                                         "reproducible_cliffs")}
+    return out
+
+
 def main():
     d = json.load(open(os.path.join(DATA, "lecture_h200_call6.json")))
-    res = {"diag": diag(d), "bursts": bursts(d)}
+    res = {"diag": diag(d), "bursts": bursts(d), "hardware_against_itself": hardware_against_itself(d)}
     check = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 0)
     fresh = sorted(int(n) for n in d["sweep"] if int(n) % 64 == 16)
     res["check_step64"] = sweep_metrics(d, check)
@@ -158,6 +186,10 @@ def main():
     print("kernel alone (profiled bursts) against the model's kernel time at the sustained / maximum SM clock:")
     for k, v in res["bursts"].items():
         print(f"  {k:18s} {v['sizes']:4d} sizes: median |err| {v['median_abs_err']:.3f} (signed {v['median_signed_err']:+.3f})")
+    print("the H200 against itself (one measurement as the 'model' of another, the issue's cliff metric):")
+    for k, v in res["hardware_against_itself"].items():
+        print(f"  {k:24s} Spearman {v['spearman']:.3f}, median |err| {v['median_abs_err']:.3f}, cliffs "
+              f"{v['median_curve_matched']}/{v['median_curve_cliffs']}, reproducible {v['reproducible_matched']}/{v['reproducible_cliffs']}")
     for key, title in (("check_step64", "check sweep N = 64..8192 step 64 (re-measured)"),
                        ("holdout_16mod64", "HOLD-OUT N = 80..8144 step 64 (first look)")):
         m = res[key]
