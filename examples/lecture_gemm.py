@@ -166,6 +166,16 @@ def main(argv=None) -> int:
     if rows:
         print("\nfresh hold-out sweeps (square bf16, 3 repeats), first look with the final model")
         print(common.table(("sweep", "times", "Spearman", "median |err|", "cliffs", "reproducible cliffs"), rows))
+    h7 = (_load("lecture_h200_call7.json") or {}).get("holdout")
+    if c7 and h7:
+        ns = sorted(int(n) for n in h7)
+        tf = [[2.0 * n ** 3 / r["seconds"] / 1e12 for r in h7[str(n)]] for n in ns]
+        repro = [c["from"] for c in c7["holdout"]["raw"]["cliffs"] if c["reproducible"]]
+        fig = mystery(ns, [statistics.median(x) for x in tf], gpu=gpu, spread=([min(x) for x in tf], [max(x) for x in tf]),
+                      reproducible=repro,
+                      title="fresh hold-out N = 112..8176 step 64 on the H200 (call 7: 3 repeats, median and range) "
+                            "vs simgpu.model.gemm")
+        common.save(fig, args.out, "lecture_gemm_holdout.png")
     if c7:
         t = c7["tiles"]
         print(f"call 7: on {t['shapes']} random shapes cuBLAS's tile is within 2 % of the best wave efficiency "

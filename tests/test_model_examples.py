@@ -17,7 +17,8 @@ KEY_NUMBERS = {
     "lecture_flashattention": ["454 rows", "11.8x", "8.04", "flashattention.png"],
     # the GEMM/attention model beside the H200: align1 fallback, vocab padding, knee, flash vs math
     "lecture_gemm": ["sm75_align1", "vocab padding", "knee", "flash vs math", "lecture_gemm.png",
-                     "repeated 5x", "lecture_gemm_repeats.png"],
+                     "repeated 5x", "lecture_gemm_repeats.png", "fresh hold-out", "lecture_gemm_holdout.png",
+                     "sm_clock_hz="],
     # 528 units vs 8, MXU padding of a 96 head dim
     "lecture_tpu": ["528", "0.562", "TPU v5p", "tpu_vs_gpu.png"],
 }
