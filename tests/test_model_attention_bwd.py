@@ -98,3 +98,16 @@ def test_kernels_listed_and_peak_memory_unchanged():
     assert a.peak_bytes == 4 * tr * 2 + 4 * nd + nd * 2
     # fp16 runs the same kernels
     assert attention(b, h, t, d, dtype="fp16", backend="efficient", backward=True).seconds > 0
+
+
+def test_forward_backward_costs_at_least_the_measured_host_step():
+    from simgpu.model.attention import SDPA_HOST_FLOOR_S
+    floors = SDPA_HOST_FLOOR_S["H200"]
+    for backend, key in (("flash", "fused_fwd_bwd"), ("efficient", "fused_fwd_bwd"), ("math", "math_fwd_bwd")):
+        tiny = attention(1, 1, 64, 64, backend=backend, backward=True)
+        assert tiny.seconds == pytest.approx(floors[key])          # host-bound: the floor
+        big = attention(1, 16, 4096, 64, backend=backend, backward=True)
+        assert big.seconds == pytest.approx(sum(s for _, s in big.kernels))   # GPU-bound: the kernels
+        assert big.seconds > floors[key]
+    # the forward alone keeps the forward floor
+    assert attention(1, 1, 64, 64, backend="flash").seconds == pytest.approx(floors["fused"])

@@ -312,7 +312,13 @@ MEM_EFF_SMEM_PASSES = 3            # one write + two warp reads per operand elem
 # T = 1024 flash runs of that call took 23.6 us non-causal and 22.3 causal, so the model does
 # not carry a separate causal cost.  Host costs move between machines (torch.matmul 64^3: 11.4 us
 # on call 2's machine, 17.5-18.0 on call 4's); the model takes call 4's as measured.
-SDPA_HOST_FLOOR_S = {"H200": {"fused": 24.8e-6, "math": 144.5e-6}}
+# Forward + backward (o.backward(g) after the call, autograd's SDPA backward node and its
+# kernels' launches), the same host clock around 1000 steps on 1 x 1 x 64 x 64 (call 8,
+# validation/data/lecture_h200_call8.json "host"): default dispatch 144.0 us; the math path, with
+# sdpa_kernel(MATH) entered once around the loop, 830.6 us.  Entering sdpa_kernel(...) at every
+# call costs more (flash 236 us a step, efficient 181) and is not in the model.
+SDPA_HOST_FLOOR_S = {"H200": {"fused": 24.8e-6, "math": 144.5e-6,
+                              "fused_fwd_bwd": 144.0e-6, "math_fwd_bwd": 830.6e-6}}
 
 # CTAs resident per SM: FA2's forward kernel (Flash_fwd_kernel_traits<64, 128, 128, 4>: 4 warps,
 # 48 KB of shared memory for the Q, K and V tiles) is register-limited to 2 CTAs per SM (up to
@@ -529,7 +535,8 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     flash overlaps its pipes (the slowest sets the time), the efficient (CUTLASS) kernel runs
     its phases one after another and moves every operand through shared memory (see
     ``MEM_EFF_TILE``); the call costs at least the measured host time of one SDPA call
-    (``SDPA_HOST_FLOOR_S``: fused backends, math);
+    (``SDPA_HOST_FLOOR_S``: fused backends, math; with ``backward`` the measured host cost of a
+    forward + backward step);
     peak memory the fp32 log-sum-exp (flash: 4 B per query row; efficient keeps none without
     grad).  Backward: one kernel with 5 matmuls per score pair (recompute S, dP, dV, dQ, dK),
     plus the D = rowsum(dO o O) pre-pass (flash: like its forward; efficient: the step model of
@@ -644,6 +651,9 @@ def attention(b: int, h: int, t: int, d: int, dtype: str = "bf16", backend: str 
     seconds = sum(s for _, s in kernels)
     if backend == "math":
         seconds = max(seconds, host)                  # the composite's ~10 ATen calls on the host
+    if backward:                                      # forward + backward on the host (call 8)
+        key = "math_fwd_bwd" if backend == "math" else "fused_fwd_bwd"
+        seconds = max(seconds, floors.get(key, 0.0))
     return AttentionEstimate(backend, b, h, t, d, dtype, causal, backward, seconds, int(peak), float(hbm),
                              tuple(kernels))
 
