@@ -10,6 +10,9 @@ from .errors import KernelError, SimGPUError
 from .hardware import PRESETS
 from .host import run_program
 from .kernels.demo import demo_launches
+from .model import attention as model_attention
+from .model import gemm as model_gemm
+from .plot.model import mystery as plot_mystery
 from .runtime.launch import launch
 from .runtime.loader import build_args, load_target, parse_dims
 from .stepper.tui import main as step_main
@@ -43,6 +46,13 @@ Start here:
                                       memcheck on the model, at your source lines (also
                                       `simgpu sanitize prog.py`, `simgpu run --check prog.py`)
   simgpu gpus                         list the modelled GPUs and their numbers
+
+The library cost model (no kernel of yours; cuBLAS and PyTorch as measured on the H200):
+  simgpu gemm 8192 50257 768          one torch.matmul: the kernel cuBLAS would run, its
+                                      waves, the bound and the time (--dtype, --clock max)
+  simgpu attention 1 16 4096 64       scaled_dot_product_attention: time, extra memory and
+                                      HBM bytes per backend (--backend, --causal, --backward)
+  simgpu mystery --out plot.png       the lecture's mystery plot, each cliff labelled
 """
 
 
@@ -184,6 +194,59 @@ def cmd_gpus(a):
     return 0
 
 
+def _clock(value):
+    if value in (None, "sustained", "max"):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise SimGPUError(f"--clock takes 'sustained', 'max' or a clock in Hz (e.g. 1.5e9), not {value!r}") from None
+
+
+def cmd_gemm(a):
+    try:
+        est = model_gemm(a.m, a.n, a.k, a.dtype, a.gpu, layout=a.layout, batch=a.batch, sm_clock_hz=_clock(a.clock))
+    except ValueError as e:
+        raise SimGPUError(str(e)) from None
+    print(est)
+    w = est.why
+    print(f"  operands' rows {est.alignment_bytes}-byte aligned; tile {w['tile'][0]}x{w['tile'][1]}, "
+          f"split-K {w['split_k']}; compute {w['compute_s'] * 1e6:.1f} us, L2 {w['l2_s'] * 1e6:.1f} us, "
+          f"HBM {w['hbm_s'] * 1e6:.1f} us, floor {w['floor_s'] * 1e6:.1f} us")
+    if a.candidates:
+        print(f"\n  {'candidate':34s} {'CTAs':>6s} {'waves':>5s} {'us':>9s}  bound")
+        for c in sorted(est.candidates, key=lambda c: c.seconds)[:a.candidates]:
+            print(f"  {c.kernel:34s} {c.ctas:6d} {c.waves:5d} {c.seconds * 1e6:9.1f}  {c.bound}")
+    return 0
+
+
+def cmd_attention(a):
+    backends = [a.backend] if a.backend else ["flash", "efficient", "math"]
+    try:
+        ests = [model_attention(a.b, a.h, a.t, a.d, a.dtype, backend=be, causal=a.causal, backward=a.backward,
+                                gpu=a.gpu) for be in backends]
+    except ValueError as err:
+        raise SimGPUError(str(err)) from None
+    print(f"scaled_dot_product_attention B={a.b} H={a.h} T={a.t} d={a.d} {a.dtype}"
+          f"{' causal' if a.causal else ''}{' forward + backward' if a.backward else ' forward'} on {a.gpu}:")
+    for be, e in zip(backends, ests):
+        print(f"  {be:10s} {e.seconds * 1e6:10.1f} us   extra memory {e.peak_bytes / 1e6:10.2f} MB   "
+              f"HBM {e.hbm_bytes / 1e9:8.3f} GB")
+        if a.kernels:
+            for name, sec in e.kernels:
+                print(f"      {name:40s} {sec * 1e6:10.1f} us")
+    return 0
+
+
+def cmd_mystery(a):
+    sizes = list(range(a.step, a.max + 1, a.step))
+    fig = plot_mystery(sizes, dtype=a.dtype, gpu=a.gpu)
+    fig.savefig(a.out, dpi=120, bbox_inches="tight")
+    print(f"wrote {a.out}: predicted TFLOP/s of square {a.dtype} matmuls, N = {a.step}..{a.max} step {a.step}, "
+          f"cliffs labelled by cause")
+    return 0
+
+
 def cmd_step(a, rest):
     return step_main(rest)
 
@@ -240,6 +303,42 @@ def build_parser():
     v.add_argument("--json", default=None, help="write the comparison as JSON here")
     v.add_argument("--suite", default=None, help="run every case of a validation directory")
     v.add_argument("--only", default=None, help="with --suite: only cases whose name contains this")
+    g = sub.add_parser("gemm", help="cost of one torch.matmul through cuBLAS (the library model)",
+                       description="Predict one (M x K) @ (K x N) product as cuBLAS runs it (simgpu.model.gemm, "
+                                   "docs/model.md): the candidate kernels for the operands' alignment, each "
+                                   "costed (waves of tiles, L2 and HBM traffic, floors), the fastest chosen.")
+    g.add_argument("m", type=int)
+    g.add_argument("n", type=int)
+    g.add_argument("k", type=int)
+    g.add_argument("--dtype", default="bf16", help="fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2 (default bf16)")
+    g.add_argument("--layout", default="NN", help="NN, NT, TN or TT (T: that operand transposed)")
+    g.add_argument("--batch", type=int, default=1)
+    g.add_argument("--clock", default=None, help="SM clock: sustained (default, back-to-back calls at the power "
+                                                  "limit), max (a kernel alone) or Hz")
+    g.add_argument("--candidates", type=int, nargs="?", const=8, default=0, metavar="K",
+                   help="also list the K fastest candidates (default 8)")
+    g.add_argument("--gpu", default="H200")
+    at = sub.add_parser("attention", help="cost of scaled_dot_product_attention per backend (the library model)",
+                        description="Predict torch.nn.functional.scaled_dot_product_attention on (B, H, T, d) "
+                                    "inputs (simgpu.model.attention): time, memory allocated beyond q, k, v and "
+                                    "the output, and HBM bytes, for the flash, efficient and math backends.")
+    for name in ("b", "h", "t", "d"):
+        at.add_argument(name, type=int, help={"b": "batch", "h": "heads", "t": "sequence length",
+                                              "d": "head dimension"}[name])
+    at.add_argument("--backend", default=None, help="flash, efficient or math (default: all three)")
+    at.add_argument("--dtype", default="bf16", help="bf16 or fp16")
+    at.add_argument("--causal", action="store_true")
+    at.add_argument("--backward", action="store_true", help="forward + backward")
+    at.add_argument("--kernels", action="store_true", help="list each kernel's time")
+    at.add_argument("--gpu", default="H200")
+    my = sub.add_parser("mystery", help="draw the lecture's mystery plot from the library model",
+                        description="Predicted TFLOP/s of square matmuls against N (simgpu.plot.mystery), every "
+                                    "cliff labelled by its cause: alignment, wave or tile.")
+    my.add_argument("--out", default="mystery.png")
+    my.add_argument("--dtype", default="bf16")
+    my.add_argument("--step", type=int, default=64)
+    my.add_argument("--max", type=int, default=8192)
+    my.add_argument("--gpu", default="H200")
     sub.add_parser("gpus", help="list the modelled GPUs")
     sub.add_parser("step", help="step one warp through a kernel (see simgpu step --help)",
                    add_help=False)
@@ -257,7 +356,8 @@ def main(argv=None):
         return 0
     try:
         return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus, "validate": cmd_validate,
-                "sanitize": cmd_sanitize}[a.cmd](a)
+                "sanitize": cmd_sanitize, "gemm": cmd_gemm, "attention": cmd_attention,
+                "mystery": cmd_mystery}[a.cmd](a)
     except SimGPUError as e:
         print(f"simgpu: error: {e}", file=sys.stderr)
         return 2
