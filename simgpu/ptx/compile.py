@@ -1,5 +1,7 @@
-"""Compiling the linked program once per launch: every PTX instruction becomes a closure over
-lane arrays (simgpu/ptx/instrs.py builds them; ops_mem and ops_warp add memory and warp ops)."""
+"""Compiling the linked program once per kernel (runner.Kernel, shared by its launches): every
+PTX instruction becomes a closure over lane arrays (simgpu/ptx/instrs.py builds them; ops_mem
+and ops_warp add memory and warp ops).  What a launch sets, the closures read from the
+launch's Image (``ex.im``) when they run."""
 from __future__ import annotations
 
 from simgpu.errors import SimGPUError
@@ -10,10 +12,10 @@ TABLE = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS, **ops_fp8.HANDLE
              **ops_mbarrier.HANDLERS, call=devrt.build_call)
 
 
-def compile_instr(image, pc):
-    ins = image.linked.code[pc]
-    func = image.linked.func_of[pc]
-    ctx = Ctx(image, func, pc)
+def compile_instr(kernel, pc):
+    ins = kernel.linked.code[pc]
+    func = kernel.linked.func_of[pc]
+    ctx = Ctx(kernel, func, pc)
     build = TABLE.get(ins.opcode, build_arith)
     try:
         fn = build(ctx, ins) if build else unsupported(ctx, ins)

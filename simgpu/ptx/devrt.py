@@ -53,7 +53,6 @@ def build_get_handle(ctx, ins, rets, args):
         return unsupported(ctx, ins, "cudaCGGetIntrinsicHandle takes one .param (the scope) and returns one")
     akey, rkey = (ctx.func, args[0][1]), (ctx.func, rets[0][1])
     guard = guarded(ctx, ins)
-    handle = ctx.im.global_addr.get(_defs.WORKSPACE, 1)
 
     def run(ex, lanes, pc):
         idx = ex.all_lanes(guard(ex, lanes))
@@ -64,7 +63,7 @@ def build_get_handle(ctx, ins, rets, args):
                 k = int(np.argmax(bad))
                 ex.fault(ins, f"cooperative group scope {int(scope[k])} is not supported (simgpu "
                          "models one device: the grid group only, not a multi-grid group)", idx[k])
-            _set_ret(ex, rkey, idx, handle, 8)
+            _set_ret(ex, rkey, idx, ex.im.global_addr.get(_defs.WORKSPACE, 1), 8)   # the launch's
         ex.advance(lanes)
     return run
 

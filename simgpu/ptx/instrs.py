@@ -43,10 +43,28 @@ class Compiled:
 
 
 class Ctx:
-    """What compiling needs: the image (symbols, layout) and the function name."""
+    """What compiling needs: the kernel (runner.Kernel: symbols, layout) and the function name.
+    The compiled code is shared by every launch of the kernel: what differs between launches
+    it reads from the launch's Image at run time (``ex.im``), through :meth:`per_launch`."""
 
     def __init__(self, image, func, pc):
         self.im, self.func, self.pc = image, func, pc
+
+    def per_launch(self, make):
+        """Slot k of a value each launch computes once, ``make(image)`` when its Image is made;
+        the compiled code reads it as ``ex.im.launch_values[k]``."""
+        slots = self.im.launch_slots
+        slots.append(make)
+        return len(slots) - 1
+
+    def symbol(self, name, convert):
+        """(convert(address), None) for symbol ``name`` whose address the kernel fixes, or
+        (None, k): a ``.global`` variable, placed in each launch's memory, its converted
+        address in launch slot k."""
+        func = self.func
+        if self.im.launch_symbol(func, name):
+            return None, self.per_launch(lambda im: convert(im.symbol_address(func, name)))
+        return convert(self.im.symbol_address(func, name)), None
 
     def key(self, reg):
         k = (self.func, reg)
@@ -140,9 +158,10 @@ def reader(ctx, op, t):
             return (d * stride + off).astype(T)
         return local_at_depth
     if kind == "sym":
-        addr = ctx.im.symbol_address(ctx.func, op[1])
-        v = np.array(addr & ((1 << (8 * width(t))) - 1), np.dtype(f"u{width(t)}")).view(
-            np_dtype(t))
+        U, T, mask = np.dtype(f"u{width(t)}"), np_dtype(t), (1 << (8 * width(t))) - 1
+        v, k = ctx.symbol(op[1], lambda addr: np.array(addr & mask, U).view(T))
+        if k is not None:
+            return lambda ex, lanes: ex.im.launch_values[k]
         return lambda ex, lanes: v
     raise SimGPUError(f"operand {op} cannot be read as .{t}")
 
@@ -443,10 +462,10 @@ def build_indirect_call(ctx, ins, rets, rest):
     target = reader(ctx, rest[0], "u64")
     args = rest[1][1] if len(rest) > 1 and rest[1][0] == "list" else []
     guard = guard_mask(ctx, ins)
-    im = ctx.im
     site = ctx.pc
 
     def run(ex, lanes, pc):
+        im = ex.im
         m = guard(ex, lanes)
         if m is not None and not m.all():
             ex.fault(ins, "predicated call with a divergent guard is not supported",

@@ -34,7 +34,9 @@ def address_reader(ctx, op):
     if base is None:
         return lambda ex, lanes: np.array(off)
     if base[0] == "sym":
-        a = np.uint64(ctx.im.symbol_address(ctx.func, base[1])) + off
+        a, k = ctx.symbol(base[1], lambda addr: np.uint64(addr) + off)
+        if k is not None:                       # a .global variable: the launch's address
+            return lambda ex, lanes: np.array(ex.im.launch_values[k])
         return lambda ex, lanes: np.array(a)
     r = reader(ctx, base, "u64")
     return lambda ex, lanes: r(ex, lanes) + off     # a fresh array (events hand it out)
@@ -111,11 +113,11 @@ def _param_access(ctx, ins, addr_op, t):
     if base is None or base[0] != "sym":
         raise ValueError("param access through a register address")
     name, w, T = base[1], width(t), np_dtype(t)
-    kparams = ctx.im.kernel_params
-    if ctx.func == ctx.im.kernel_name and name in kparams:
-        raw = kparams[name]
-        val = np.frombuffer(raw[off:off + w].ljust(w, b"\0"), T)[0]
-        return (lambda ex, lanes: np.array(val)), None
+    if ctx.func == ctx.im.kernel_name and name in ctx.im.kernel_param_names:
+        # the launch's parameter value: decoded once per launch (a uniform scalar)
+        k = ctx.per_launch(lambda im: np.frombuffer(
+            im.kernel_params[name][off:off + w].ljust(w, b"\0"), T)[0])
+        return (lambda ex, lanes: np.array(ex.im.launch_values[k])), None
     key = (ctx.func, name)
     size = ctx.im.param_size.get(key, off + w)
 

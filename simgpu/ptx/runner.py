@@ -1,16 +1,22 @@
 """Launching PTX: ``run(ptx_text, entry, grid, block, args)`` and ``launch_numba``.
 
-:class:`Image` prepares a kernel once per launch: parses the module, analyses and links the
-entry and the functions it calls, assigns register storage, static shared and local layouts
-(shared: module and function ``.shared`` variables, then the ``extern .shared`` array of
-``dynamic_shared_bytes``; local: every function's ``.local`` variables, one static frame per
-function -- recursion is refused), places module ``.global`` variables in device memory and
-``.const`` variables in the const bank, packs the kernel parameters, and compiles every
-instruction.  :func:`run` then executes the grid in chunks of whole blocks (``max_lanes``
-lanes at most per chunk, so memory stays bounded), updating the numpy arrays in place.
+:class:`Kernel` prepares a kernel once per (module, entry) and is kept for the next launch
+(``kernel_for``, least recently used of KERNEL_CACHE_SIZE): it analyses and links the entry
+and the functions it calls, assigns register storage, static shared and local layouts
+(shared: module and function ``.shared`` variables, then the ``extern .shared`` array;
+local: every function's ``.local`` variables, one static frame per function, one per call
+depth for a function on a call cycle), the ``.const`` bank's initial bytes, and compiles
+every instruction.  :class:`Image` is one launch of it: it places the module's ``.global``
+variables in the launch's device memory, copies the const bank, adds ``dynamic_shared_bytes``
+to the shared size, packs the kernel parameters and fills the per-launch values the
+compiled code reads (``launch_values``).  :func:`run` then executes the grid in chunks of
+whole blocks (``max_lanes`` lanes at most per chunk, so memory stays bounded), updating the
+numpy arrays in place.
 """
 from __future__ import annotations
 
+import collections
+import os
 import types as _types
 
 import numpy as np
@@ -24,7 +30,7 @@ from simgpu.ptx import printf
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.memory import DeviceMemory, RowMemory
-from simgpu.ptx.parser import parse
+from simgpu.ptx.parser import parse_cached
 from simgpu.ptx.program import analyse, link
 
 MAX_LANES = 1 << 18
@@ -74,16 +80,49 @@ def _layout(vars_, start=0):
     return offs, off
 
 
-class Image:
-    def __init__(self, module, entry, grid, block, param_values, memory, dyn_shared=0,
-                 max_steps=10 ** 8, display_name=None):
+KERNEL_CACHE_SIZE = 32     # (module, entry) pairs whose Kernel is kept for the next launch
+_KERNELS = collections.OrderedDict()    # (id(module), entry) -> Kernel (which holds the module)
+
+
+def cache_enabled():
+    """Whether launches reuse a cached :class:`Kernel` (``SIMGPU_PTX_KERNEL_CACHE=0``: every
+    launch builds its own, as before the cache; benchmarks/bench_launch_overhead.py)."""
+    return os.environ.get("SIMGPU_PTX_KERNEL_CACHE", "1") != "0"
+
+
+def kernel_for(module, entry):
+    """The :class:`Kernel` of ``entry`` in ``module``, built once per module object and entry
+    (least recently used of KERNEL_CACHE_SIZE kept).  The key is the module object: it stays
+    alive in the cache, so its id cannot be reused meanwhile; nothing changes a parsed Module
+    (parser.parse_cached shares them too)."""
+    if not cache_enabled():
+        return Kernel(module, entry)
+    key = (id(module), entry)
+    k = _KERNELS.get(key)
+    if k is not None and k.module is module:
+        _KERNELS.move_to_end(key)
+        return k
+    k = Kernel(module, entry)
+    _KERNELS[key] = k
+    while len(_KERNELS) > KERNEL_CACHE_SIZE:
+        _KERNELS.popitem(last=False)
+    return k
+
+
+class Kernel:
+    """What every launch of ``entry`` in ``module`` shares: the analysed and linked program,
+    register dtypes, the static shared/local/const layouts, parameter sizes and the compiled
+    instructions.  Nothing here depends on a launch: the compiled code reads what does
+    (kernel parameter values, ``.global`` variables' addresses) from the launch's
+    :class:`Image` (``ex.im.launch_values[k]``, one slot per value, filled by
+    ``launch_slots[k](image)`` when the Image is made), and grid, block, dynamic shared size,
+    memory and const bank from the Image's attributes at run time."""
+
+    def __init__(self, module, entry):
         if entry not in module.functions or module.functions[entry].kind != "entry":
             entries = [n for n, f in module.functions.items() if f.kind == "entry"]
             raise SimGPUError(f"no kernel {entry!r} in the PTX (kernels: {entries})")
         self.module, self.kernel_name = module, entry
-        self.display_name = display_name or entry      # the kernel's name in messages
-        self.grid, self.block = grid, block
-        self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
         names = [entry]
         recursive = _callees(module, entry, names)
         self.recursive = frozenset(recursive)
@@ -96,10 +135,10 @@ class Image:
         self.local_frame = self.local_size     # one lane's frames; recursion: one per call depth
         if any(f for (f, _) in self.local_off if f in self.recursive):
             self.local_size *= RECURSION_FRAMES
-        self._kernel_params(param_values)
-        self.call_rets = {}
-        self.printed = []           # print(): one entry per thread per call, in output order
-        self.print_file = None      # where print() writes (None: sys.stdout at the time)
+        self.kernel_param_specs = list(module.functions[entry].params)
+        self.kernel_param_names = {p.name for p in self.kernel_param_specs}
+        self.call_rets = {}         # call site -> (callee's .param, caller's, size) of its returns
+        self.launch_slots = []      # image -> a per-launch value the compiled code reads
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
 
     def _registers(self, names):
@@ -118,24 +157,24 @@ class Image:
         for v in [v for v in mv if v.space == "shared" and v.extern]:
             end = (end + 15) // 16 * 16
             self.shared_off[v.name] = end
-        self.shared_size = end + self.dyn_shared
+        self.shared_static = end            # + the launch's dynamic shared bytes
         self.local_off, self.local_size = {}, 0
         for n in names:
             loc = [v for v in self.module.functions[n].vars if v.space == "local"]
             offs, self.local_size = _layout(loc, self.local_size)
             self.local_off.update({(n, k): o for k, o in offs.items()})
         consts = [v for v in mv if v.space == "const"]
-        self.const_off, csize = _layout(consts)
-        self.const_mem = RowMemory("const", 1, csize)
-        self.global_addr = {}
+        self.const_off, self.const_size = _layout(consts)
+        self.const_init = RowMemory("const", 1, self.const_size).buf
+        for v in consts:
+            o = self.const_off[v.name]
+            _init(self.const_init[o:o + v.size], v)
+        self.global_init = {}           # .global variables: their initial bytes, placed per launch
         for v in mv:
             if v.space == "global":
                 buf = np.zeros(max(v.size, 1), np.uint8)
                 _init(buf, v)
-                self.global_addr[v.name] = self.memory.alloc(buf, name=v.name)
-        for v in consts:
-            o = self.const_off[v.name]
-            _init(self.const_mem.buf[o:o + v.size], v)
+                self.global_init[v.name] = buf
         self.param_size = {}
         for n in names:
             fn = self.module.functions[n]
@@ -143,16 +182,11 @@ class Image:
                 k = (n, v.name)
                 self.param_size[k] = max(self.param_size.get(k, 0), v.size)
 
-    def _kernel_params(self, values):
-        params = self.module.functions[self.kernel_name].params
-        if len(values) != len(params):
-            raise SimGPUError(f"kernel {self.kernel_name} takes {len(params)} parameter values "
-                              f"(numba's flattening), got {len(values)}")
-        self.kernel_params = {p.name: argmod.pack_param(v, p.size) for p, v in zip(params, values)}
-
-    def flush_prints(self, records):
-        """Write a chunk's print() records (see printf.emit for the order)."""
-        printf.emit(records, self.printed, self.print_file)
+    def launch_symbol(self, func, name):
+        """Whether the address ``mov r, name`` gives in ``func`` is the launch's (a ``.global``
+        variable, placed in each launch's memory) rather than the kernel's."""
+        return name not in self.module.functions and name not in self.shared_off and \
+            (func, name) not in self.local_off and name in self.global_init
 
     def function_address(self, name):
         """The address ``mov r, func`` gives a function (for indirect calls): FUNC_BASE + its
@@ -166,18 +200,75 @@ class Image:
         return names[k] if r == 0 and 0 <= k < len(names) else None
 
     def symbol_address(self, func, name):
-        """The state-space address that ``mov r, name`` gives."""
+        """The state-space address that ``mov r, name`` gives (a ``.global`` variable's:
+        Image.symbol_address, per launch)."""
         if name in self.module.functions:
             return self.function_address(name)
         if name in self.shared_off:
             return self.shared_off[name]
         if (func, name) in self.local_off:
             return self.local_off[(func, name)]
-        if name in self.global_addr:
-            return self.global_addr[name]
+        if name in self.global_init:
+            raise SimGPUError(f".global variable {name}: its address is the launch's "
+                              "(Kernel.launch_symbol)")
         if name in self.const_off:
             return self.const_off[name]
         raise SimGPUError(f"unknown symbol {name}")
+
+
+# what an Image shares with its Kernel (the same objects)
+_SHARED_ATTRS = ("module", "kernel_name", "recursive", "infos", "linked", "entry_pc",
+                 "recursive_entries", "reg_dtype", "shared_off", "local_off", "local_size",
+                 "local_frame", "const_off", "param_size", "compiled")
+
+
+class Image:
+    """One launch of a :class:`Kernel`: grid, block, memory (its ``.global`` variables placed
+    in it), dynamic shared size, const bank, kernel parameters and print() output, beside the
+    kernel's shared program (the same attributes as before the cache: ``linked``,
+    ``compiled``, ``reg_dtype``, layouts ...)."""
+
+    def __init__(self, module, entry, grid, block, param_values, memory, dyn_shared=0,
+                 max_steps=10 ** 8, display_name=None):
+        k = self.kernel = kernel_for(module, entry)
+        for a in _SHARED_ATTRS:
+            setattr(self, a, getattr(k, a))
+        self.display_name = display_name or entry      # the kernel's name in messages
+        self.grid, self.block = grid, block
+        self.memory, self.dyn_shared, self.max_steps = memory, dyn_shared, max_steps
+        self.shared_size = k.shared_static + dyn_shared
+        self.const_mem = RowMemory("const", 1, k.const_size)
+        self.const_mem.buf[...] = k.const_init
+        self.global_addr = {name: memory.alloc(buf.copy(), name=name)
+                            for name, buf in k.global_init.items()}
+        self._kernel_params(param_values)
+        self.call_rets = dict(k.call_rets)     # indirect calls add theirs as they run
+        self.printed = []           # print(): one entry per thread per call, in output order
+        self.print_file = None      # where print() writes (None: sys.stdout at the time)
+        self.launch_values = [make(self) for make in k.launch_slots]
+
+    def _kernel_params(self, values):
+        params = self.kernel.kernel_param_specs
+        if len(values) != len(params):
+            raise SimGPUError(f"kernel {self.kernel_name} takes {len(params)} parameter values "
+                              f"(numba's flattening), got {len(values)}")
+        self.kernel_params = {p.name: argmod.pack_param(v, p.size) for p, v in zip(params, values)}
+
+    def flush_prints(self, records):
+        """Write a chunk's print() records (see printf.emit for the order)."""
+        printf.emit(records, self.printed, self.print_file)
+
+    def function_address(self, name):
+        return self.kernel.function_address(name)
+
+    def function_at(self, addr):
+        return self.kernel.function_at(addr)
+
+    def symbol_address(self, func, name):
+        """The state-space address that ``mov r, name`` gives."""
+        if self.kernel.launch_symbol(func, name):
+            return self.global_addr[name]
+        return self.kernel.symbol_address(func, name)
 
 
 def _init(buf, var):
@@ -198,7 +289,7 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
     substring of the mangled name (e.g. the Python function's name).  Arrays are flattened
     as numba.cuda passes them; if that does not match the kernel's parameter count but one
     parameter per argument does, arrays are passed as bare device pointers."""
-    module = module or parse(ptx_text)
+    module = module or parse_cached(ptx_text)
     entry = _find_entry(module, entry_name)
     grid, block = _dims(grid), _dims(block)
     nparams = len(module.functions[entry].params)
