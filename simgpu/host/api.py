@@ -96,8 +96,18 @@ per_thread_default_stream = default_stream
 
 
 def external_stream(ptr):
-    raise SimGPUError("cuda.external_stream: streams of other libraries are not on the modelled GPU; "
-                      "use cuda.stream()")
+    """cuda.external_stream: the stream of handle `ptr` (numba wraps any handle unchecked);
+    on the modelled GPU it shares the clock of the stream with that handle."""
+    return current_session().external_stream(ptr)
+
+
+class ModelDriver:
+    """What numba's host-side kernels (numba.cuda.kernels.transpose) ask the CUDA driver
+    object for: the current device (the modelled GPU)."""
+
+    @staticmethod
+    def get_device(devnum=0):
+        return select_device(devnum)
 
 
 def event(timing=True):
