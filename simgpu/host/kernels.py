@@ -33,7 +33,7 @@ from ..runtime.ptx_path import PTXExecutor
 from ..errors import LaunchError
 from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
-from ..sass.ptxas import FunctionResources, PtxasReport
+from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_sizes
 from ..sass.ptxlines import number_ptx_lines
 from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
@@ -174,6 +174,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     for ext in reversed(kernel_code.extensions or []):
         pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
     values = [prepare_value(t, v, retr) for t, v in pairs]
+    check_launch_bounds(kernel_code, blockdim, session)
     program = kernel_code.__dict__.get("_simgpu_program")
     if program is None:
         program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))
@@ -195,6 +196,40 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     session.record_launch(program.name, rep.grid, rep.block, rep, s)
     kernel_code.last_report = rep
     return rep
+
+
+_MAXNTID = re.compile(r"^\s*\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
+
+
+def max_threads(kernel_code, session):
+    """The most threads per block the kernel launches with: the device's limit, or less where
+    the kernel's PTX says ``.maxntid`` (``cuda.jit(launch_bounds=...)``)."""
+    done = kernel_code.__dict__.setdefault("_simgpu_max_threads", {})
+    cc = tuple(session.gpu.compute_capability)
+    if cc not in done:
+        limit = session.gpu.max_threads_per_block
+        m = _MAXNTID.search(kernel_ptx(kernel_code, cc, session.sass))
+        if m:
+            limit = min(limit, int(np.prod([int(g) for g in m.groups() if g])))
+        done[cc] = limit
+    return done[cc]
+
+
+def check_launch_bounds(kernel_code, blockdim, session):
+    """A block larger than the kernel's launch bounds (``.maxntid``) does not launch on a
+    GPU: the driver's CUDA_ERROR_INVALID_VALUE, raised as cuda.core raises it for numba."""
+    threads = int(np.prod(blockdim))
+    limit = max_threads(kernel_code, session)
+    if threads > limit:
+        name = getattr(getattr(kernel_code, "py_func", None), "__name__", "kernel")
+        msg = (f"CUDA_ERROR_INVALID_VALUE: kernel {name!r} launched with {threads} threads per block; "
+               f"its launch bounds (.maxntid) allow {limit}")
+        try:
+            from cuda.core._utils.cuda_utils import CUDAError
+        except ImportError:         # cuda.core absent: numba's own driver error
+            from numba.cuda.cudadrv.driver import CudaAPIError
+            raise CudaAPIError(1, msg) from None
+        raise CUDAError(msg)
 
 
 def python_function(kernel_code):
@@ -272,9 +307,8 @@ def kernel_class(base):
         regs_per_thread = property(lambda self: resources(self).registers or 0)
         shared_mem_per_block = property(lambda self: resources(self).shared_bytes)
         local_mem_per_thread = property(lambda self: resources(self).stack_frame)
-        const_mem_size = property(lambda self: sum(v for k, v in resources(self).cmem.items()
-                                                   if str(k) not in ("0", "bank0")))
-        max_threads_per_block = property(lambda self: current_session().gpu.max_threads_per_block)
+        const_mem_size = property(lambda self: const_bytes(self))
+        max_threads_per_block = property(lambda self: max_threads(self, current_session()))
 
         def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
             return cooperative_blocks(self, blockdim, dynsmemsize)
@@ -289,6 +323,21 @@ def resources(kernel_code):
     cc = tuple(current_session().gpu.compute_capability)
     ptx = library_link_ptx(kernel_code.library, cc)
     return analyze_ptx(ptx, cc).ptxas.functions[entry_name(ptx)]
+
+
+def const_bytes(kernel_code):
+    """The kernel's user constant memory (CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: ``.const``
+    data such as ``cuda.const.array_like`` and print's format strings): the size of the
+    cubin's user constant bank (``.nv.constant3``; CUDA 13's ptxas no longer prints
+    ``cmem[3]``).  Assembled once per kernel and cc, kept on the kernel."""
+    cc = tuple(current_session().gpu.compute_capability)
+    done = kernel_code.__dict__.setdefault("_simgpu_const_bytes", {})
+    if cc not in done:
+        ptx = library_link_ptx(kernel_code.library, cc)
+        cubin, report = assemble(ptx, cc, lineinfo=False)
+        sizes = elf_section_sizes(cubin)
+        done[cc] = int(sizes.get(".nv.constant3", report.cmem.get(3, 0)))
+    return done[cc]
 
 
 def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
@@ -306,5 +355,11 @@ def forall_block(self, dispatcher):
 
 
 def to_core_stream(stream):
-    """driver._to_core_stream on the model: the stream object itself (0: the default)."""
-    return stream or 0
+    """driver._to_core_stream on the model: a stream of the session (0 / None: the default
+    stream; an int: the stream of that handle, as numba's launch configuration unpickles it)."""
+    session = current_session()
+    if not stream:
+        return session.default_stream
+    if isinstance(stream, (int, np.integer)):
+        return session.streams.get(int(stream)) or session.external_stream(stream)
+    return stream
