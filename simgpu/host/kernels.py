@@ -22,10 +22,11 @@ import gc
 import keyword
 import os
 import re
+import warnings
 
 import numpy as np
 
-from ..model.occupancy import occupancy
+from ..model.occupancy import OccupancyError, occupancy
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
@@ -39,7 +40,6 @@ from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
 from .session import current_session
 
-FORALL_BLOCK = 256          # kernel.forall(n) without tpb: numba asks the driver's occupancy API
 
 
 class CompiledPTXExecutor(PTXExecutor):
@@ -139,6 +139,8 @@ def prepare_value(ty, value, retr=None):
     if isinstance(ty, types.EnumMember):
         return prepare_value(ty.dtype, value.value, retr)
     if isinstance(ty, types.Array):
+        if isinstance(value, np.ndarray) and not isinstance(value, da.MappedArray) and hint != "Out":
+            warn_implicit_copy()
         if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
             value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
         want = as_dtype(ty.dtype)
@@ -157,6 +159,16 @@ def prepare_value(ty, value, retr=None):
         return tuple(prepare_value(t, v, retr) for t, v in zip(ty, value))
     return value
 
+
+
+def warn_implicit_copy():
+    """numba's NumbaPerformanceWarning for a host array passed to a kernel (it is copied to
+    the device and back), under numba's CUDA_WARN_ON_IMPLICIT_COPY."""
+    from numba.cuda.core import config
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
+                                              "to/from device."), stacklevel=4)
 
 
 def wrap_int(v, bits, signed):
@@ -350,8 +362,39 @@ def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
 
 
 def forall_block(self, dispatcher):
-    """ForAll's block size without tpb (numba asks the driver's occupancy API)."""
-    return self.thread_per_block or FORALL_BLOCK
+    """ForAll's block size without tpb: numba asks the driver's occupancy API
+    (cuOccupancyMaxPotentialBlockSize, block size limit 1024); here the same search over the
+    modelled GPU's occupancy with the kernel's registers and shared memory from ptxas."""
+    if self.thread_per_block:
+        return self.thread_per_block
+    kernel = next(iter(dispatcher.overloads.values()))
+    return max_potential_block_size(kernel, self.sharedmem, 1024)
+
+
+def max_potential_block_size(kernel_code, dynamic_shared=0, limit=1024):
+    """The block size with the most resident threads per SM (the CUDA occupancy API's
+    search: from the largest warp multiple down, a larger block wins a tie, stop at full
+    occupancy), within `limit`, the device's and the kernel's (launch bounds) limits."""
+    session = current_session()
+    gpu = session.gpu
+    r = resources(kernel_code)
+    limit = min(int(limit), max_threads(kernel_code, session))
+    warp = gpu.warp_size
+    best, most = 0, 0
+    for aligned in range(-(-limit // warp) * warp, 0, -warp):
+        threads = min(limit, aligned)
+        try:
+            occ = occupancy(gpu, threads, r.registers or 1, r.shared_bytes + int(dynamic_shared or 0))
+        except OccupancyError:      # this block size does not fit on an SM
+            continue
+        if occ.blocks_per_sm * threads > most:
+            best, most = threads, occ.blocks_per_sm * threads
+        if most >= gpu.max_threads_per_sm:
+            break
+    if not best:
+        raise LaunchError(f"kernel.forall: no block size of at most {limit} threads fits on an SM of the "
+                          f"modelled {gpu.name} ({r.registers} registers, {r.shared_bytes} B shared per block)")
+    return best
 
 
 def to_core_stream(stream):
