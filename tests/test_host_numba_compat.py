@@ -203,3 +203,15 @@ def test_implicit_copy_warning(sim):
         for a in (cuda.device_array(1), cuda.mapped_array(1)):
             one[1, 1](a)
     assert not [w for w in caught if "Host array" in str(w.message)]
+
+
+def test_scalar_arguments_convert_as_numbas_ctypes(sim):
+    @cuda.jit("void(int32[::1], int32, int32)")
+    def add(r, a, b):
+        r[0] = a + b
+
+    r = np.zeros(1, np.int32)
+    add[1, 1](r, np.int64(2**32 + 5), 7)               # c_int32 wraps
+    assert r[0] == 12
+    with pytest.raises(TypeError):                      # c_int32(12.3): numba refuses a float
+        add[1, 1](r, 12.3, 45.6)

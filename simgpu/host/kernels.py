@@ -18,6 +18,7 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 from __future__ import annotations
 
 import bisect
+import ctypes
 import gc
 import keyword
 import os
@@ -151,9 +152,14 @@ def prepare_value(ty, value, retr=None):
         raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
                         f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
                         "pass its bytes unchecked; simgpu refuses a different element size or rank)")
-    if isinstance(ty, types.Integer) and isinstance(value, (int, np.integer)):
-        return as_dtype(ty).type(wrap_int(int(value), ty.bitwidth, ty.signed))
-    if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
+    if isinstance(ty, types.Integer):       # numba: ctypes.c_<ty>(value): wraps; a float is a TypeError
+        return as_dtype(ty).type(getattr(ctypes, f"c_{ty}")(value).value)
+    if ty in (types.float32, types.float64):    # ctypes.c_float / c_double(value)
+        return as_dtype(ty).type((ctypes.c_float if ty == types.float32 else ctypes.c_double)(value).value)
+    if ty in (types.complex64, types.complex128):   # real and imaginary parts through ctypes
+        part = ctypes.c_float if ty == types.complex64 else ctypes.c_double
+        return as_dtype(ty).type(complex(part(value.real).value, part(value.imag).value))
+    if isinstance(ty, (types.Float, types.Boolean)):
         return as_dtype(ty).type(value)
     if isinstance(ty, types.BaseTuple):
         return tuple(prepare_value(t, v, retr) for t, v in zip(ty, value))
@@ -169,12 +175,6 @@ def warn_implicit_copy():
     if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
         warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
                                               "to/from device."), stacklevel=4)
-
-
-def wrap_int(v, bits, signed):
-    """`v` as a C integer of `bits` bits (numba passes scalars through ctypes, which wraps)."""
-    v &= (1 << bits) - 1
-    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
 
 
 def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
