@@ -215,3 +215,20 @@ def test_scalar_arguments_convert_as_numbas_ctypes(sim):
     assert r[0] == 12
     with pytest.raises(TypeError):                      # c_int32(12.3): numba refuses a float
         add[1, 1](r, 12.3, 45.6)
+
+
+def test_device_array_argument_is_at_its_own_address():
+    """A view d[1:33] of a float32 device array starts 4 bytes into its allocation: a warp
+    reading 32 floats from it touches 5 sectors, as on the GPU (placed afresh, 512-byte
+    aligned, the memory model counted 4)."""
+    with simgpu.installed() as s:
+        @cuda.jit
+        def copy(x, y):
+            i = cuda.grid(1)
+            y[i] = x[i]
+
+        d = cuda.to_device(np.arange(64, dtype=np.float32))
+        out = cuda.device_array(32, np.float32)
+        copy[1, 32](d[1:33], out)
+        np.testing.assert_array_equal(out.copy_to_host(), np.arange(1, 33))
+        assert s.launches[-1].report.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5

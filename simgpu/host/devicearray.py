@@ -213,6 +213,18 @@ class DeviceNDArray:
     def device_ctypes_pointer(self):
         return self.gpu_data.device_ctypes_pointer
 
+    def __simgpu_place__(self, data):
+        """The device address of `data` (a launch's view of this array's bytes: the runtime's
+        binding asks) when it lies in this array's allocation, else None: a kernel argument
+        is then at the program's own address, with its own alignment."""
+        if not data.size:
+            return None
+        buf = _alloc_bytes(self._alloc)
+        lo, blo = _lo(data), _lo(buf)
+        if blo <= lo and lo + data.nbytes <= blo + buf.nbytes and np.shares_memory(data, buf):
+            return self._alloc._base_address + (lo - blo)
+        return None
+
     # -- what numba's DeviceNDArray exposes ---------------------------------------------------
     shape = property(lambda self: self._ary.shape)
     strides = property(lambda self: self._ary.strides)

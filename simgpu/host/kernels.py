@@ -31,7 +31,7 @@ from ..model.occupancy import OccupancyError, occupancy
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
-from ..runtime.ptx_path import PTXExecutor
+from ..runtime.ptx_path import PlacedMemory, PTXExecutor
 from ..errors import LaunchError
 from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
@@ -62,10 +62,12 @@ class CompiledPTXExecutor(PTXExecutor):
 
     def make_memory(self, places):
         """The arguments at their places, and every device array of the program at its own
-        address: a kernel that captured one (numba embeds its pointer) reaches it."""
-        memory = super().make_memory(places)
+        address: a kernel that captured one (numba embeds its pointer) reaches it; a device
+        array argument is at its own address too (runtime/binding.global_array asks the
+        array), inside its allocation's mapping."""
+        memory = HostMemory(places)
         for base, buf, name in da.live_allocations():
-            memory.add(base, buf, name)
+            memory.add_allocation(base, buf, name)
         return memory
 
     def compile_program(self, program, args, cc):
@@ -82,6 +84,28 @@ class CompiledPTXExecutor(PTXExecutor):
                                        argtypes=[str(t) for t in self.kernel_code.argument_types],
                                        ptx=ptx, facts=facts)
         return done[key]
+
+
+class HostMemory(PlacedMemory):
+    """A launch's global memory on the host path: the program's allocations at their own
+    addresses; an argument placed inside one of them (a device array or a view of it) is
+    that allocation's bytes, not a second mapping."""
+
+    def __init__(self, places):
+        super().__init__(places)
+        self.allocations = []           # (base, size) of the program's device arrays
+
+    def add_allocation(self, base, buf, name=""):
+        self.allocations.append((base, buf.size))
+        return self.add(base, buf, name)
+
+    def alloc(self, buf, name=""):
+        if self.places:
+            base = self.places[0][0]
+            if any(b <= base and base + buf.size <= b + n for b, n in self.allocations):
+                self.places.pop(0)
+                return base
+        return super().alloc(buf, name)
 
 
 def kernel_ptx(kernel_code, cc, sass=True):
