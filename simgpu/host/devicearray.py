@@ -482,15 +482,17 @@ class MappedArray(np.ndarray):
     address (``device_address``: its first element's) and a ``__cuda_array_interface__``."""
 
     def __array_finalize__(self, obj):
-        self._mapped = getattr(obj, "_mapped", None)     # (host address, device address) of the buffer
+        self._mapped = getattr(obj, "_mapped", None)     # (the mapped buffer, its device address)
         self.stream = getattr(obj, "stream", 0)
 
     @property
     def device_address(self):
-        if self._mapped is None or not self.size:
+        """The first element's device address (0: no elements, or not mapped memory -- a new
+        array numpy made from a mapped one)."""
+        if self._mapped is None or not self.size or not np.shares_memory(self, self._mapped[0]):
             return 0
-        host, dev = self._mapped
-        return dev + self.__array_interface__["data"][0] - host
+        buf, dev = self._mapped
+        return dev + self.__array_interface__["data"][0] - _lo(buf)
 
     @property
     def __cuda_array_interface__(self):
@@ -506,7 +508,7 @@ class MappedArray(np.ndarray):
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False,
                  wc=False):
     out = _empty(shape, dtype, strides, order).view(MappedArray)
-    out._mapped = (_lo(out), _ADDRESSES.place(max(out.nbytes, 1)))
+    out._mapped = (out.view(np.ndarray), _ADDRESSES.place(max(out.nbytes, 1)))
     out.stream = stream
     return out
 
