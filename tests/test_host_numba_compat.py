@@ -232,3 +232,14 @@ def test_device_array_argument_is_at_its_own_address():
         copy[1, 32](d[1:33], out)
         np.testing.assert_array_equal(out.copy_to_host(), np.arange(1, 33))
         assert s.launches[-1].report.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5
+
+
+def test_a_forked_child_cannot_use_the_parents_device(sim):
+    import concurrent.futures
+    import multiprocessing as mp
+    from numba.cuda.cudadrv.error import CudaDriverError
+    cuda.current_context()                          # the device is in use in this process
+    with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("fork")) as exe:
+        future = exe.submit(cuda.to_device, np.arange(1))
+    with pytest.raises(CudaDriverError, match="CUDA initialized before forking"):
+        future.result()

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from ..errors import SimGPUError
 from . import devicearray as da
 from .device import SimContext, SimDevice, SimGPUs, detect_text
-from .session import Event, current_session
+from .session import Event, current_session, initialise
 
 
 def _allocated():
@@ -22,6 +22,7 @@ def get_current_device():
 
 
 def current_context(devnum=None):
+    initialise()
     return SimContext(get_current_device(), _allocated)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..runtime.binding import DeviceAddresses
 from ..sanitize import scratch
-from .session import current_session
+from .session import current_session, initialise
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
@@ -185,6 +185,7 @@ class DeviceNDArray:
         self.kind = kind                     # device | pinned | mapped | managed
         self._init = getattr(base, "_init", None)   # written-since-allocation map (sanitize/scratch.py)
         if base is None:                     # a new allocation
+            initialise()
             self._origin = ary if origin is None else origin
             self._alloc = self
             self._base_address = _ADDRESSES.place(max(self._origin.nbytes, 1))
@@ -507,6 +508,7 @@ class MappedArray(np.ndarray):
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False,
                  wc=False):
+    initialise()
     out = _empty(shape, dtype, strides, order).view(MappedArray)
     out._mapped = (out.view(np.ndarray), _ADDRESSES.place(max(out.nbytes, 1)))
     out.stream = stream

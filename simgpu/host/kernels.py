@@ -39,7 +39,7 @@ from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_s
 from ..sass.ptxlines import number_ptx_lines
 from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
-from .session import current_session
+from .session import current_session, initialise
 
 
 
@@ -203,6 +203,7 @@ def warn_implicit_copy():
 
 def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     """_Kernel.launch on the modelled GPU (see the module docstring)."""
+    initialise()
     session = current_session()
     s = session.stream_of(stream)
     retr = []

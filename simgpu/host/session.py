@@ -319,6 +319,22 @@ def summary_dict(session):
 
 
 _CURRENT = [None]
+_INITIALISED_PID = [None]       # the process that first used the modelled device
+
+
+def initialise():
+    """The CUDA driver's fork rule: a process that used the device (a context, memory, a
+    launch) cannot use it in a child made by ``fork`` -- numba's CudaDriverError "CUDA
+    initialized before forking" (a ``spawn`` child starts afresh)."""
+    pid = os.getpid()
+    if _INITIALISED_PID[0] is None:
+        _INITIALISED_PID[0] = pid
+    elif _INITIALISED_PID[0] != pid:
+        try:
+            from numba.cuda.cudadrv.error import CudaDriverError
+        except ImportError:
+            raise SimGPUError("CUDA initialized before forking") from None
+        raise CudaDriverError("CUDA initialized before forking")
 
 
 def current_session():
