@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from ..errors import SimGPUError
 from . import devicearray as da
 from .device import SimContext, SimDevice, SimGPUs, detect_text
-from .session import Event, current_session
+from .session import Event, current_session, initialise
 
 
 def _allocated():
@@ -22,6 +22,7 @@ def get_current_device():
 
 
 def current_context(devnum=None):
+    initialise()
     return SimContext(get_current_device(), _allocated)
 
 
@@ -96,8 +97,18 @@ per_thread_default_stream = default_stream
 
 
 def external_stream(ptr):
-    raise SimGPUError("cuda.external_stream: streams of other libraries are not on the modelled GPU; "
-                      "use cuda.stream()")
+    """cuda.external_stream: the stream of handle `ptr` (numba wraps any handle unchecked);
+    on the modelled GPU it shares the clock of the stream with that handle."""
+    return current_session().external_stream(ptr)
+
+
+class ModelDriver:
+    """What numba's host-side kernels (numba.cuda.kernels.transpose) ask the CUDA driver
+    object for: the current device (the modelled GPU)."""
+
+    @staticmethod
+    def get_device(devnum=0):
+        return select_device(devnum)
 
 
 def event(timing=True):

@@ -12,6 +12,7 @@ over the modelled host link (session.py).
 """
 from __future__ import annotations
 
+import ctypes
 import weakref
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..runtime.binding import DeviceAddresses
 from ..sanitize import scratch
+from .session import current_session, initialise
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
@@ -45,24 +47,184 @@ def _transfer(kind, nbytes, stream):
         _TRANSFER_HOOK[0](kind, int(nbytes), stream)
 
 
+class DeviceMemory:
+    """numba's ``MemoryPointer`` (a device array's ``gpu_data``) on the modelled GPU: `size`
+    bytes at `offset` into an allocation (a DeviceNDArray that owns its buffer), i.e. at the
+    device address ``allocation address + offset``.  The null pointer (allocation None) is what
+    numba gives an array of no elements.  Two DeviceMemory are equal when they are the same
+    bytes (numba's views of one allocation share one MemoryPointer object)."""
+
+    __cuda_memory__ = True
+
+    def __init__(self, alloc, offset=0, size=0):
+        self._alloc, self.offset, self.size = alloc, int(offset), int(size)
+        self._cuda_memsize_ = self.size
+
+    @property
+    def device_pointer(self):
+        return 0 if self._alloc is None else self._alloc._base_address + self.offset
+
+    handle = device_pointer
+
+    @property
+    def device_pointer_value(self):
+        return self.device_pointer or None
+
+    @property
+    def device_ctypes_pointer(self):
+        return ctypes.c_size_t(self.device_pointer)
+
+    @property
+    def owner(self):
+        return self._alloc
+
+    def view(self, start, stop=None):
+        """The bytes [start, stop) of this memory (numba's MemoryPointer.view)."""
+        size = self.size - start if stop is None else stop - start
+        if size < 0:
+            raise RuntimeError("size cannot be negative")
+        if self._alloc is None:
+            if size:
+                raise RuntimeError("non-empty slice into empty slice")
+            return self
+        return DeviceMemory(self._alloc, self.offset + start, size)
+
+    def memset(self, byte, count=None, stream=0):
+        """cuMemsetD8: `count` bytes (all) set to `byte`."""
+        count = self.size if count is None else int(count)
+        if self._alloc is not None and count:
+            _alloc_bytes(self._alloc)[self.offset:self.offset + count] = byte
+            scratch.mark(self._alloc)
+
+    def free(self):
+        return None
+
+    def __eq__(self, other):
+        return (isinstance(other, DeviceMemory) and self._alloc is other._alloc
+                and (self.offset, self.size) == (other.offset, other.size))
+
+    def __hash__(self):
+        return hash((id(self._alloc), self.offset, self.size))
+
+    def __repr__(self):
+        return f"<simgpu DeviceMemory 0x{self.device_pointer:x}, {self.size} B>"
+
+
+def _alloc_bytes(alloc):
+    """The bytes of an allocation (a uint8 view of its contiguous buffer)."""
+    return alloc._origin.reshape(-1, order="A").view(np.uint8)
+
+
+def _first_offset(origin, ary):
+    """Byte offset of `ary`'s first element (its data pointer, numpy's and the CUDA array
+    interface's: for negative strides not the lowest byte) from the start of `origin`."""
+    return ary.__array_interface__["data"][0] - _lo(origin)
+
+
+def _lo(a):
+    return (np.byte_bounds(a) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(a))[0]
+
+
+def _span_after(ary):
+    """Bytes from `ary`'s first element to the end of its highest byte."""
+    if ary.size == 0:
+        return 0
+    return sum((n - 1) * s for n, s in zip(ary.shape, ary.strides) if s > 0) + ary.dtype.itemsize
+
+
 class DeviceNDArray:
-    """numba.cuda's DeviceNDArray on the modelled GPU (see the module docstring)."""
+    """numba.cuda's DeviceNDArray on the modelled GPU (see the module docstring).
+
+    ``DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None)`` is numba's constructor
+    (install() puts this class at ``numba.cuda.cudadrv.devicearray.DeviceNDArray``: numba's
+    gufunc broadcasting, ``from_array_like`` and its transpose kernel make arrays with it):
+    a new allocation, or a view of the memory `gpu_data` (a :class:`DeviceMemory`) with the
+    given strides."""
 
     __cuda_ndarray__ = True
 
-    def __init__(self, ary, stream=0, base=None, kind="device"):
+    def __init__(self, shape, strides=None, dtype=np.float64, stream=0, gpu_data=None):
+        dtype = np.dtype(dtype)
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        if strides is None:
+            strides = _c_strides(shape, dtype)
+        strides = (int(strides),) if np.isscalar(strides) else tuple(int(s) for s in strides)
+        if len(strides) != len(shape):
+            raise ValueError("strides not match ndim")
+        size = int(np.prod(shape, dtype=np.int64))
+        lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0) if size else 0
+        if gpu_data is None or (size == 0 and isinstance(gpu_data, DeviceMemory) and gpu_data._alloc is None):
+            span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize) if size else 0
+            buf = np.zeros(span, np.uint8)
+            ary = np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides)
+            self._setup(ary, stream, origin=buf)
+            if gpu_data is None and size:
+                _poisoned(buf)
+                scratch.track(self)
+            return
+        if not isinstance(gpu_data, DeviceMemory):
+            raise ArgumentError(f"DeviceNDArray(gpu_data={gpu_data!r}): simgpu can only view memory of the "
+                                "modelled GPU (a device array's gpu_data)")
+        if gpu_data._alloc is None:
+            raise RuntimeError("non-empty array on a NULL pointer")
+        alloc = gpu_data._alloc
+        ary = np.ndarray(shape, dtype, buffer=_alloc_bytes(alloc), offset=gpu_data.offset, strides=strides)
+        self._setup(ary, stream, base=alloc, kind=alloc.kind)
+
+    @classmethod
+    def _make(cls, ary, stream=0, base=None, kind="device", origin=None):
+        """simgpu's constructor: an allocation holding `ary` (its buffer `origin`, default
+        `ary` itself), or with `base` a view `ary` into base's allocation."""
+        self = cls.__new__(cls)
+        self._setup(ary, stream, base, kind, origin)
+        return self
+
+    def _setup(self, ary, stream=0, base=None, kind="device", origin=None):
         self._ary = ary
         self.stream = stream
         self.kind = kind                     # device | pinned | mapped | managed
         self._init = getattr(base, "_init", None)   # written-since-allocation map (sanitize/scratch.py)
-        if base is None:
-            self.device_address = _ADDRESSES.place(max(ary.nbytes, 1))
-            _BY_ADDRESS[self.device_address] = self
-            self._origin = ary
+        if base is None:                     # a new allocation
+            initialise()
+            self._origin = ary if origin is None else origin
+            self._alloc = self
+            self._base_address = _ADDRESSES.place(max(self._origin.nbytes, 1))
+            _BY_ADDRESS[self._base_address] = self
         else:                                # a view: an offset into its base's buffer
-            self._origin = base._origin
-            offset = _offset(self._origin, ary)
-            self.device_address = base.device_address - _offset(self._origin, base._ary) + offset
+            self._alloc = base._alloc
+            self._origin = self._alloc._origin
+        self._offset = _first_offset(self._origin, ary)
+
+    @property
+    def device_address(self):
+        """The device address of the first element (0 for an array of no elements, numba's
+        NULL pointer): ``__cuda_array_interface__["data"][0]``."""
+        return self._alloc._base_address + self._offset if self._ary.size else 0
+
+    @property
+    def gpu_data(self):
+        """numba's MemoryPointer of this array: its bytes from the first element on."""
+        if not self._ary.size:
+            return DeviceMemory(None)
+        if self._alloc is self and self._offset == 0:
+            return DeviceMemory(self, 0, self._origin.nbytes)
+        return DeviceMemory(self._alloc, self._offset, _span_after(self._ary))
+
+    @property
+    def device_ctypes_pointer(self):
+        return self.gpu_data.device_ctypes_pointer
+
+    def __simgpu_place__(self, data):
+        """The device address of `data` (a launch's view of this array's bytes: the runtime's
+        binding asks) when it lies in this array's allocation, else None: a kernel argument
+        is then at the program's own address, with its own alignment."""
+        if not data.size:
+            return None
+        buf = _alloc_bytes(self._alloc)
+        lo, blo = _lo(data), _lo(buf)
+        if blo <= lo and lo + data.nbytes <= blo + buf.nbytes and np.shares_memory(data, buf):
+            return self._alloc._base_address + (lo - blo)
+        return None
 
     # -- what numba's DeviceNDArray exposes ---------------------------------------------------
     shape = property(lambda self: self._ary.shape)
@@ -82,16 +244,23 @@ class DeviceNDArray:
 
     @property
     def __cuda_array_interface__(self):
-        strides = None if self._ary.flags.c_contiguous else tuple(self._ary.strides)
+        """Version 3 as numba.cuda produces it: strides None when C-contiguous (ignoring
+        broadcast and 1-sized dimensions), the first element's address (0 for no elements),
+        and the array's stream (its handle; None for the default 0)."""
+        strides = None if _c_contiguous(self._ary) else tuple(self._ary.strides)
         return {"shape": tuple(self.shape), "strides": strides, "typestr": self.dtype.str,
-                "data": (int(self.device_address), False), "version": 3, "stream": None}
+                "data": (int(self.device_address), False), "version": 3,
+                "stream": _stream_field(self.stream)}
 
     @property
     def _numba_type_(self):
-        """numba's type of this array (numba.cuda's typeof asks for it)."""
+        """numba's type of this array (numba.cuda's typeof asks for it): layout C or F, but A
+        for a broadcast array (a 0 stride), as numba's DeviceNDArray types it."""
         from numba.cuda import types
         from numba.cuda.np.numpy_support import from_dtype
-        layout = "C" if self._ary.flags.c_contiguous else "F" if self._ary.flags.f_contiguous else "A"
+        f = self._ary.flags
+        broadcast = 0 in self.strides and self.size != 0
+        layout = "A" if broadcast else "C" if f.c_contiguous else "F" if f.f_contiguous else "A"
         return types.Array(from_dtype(self.dtype), self.ndim, layout)
 
     def __len__(self):
@@ -108,13 +277,23 @@ class DeviceNDArray:
         return bool(self._ary.flags.f_contiguous)
 
     def bind(self, stream=0):
-        return DeviceNDArray(self._ary, stream, base=self, kind=self.kind)
+        return DeviceNDArray._make(self._ary, stream, base=self, kind=self.kind)
 
     def _view_of(self, ary):
-        return DeviceNDArray(ary, self.stream, base=self, kind=self.kind)
+        return DeviceNDArray._make(ary, self.stream, base=self, kind=self.kind)
 
     def transpose(self, axes=None):
-        return self._view_of(np.transpose(self._ary, axes))
+        """numba.cuda's rule: the identity permutation is the array itself; any other is
+        2-d only and *copies*, by numba's own transpose kernel (numba.cuda.kernels.transpose)
+        run on the modelled GPU, into a new C-contiguous array."""
+        if axes and tuple(axes) == tuple(range(self.ndim)):
+            return self
+        if self.ndim != 2:
+            raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
+        if axes is not None and set(axes) != set(range(self.ndim)):
+            raise ValueError("invalid axes list %r" % (axes,))
+        from numba.cuda.kernels.transpose import transpose
+        return transpose(self)
 
     def reshape(self, *shape, order="C"):
         out = self._ary.reshape(*shape, order=order)
@@ -154,7 +333,10 @@ class DeviceNDArray:
 
     # -- copies ------------------------------------------------------------------------------
     def copy_to_host(self, ary=None, stream=0):
-        """A host copy (or into `ary`); counted as a device-to-host transfer."""
+        """A host copy (or into `ary`); counted as a device-to-host transfer.  numba.cuda does
+        not copy an array with a negative stride to the host (nor does simgpu)."""
+        if any(s < 0 for s in self.strides):
+            raise NotImplementedError(f"D->H copy not implemented for negative strides: {self.strides}")
         if ary is None:
             ary = np.empty(self.shape, self.dtype, order="F" if self._f_only() else "C")
         elif ary.shape != self.shape or ary.dtype != self.dtype:
@@ -184,17 +366,12 @@ class DeviceNDArray:
     def _f_only(self):
         return self._ary.flags.f_contiguous and not self._ary.flags.c_contiguous
 
-    # numpy-like arithmetic on device arrays is not numba.cuda's API
-    def __array__(self, *a, **k):
-        raise ArgumentError("a simgpu device array is GPU memory: use .copy_to_host() to get a "
-                            "numpy array (numba.cuda's DeviceNDArray behaves the same way)")
-
-
-def _offset(origin, view):
-    lo, _ = np.byte_bounds(view) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(view)
-    base, _ = (np.byte_bounds(origin) if hasattr(np, "byte_bounds")
-               else np.lib.array_utils.byte_bounds(origin))
-    return lo - base
+    def __array__(self, dtype=None, copy=None):
+        """numba.cuda's DeviceNDArray.__array__: a copy to the host (np.asarray(d_arr))."""
+        if copy is False:
+            raise ValueError("`copy=False` is not supported. A copy is always created.")
+        host = self.copy_to_host()
+        return host.astype(dtype, copy=False) if dtype else host
 
 
 # -- the allocation functions of numba.cuda --------------------------------------------------
@@ -217,7 +394,7 @@ def to_device(obj, stream=0, copy=True, to=None):
         return to
     buf = np.array(host, copy=True, order="F" if (host.flags.f_contiguous and not host.flags.c_contiguous)
                    else "C")
-    dev = DeviceNDArray(buf if copy else _poisoned(np.zeros_like(buf)), stream)
+    dev = DeviceNDArray._make(buf if copy else _poisoned(np.zeros_like(buf)), stream)
     if copy:
         _transfer("HtoD", buf.nbytes, stream)
     else:
@@ -236,11 +413,27 @@ def _empty(shape, dtype, strides, order):
     return np.zeros(shape, dtype, order=order)
 
 
+def _allocation(shape, dtype, strides, order):
+    """(the array, its allocation's contiguous buffer) for a new device array: with strides
+    that are not dense, a byte buffer of the strides' span (numba's memory_size_from_info)."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+    dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
+    if strides is None or tuple(strides) == tuple(dense) or 0 in shape:
+        ary = np.zeros(shape, dtype, order=order)
+        return ary, ary
+    strides = tuple(int(s) for s in strides)
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    buf = np.zeros(sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize, np.uint8)
+    return np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides), buf
+
+
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """cuda.device_array: no initial contents -- the GPU's are whatever was there; here the
     POISON byte (NaN floats, -1 integers), never silent zeros.  initcheck reports reads of it
     before anything wrote it (sanitize/scratch.py)."""
-    return scratch.track(DeviceNDArray(_poisoned(_empty(shape, dtype, strides, order)), stream))
+    ary, buf = _allocation(shape, dtype, strides, order)
+    return scratch.track(DeviceNDArray._make(ary, stream, origin=_poisoned(buf)))
 
 
 def _poisoned(a):
@@ -258,7 +451,8 @@ def _poisoned(a):
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
-    return DeviceNDArray(_empty(shape, dtype, strides, order), stream, kind="managed")
+    ary, buf = _allocation(shape, dtype, strides, order)
+    return DeviceNDArray._make(ary, stream, kind="managed", origin=buf)
 
 
 def _like(ary):
@@ -286,10 +480,26 @@ def pinned_array_like(ary):
 
 class MappedArray(np.ndarray):
     """cuda.mapped_array: host memory the GPU reads directly; a numpy array with a device
-    address (``device_address``, ``__cuda_array_interface__``)."""
+    address (``device_address``: its first element's) and a ``__cuda_array_interface__``."""
 
     def __array_finalize__(self, obj):
-        self.device_address = getattr(obj, "device_address", 0)
+        self._mapped = getattr(obj, "_mapped", None)     # (the mapped buffer, its device address)
+        self.stream = getattr(obj, "stream", 0)
+
+    @property
+    def device_address(self):
+        """The first element's device address (0: no elements, or not mapped memory -- a new
+        array numpy made from a mapped one)."""
+        if self._mapped is None or not self.size or not np.shares_memory(self, self._mapped[0]):
+            return 0
+        buf, dev = self._mapped
+        return dev + self.__array_interface__["data"][0] - _lo(buf)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": tuple(self.shape), "strides": None if _c_contiguous(self) else tuple(self.strides),
+                "typestr": self.dtype.str, "data": (int(self.device_address), False), "version": 3,
+                "stream": _stream_field(self.stream)}
 
     @property
     def __simgpu_ndarray__(self):
@@ -298,8 +508,10 @@ class MappedArray(np.ndarray):
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False,
                  wc=False):
+    initialise()
     out = _empty(shape, dtype, strides, order).view(MappedArray)
-    out.device_address = _ADDRESSES.place(max(out.nbytes, 1))
+    out._mapped = (out.view(np.ndarray), _ADDRESSES.place(max(out.nbytes, 1)))
+    out.stream = stream
     return out
 
 
@@ -313,29 +525,68 @@ def is_cuda_array(obj):
 
 
 def as_cuda_array(obj, sync=True):
-    """A simgpu device array for an object exposing ``__cuda_array_interface__`` whose memory
-    is a simgpu allocation; other producers (CuPy, PyTorch) have no memory on the modelled GPU."""
-    if isinstance(obj, DeviceNDArray):
-        return obj
-    if not is_cuda_array(obj):
+    """numba.cuda.as_cuda_array: a device array over the memory of an object exposing
+    ``__cuda_array_interface__`` (also a device array: through its interface, as numba does);
+    the memory must be a simgpu allocation: other producers (CuPy, PyTorch) have no memory on
+    the modelled GPU."""
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if interface is None:
         raise TypeError("*obj* doesn't implement the cuda array interface.")
-    return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj)
+    return from_cuda_array_interface(interface, owner=obj, sync=sync)
 
 
 def from_cuda_array_interface(desc, owner=None, sync=True):
-    """A device array over simgpu memory described by a ``__cuda_array_interface__``."""
-    addr = desc["data"][0]
-    dtype, shape = np.dtype(desc["typestr"]), tuple(desc["shape"])
-    strides = tuple(desc.get("strides") or _c_strides(shape, dtype))
-    for base, dev in _BY_ADDRESS.items():
+    """numba.cuda.from_cuda_array_interface over simgpu memory: masks refused, the data
+    pointer is the first element's (0: no elements), and a "stream" becomes the array's stream
+    (an external stream of that handle), synchronized first when `sync` and numba's
+    ``CUDA_ARRAY_INTERFACE_SYNC`` say so (as numba.cuda does)."""
+    if (desc.get("version") or 0) >= 1 and desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported")
+    dtype = np.dtype(desc["typestr"])
+    shape = (int(desc["shape"]),) if np.isscalar(desc["shape"]) else tuple(int(n) for n in desc["shape"])
+    strides = desc.get("strides")
+    strides = _c_strides(shape, dtype) if strides is None else tuple(int(s) for s in strides)
+    addr = int(desc["data"][0] or 0)
+    stream_ptr = desc.get("stream")
+    stream = 0
+    if stream_ptr is not None:
+        stream = current_session().external_stream(stream_ptr)
+        if sync and _interface_sync():
+            stream.synchronize()
+    if not int(np.prod(shape, dtype=np.int64)):
+        return DeviceNDArray(shape, strides, dtype, stream=stream, gpu_data=DeviceMemory(None))
+    for base, dev in list(_BY_ADDRESS.items()):
         if base <= addr < base + max(dev.alloc_size, 1):
-            flat = dev._origin.ravel(order="K").view(np.uint8)[addr - base:]
-            span = sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
-            typed = flat[:-(-span // dtype.itemsize) * dtype.itemsize].view(dtype)
-            view = np.lib.stride_tricks.as_strided(typed, shape, strides, writeable=True)
-            return DeviceNDArray(view, base=dev)
+            mem = DeviceMemory(dev, addr - base, dev.alloc_size - (addr - base))
+            try:
+                return DeviceNDArray(shape, strides, dtype, stream=stream, gpu_data=mem)
+            except (TypeError, ValueError) as e:
+                raise ArgumentError(f"__cuda_array_interface__ at 0x{addr:x}: shape {shape} strides {strides} "
+                                    f"reach past the allocation at 0x{base:x} ({dev.alloc_size} B): {e}") from None
     raise ArgumentError(f"__cuda_array_interface__ at 0x{addr:x} is not memory of the modelled GPU: "
                         "simgpu can only use arrays it allocated (cuda.to_device, cuda.device_array)")
+
+
+def _interface_sync():
+    """numba's config.CUDA_ARRAY_INTERFACE_SYNC (NUMBA_CUDA_ARRAY_INTERFACE_SYNC)."""
+    from numba.cuda.core import config
+    return bool(config.CUDA_ARRAY_INTERFACE_SYNC)
+
+
+def _c_contiguous(ary):
+    """C-contiguous ignoring broadcast (0-stride) and 1-sized dimensions (numba's is_contiguous)."""
+    size = ary.dtype.itemsize
+    for n, st in zip(reversed(ary.shape), reversed(ary.strides)):
+        if n > 1 and st != 0:
+            if st != size:
+                return False
+            size *= n
+    return True
+
+
+def _stream_field(stream):
+    """The CUDA array interface's "stream": the stream's handle, None for numba's default 0."""
+    return None if stream is None or (isinstance(stream, int) and stream == 0) else int(stream)
 
 
 def _c_strides(shape, dtype):

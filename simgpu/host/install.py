@@ -39,6 +39,7 @@ from ..errors import SimGPUError
 from . import api
 from . import devicearray as da
 from . import kernels
+from . import session as session_module
 from .session import Session, current_session, set_session
 
 _SAVED = {}           # (module name, attribute) -> original value
@@ -71,6 +72,7 @@ def _numba_cuda():
     import numba.cuda.compiler
     import numba.cuda.cudadrv.devices
     import numba.cuda.dispatcher
+    import numba.cuda.kernels.transpose
     return sys.modules["numba.cuda"]     # (numba.cuda is not yet an attribute of numba while its
                                          # __init__ runs: a child process installs right after it)
 
@@ -103,6 +105,9 @@ def install(gpu=None, memory=True, sass=True, children=True):
     children=True: Python processes this process starts (subprocess, multiprocessing) install
     simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`)."""
     cuda = _numba_cuda()
+    drv = sys.modules["numba.cuda.cudadrv.driver"]
+    _swap(drv.Stream, "synchronize", session_module.model_synchronize)   # work ran when issued
+    session_module.STREAM_CLASSES[:] = session_module.numba_stream_classes(drv.Stream)
     session = Session(gpu, memory=memory, sass=sass)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
@@ -119,6 +124,10 @@ def install(gpu=None, memory=True, sass=True, children=True):
     _swap(dispatcher, "_Kernel", kernels.kernel_class(_original(dispatcher, "_Kernel")))
     _swap(dispatcher.ForAll, "_compute_thread_per_block", kernels.forall_block)
     _swap(sys.modules["numba.cuda.cudadrv.driver"], "_to_core_stream", kernels.to_core_stream)
+    # numba's own host code makes device arrays with numba's constructor (gufunc broadcasting,
+    # from_array_like, the transpose kernel's output): simgpu's class takes the same arguments
+    _swap(sys.modules["numba.cuda.cudadrv.devicearray"], "DeviceNDArray", da.DeviceNDArray)
+    _swap(sys.modules["numba.cuda.kernels.transpose"], "driver", api.ModelDriver())
     devices = sys.modules["numba.cuda.cudadrv.devices"]   # numba.cuda.testing asks it for the cc
     _swap(devices, "get_context", api.current_context)
     _swap(devices, "gpus", cuda.gpus)
@@ -160,6 +169,7 @@ def uninstall():
             setattr(module, name, value)
     _SAVED.clear()
     da.set_transfer_hook(None)
+    session_module.STREAM_CLASSES[:] = [session_module.Stream, session_module.ExternalStream]
     for name, value in _SAVED_ENV.items():
         if value is None:
             os.environ.pop(name, None)

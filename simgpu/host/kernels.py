@@ -18,28 +18,29 @@ So numba-cuda compiles each kernel once, as it would for a GPU, and simgpu runs 
 from __future__ import annotations
 
 import bisect
+import ctypes
 import gc
 import keyword
 import os
 import re
+import warnings
 
 import numpy as np
 
-from ..model.occupancy import occupancy
+from ..model.occupancy import OccupancyError, occupancy
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
-from ..runtime.ptx_path import PTXExecutor
+from ..runtime.ptx_path import PlacedMemory, PTXExecutor
 from ..errors import LaunchError
 from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
-from ..sass.ptxas import FunctionResources, PtxasReport
+from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_sizes
 from ..sass.ptxlines import number_ptx_lines
 from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
-from .session import current_session
+from .session import current_session, initialise
 
-FORALL_BLOCK = 256          # kernel.forall(n) without tpb: numba asks the driver's occupancy API
 
 
 class CompiledPTXExecutor(PTXExecutor):
@@ -61,10 +62,12 @@ class CompiledPTXExecutor(PTXExecutor):
 
     def make_memory(self, places):
         """The arguments at their places, and every device array of the program at its own
-        address: a kernel that captured one (numba embeds its pointer) reaches it."""
-        memory = super().make_memory(places)
+        address: a kernel that captured one (numba embeds its pointer) reaches it; a device
+        array argument is at its own address too (runtime/binding.global_array asks the
+        array), inside its allocation's mapping."""
+        memory = HostMemory(places)
         for base, buf, name in da.live_allocations():
-            memory.add(base, buf, name)
+            memory.add_allocation(base, buf, name)
         return memory
 
     def compile_program(self, program, args, cc):
@@ -81,6 +84,28 @@ class CompiledPTXExecutor(PTXExecutor):
                                        argtypes=[str(t) for t in self.kernel_code.argument_types],
                                        ptx=ptx, facts=facts)
         return done[key]
+
+
+class HostMemory(PlacedMemory):
+    """A launch's global memory on the host path: the program's allocations at their own
+    addresses; an argument placed inside one of them (a device array or a view of it) is
+    that allocation's bytes, not a second mapping."""
+
+    def __init__(self, places):
+        super().__init__(places)
+        self.allocations = []           # (base, size) of the program's device arrays
+
+    def add_allocation(self, base, buf, name=""):
+        self.allocations.append((base, buf.size))
+        return self.add(base, buf, name)
+
+    def alloc(self, buf, name=""):
+        if self.places:
+            base = self.places[0][0]
+            if any(b <= base and base + buf.size <= b + n for b, n in self.allocations):
+                self.places.pop(0)
+                return base
+        return super().alloc(buf, name)
 
 
 def kernel_ptx(kernel_code, cc, sass=True):
@@ -139,6 +164,8 @@ def prepare_value(ty, value, retr=None):
     if isinstance(ty, types.EnumMember):
         return prepare_value(ty.dtype, value.value, retr)
     if isinstance(ty, types.Array):
+        if isinstance(value, np.ndarray) and not isinstance(value, da.MappedArray) and hint != "Out":
+            warn_implicit_copy()
         if not isinstance(value, (np.ndarray, da.DeviceNDArray)):
             value = da.as_cuda_array(value) if da.is_cuda_array(value) else np.asarray(value)
         want = as_dtype(ty.dtype)
@@ -149,9 +176,14 @@ def prepare_value(ty, value, retr=None):
         raise TypeError(f"No matching definition: the kernel was compiled for {ty}, and got an "
                         f"array of {value.dtype} with {value.ndim} dimension(s) (numba.cuda would "
                         "pass its bytes unchecked; simgpu refuses a different element size or rank)")
-    if isinstance(ty, types.Integer) and isinstance(value, (int, np.integer)):
-        return as_dtype(ty).type(wrap_int(int(value), ty.bitwidth, ty.signed))
-    if isinstance(ty, (types.Integer, types.Float, types.Complex, types.Boolean)):
+    if isinstance(ty, types.Integer):       # numba: ctypes.c_<ty>(value): wraps; a float is a TypeError
+        return as_dtype(ty).type(getattr(ctypes, f"c_{ty}")(value).value)
+    if ty in (types.float32, types.float64):    # ctypes.c_float / c_double(value)
+        return as_dtype(ty).type((ctypes.c_float if ty == types.float32 else ctypes.c_double)(value).value)
+    if ty in (types.complex64, types.complex128):   # real and imaginary parts through ctypes
+        part = ctypes.c_float if ty == types.complex64 else ctypes.c_double
+        return as_dtype(ty).type(complex(part(value.real).value, part(value.imag).value))
+    if isinstance(ty, (types.Float, types.Boolean)):
         return as_dtype(ty).type(value)
     if isinstance(ty, types.BaseTuple):
         return tuple(prepare_value(t, v, retr) for t, v in zip(ty, value))
@@ -159,14 +191,19 @@ def prepare_value(ty, value, retr=None):
 
 
 
-def wrap_int(v, bits, signed):
-    """`v` as a C integer of `bits` bits (numba passes scalars through ctypes, which wraps)."""
-    v &= (1 << bits) - 1
-    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+def warn_implicit_copy():
+    """numba's NumbaPerformanceWarning for a host array passed to a kernel (it is copied to
+    the device and back), under numba's CUDA_WARN_ON_IMPLICIT_COPY."""
+    from numba.cuda.core import config
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead "
+                                              "to/from device."), stacklevel=4)
 
 
 def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     """_Kernel.launch on the modelled GPU (see the module docstring)."""
+    initialise()
     session = current_session()
     s = session.stream_of(stream)
     retr = []
@@ -174,6 +211,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     for ext in reversed(kernel_code.extensions or []):
         pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
     values = [prepare_value(t, v, retr) for t, v in pairs]
+    check_launch_bounds(kernel_code, blockdim, session)
     program = kernel_code.__dict__.get("_simgpu_program")
     if program is None:
         program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))
@@ -195,6 +233,40 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     session.record_launch(program.name, rep.grid, rep.block, rep, s)
     kernel_code.last_report = rep
     return rep
+
+
+_MAXNTID = re.compile(r"^\s*\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
+
+
+def max_threads(kernel_code, session):
+    """The most threads per block the kernel launches with: the device's limit, or less where
+    the kernel's PTX says ``.maxntid`` (``cuda.jit(launch_bounds=...)``)."""
+    done = kernel_code.__dict__.setdefault("_simgpu_max_threads", {})
+    cc = tuple(session.gpu.compute_capability)
+    if cc not in done:
+        limit = session.gpu.max_threads_per_block
+        m = _MAXNTID.search(kernel_ptx(kernel_code, cc, session.sass))
+        if m:
+            limit = min(limit, int(np.prod([int(g) for g in m.groups() if g])))
+        done[cc] = limit
+    return done[cc]
+
+
+def check_launch_bounds(kernel_code, blockdim, session):
+    """A block larger than the kernel's launch bounds (``.maxntid``) does not launch on a
+    GPU: the driver's CUDA_ERROR_INVALID_VALUE, raised as cuda.core raises it for numba."""
+    threads = int(np.prod(blockdim))
+    limit = max_threads(kernel_code, session)
+    if threads > limit:
+        name = getattr(getattr(kernel_code, "py_func", None), "__name__", "kernel")
+        msg = (f"CUDA_ERROR_INVALID_VALUE: kernel {name!r} launched with {threads} threads per block; "
+               f"its launch bounds (.maxntid) allow {limit}")
+        try:
+            from cuda.core._utils.cuda_utils import CUDAError
+        except ImportError:         # cuda.core absent: numba's own driver error
+            from numba.cuda.cudadrv.driver import CudaAPIError
+            raise CudaAPIError(1, msg) from None
+        raise CUDAError(msg)
 
 
 def python_function(kernel_code):
@@ -272,9 +344,8 @@ def kernel_class(base):
         regs_per_thread = property(lambda self: resources(self).registers or 0)
         shared_mem_per_block = property(lambda self: resources(self).shared_bytes)
         local_mem_per_thread = property(lambda self: resources(self).stack_frame)
-        const_mem_size = property(lambda self: sum(v for k, v in resources(self).cmem.items()
-                                                   if str(k) not in ("0", "bank0")))
-        max_threads_per_block = property(lambda self: current_session().gpu.max_threads_per_block)
+        const_mem_size = property(lambda self: const_bytes(self))
+        max_threads_per_block = property(lambda self: max_threads(self, current_session()))
 
         def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
             return cooperative_blocks(self, blockdim, dynsmemsize)
@@ -291,6 +362,21 @@ def resources(kernel_code):
     return analyze_ptx(ptx, cc).ptxas.functions[entry_name(ptx)]
 
 
+def const_bytes(kernel_code):
+    """The kernel's user constant memory (CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: ``.const``
+    data such as ``cuda.const.array_like`` and print's format strings): the size of the
+    cubin's user constant bank (``.nv.constant3``; CUDA 13's ptxas no longer prints
+    ``cmem[3]``).  Assembled once per kernel and cc, kept on the kernel."""
+    cc = tuple(current_session().gpu.compute_capability)
+    done = kernel_code.__dict__.setdefault("_simgpu_const_bytes", {})
+    if cc not in done:
+        ptx = library_link_ptx(kernel_code.library, cc)
+        cubin, report = assemble(ptx, cc, lineinfo=False)
+        sizes = elf_section_sizes(cubin)
+        done[cc] = int(sizes.get(".nv.constant3", report.cmem.get(3, 0)))
+    return done[cc]
+
+
 def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
     """The most blocks a cooperative launch may have: resident blocks per SM x SMs."""
     gpu = current_session().gpu
@@ -301,10 +387,47 @@ def cooperative_blocks(kernel_code, blockdim, dynsmemsize=0):
 
 
 def forall_block(self, dispatcher):
-    """ForAll's block size without tpb (numba asks the driver's occupancy API)."""
-    return self.thread_per_block or FORALL_BLOCK
+    """ForAll's block size without tpb: numba asks the driver's occupancy API
+    (cuOccupancyMaxPotentialBlockSize, block size limit 1024); here the same search over the
+    modelled GPU's occupancy with the kernel's registers and shared memory from ptxas."""
+    if self.thread_per_block:
+        return self.thread_per_block
+    kernel = next(iter(dispatcher.overloads.values()))
+    return max_potential_block_size(kernel, self.sharedmem, 1024)
+
+
+def max_potential_block_size(kernel_code, dynamic_shared=0, limit=1024):
+    """The block size with the most resident threads per SM (the CUDA occupancy API's
+    search: from the largest warp multiple down, a larger block wins a tie, stop at full
+    occupancy), within `limit`, the device's and the kernel's (launch bounds) limits."""
+    session = current_session()
+    gpu = session.gpu
+    r = resources(kernel_code)
+    limit = min(int(limit), max_threads(kernel_code, session))
+    warp = gpu.warp_size
+    best, most = 0, 0
+    for aligned in range(-(-limit // warp) * warp, 0, -warp):
+        threads = min(limit, aligned)
+        try:
+            occ = occupancy(gpu, threads, r.registers or 1, r.shared_bytes + int(dynamic_shared or 0))
+        except OccupancyError:      # this block size does not fit on an SM
+            continue
+        if occ.blocks_per_sm * threads > most:
+            best, most = threads, occ.blocks_per_sm * threads
+        if most >= gpu.max_threads_per_sm:
+            break
+    if not best:
+        raise LaunchError(f"kernel.forall: no block size of at most {limit} threads fits on an SM of the "
+                          f"modelled {gpu.name} ({r.registers} registers, {r.shared_bytes} B shared per block)")
+    return best
 
 
 def to_core_stream(stream):
-    """driver._to_core_stream on the model: the stream object itself (0: the default)."""
-    return stream or 0
+    """driver._to_core_stream on the model: a stream of the session (0 / None: the default
+    stream; an int: the stream of that handle, as numba's launch configuration unpickles it)."""
+    session = current_session()
+    if not stream:
+        return session.default_stream
+    if isinstance(stream, (int, np.integer)):
+        return session.streams.get(int(stream)) or session.external_stream(stream)
+    return stream

@@ -53,12 +53,14 @@ class Transfer:
     stream: int = 0
 
 
-class Stream:
+class StreamBase:
     """numba.cuda's stream on the modelled GPU: an ordered queue with its own modelled clock.
     Work runs when it is issued (the host waits for the simulation), so synchronize() has
-    nothing left to wait for."""
+    nothing left to wait for.  Without numba: :class:`Stream`; with simgpu installed, a
+    subclass of numba's ``driver.Stream`` (:func:`numba_stream_classes`)."""
 
     _next_handle = [1]
+    external = False
 
     def __init__(self, session, handle=None, name="stream"):
         self.session = session
@@ -78,9 +80,6 @@ class Stream:
     def __bool__(self):
         return True
 
-    def synchronize(self):
-        return None
-
     @contextmanager
     def auto_synchronize(self):
         yield self
@@ -91,6 +90,48 @@ class Stream:
 
     def query(self):
         return True
+
+
+def model_synchronize(stream):
+    """A stream's synchronize on the model (also numba's ``driver.Stream.synchronize`` while
+    simgpu is installed): its work ran when issued, nothing is left to wait for."""
+    return None
+
+
+class Stream(StreamBase):
+    synchronize = model_synchronize
+
+
+class ExternalBase(StreamBase):
+    """``cuda.external_stream(handle)``: another object for the stream of that handle (numba
+    wraps the handle without checking it); it shares that stream's modelled clock."""
+
+    external = True
+
+    def __init__(self, target):
+        self.session, self.handle, self.name, self._target = target.session, target.handle, "external stream", target
+
+    clock_s = property(lambda self: self._target.clock_s,
+                       lambda self, v: setattr(self._target, "clock_s", v))
+
+    def __repr__(self):
+        return f"<simgpu external stream {self.handle} at {self.clock_s * 1e6:.3f} us modelled>"
+
+
+class ExternalStream(ExternalBase):
+    synchronize = model_synchronize
+
+
+#: the classes of new streams (Stream, ExternalStream); install() puts numba_stream_classes()
+STREAM_CLASSES = [Stream, ExternalStream]
+
+
+def numba_stream_classes(numba_stream):
+    """simgpu's stream classes as subclasses of numba's ``driver.Stream`` (install()): a
+    stream is then numba's Stream type (isinstance), and its ``synchronize`` is numba's
+    method, which install() swaps for :func:`model_synchronize`."""
+    return [type("Stream", (StreamBase, numba_stream), {"__module__": __name__}),
+            type("ExternalStream", (ExternalBase, numba_stream), {"__module__": __name__})]
 
 
 class Event:
@@ -141,18 +182,29 @@ class Session:
         self.launches = []
         self.transfers = []
         self.untimed = 0
-        self.default_stream = Stream(self, 0, "default stream")
+        self.default_stream = STREAM_CLASSES[0](self, 0, "default stream")
         self.streams = {0: self.default_stream}
 
     # -- streams ---------------------------------------------------------------------------
     def new_stream(self):
-        s = Stream(self)
+        while Stream._next_handle[0] in self.streams:      # a handle an external stream took
+            Stream._next_handle[0] += 1
+        s = STREAM_CLASSES[0](self)
         self.streams[s.handle] = s
         return s
 
+    def external_stream(self, ptr):
+        """The stream of handle `ptr` (a stream of this session, or a new one: a handle from
+        elsewhere is a stream like any other on the modelled GPU) as an external stream."""
+        handle = int(ptr)
+        target = self.streams.get(handle)
+        if target is None:
+            target = self.streams[handle] = STREAM_CLASSES[0](self, handle, "stream")
+        return STREAM_CLASSES[1](target)
+
     def stream_of(self, stream):
         """The Stream for numba's stream argument (0 / None: the default stream)."""
-        if isinstance(stream, Stream):
+        if isinstance(stream, StreamBase):
             return stream
         if stream in (0, None):
             return self.default_stream
@@ -176,7 +228,7 @@ class Session:
     def record_transfer(self, kind, nbytes, stream=0):
         bw, latency, _ = HOST_LINKS.get(self.gpu.name, HOST_LINKS["H200"])
         t = latency + nbytes / (bw if kind != "DtoD" else self.gpu.dram.bandwidth_bytes_per_s / 2)
-        s = self.stream_of(stream if isinstance(stream, Stream) or stream in (0, None) else 0)
+        s = self.stream_of(stream if isinstance(stream, StreamBase) or stream in (0, None) else 0)
         s.clock_s += t
         self.transfers.append(Transfer(kind, nbytes, t, s.handle))
 
@@ -267,6 +319,22 @@ def summary_dict(session):
 
 
 _CURRENT = [None]
+_INITIALISED_PID = [None]       # the process that first used the modelled device
+
+
+def initialise():
+    """The CUDA driver's fork rule: a process that used the device (a context, memory, a
+    launch) cannot use it in a child made by ``fork`` -- numba's CudaDriverError "CUDA
+    initialized before forking" (a ``spawn`` child starts afresh)."""
+    pid = os.getpid()
+    if _INITIALISED_PID[0] is None:
+        _INITIALISED_PID[0] = pid
+    elif _INITIALISED_PID[0] != pid:
+        try:
+            from numba.cuda.cudadrv.error import CudaDriverError
+        except ImportError:
+            raise SimGPUError("CUDA initialized before forking") from None
+        raise CudaDriverError("CUDA initialized before forking")
 
 
 def current_session():

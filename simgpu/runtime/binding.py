@@ -121,8 +121,11 @@ def global_array(name, host, orig, addresses, compiled=False):
         data, off = byte_span(work)
         if work.flags.c_contiguous or work.flags.f_contiguous:
             data = work.reshape(-1, order="A") if work.size else work.reshape(-1)
+        own = getattr(orig, "__simgpu_place__", None)      # simgpu.host's device arrays: their own address
+        base = own(data) if own is not None and work is host else None
         return ArrayHandle(name, "global", host.shape, host.dtype, data,
-                           base_addr=addresses.place(data.nbytes), user_array=(host, orig, work))
+                           base_addr=addresses.place(data.nbytes) if base is None else base,
+                           user_array=(host, orig, work))
     work, strides = host, _elem_strides(host)
     if strides is None or not host.flags.writeable:
         work, strides = np.ascontiguousarray(host), ()

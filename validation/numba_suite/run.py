@@ -43,6 +43,8 @@ CATEGORIES = [
     ("timeout (a test past the per-test limit: big grids executed lane by lane)", r"[Tt]imeout"),
     ("code numba links at load time: CUDA C shims (fp16/bf16/fp8), cooperative groups, NRT, link=",
      r"which the PTX does not define|Unresolved extern|__nv_|cudaCG|NRT_|LaunchError: executor='ptx': kernel"),
+    ("an access past the end of an allocation: the GPU rounds allocations up and does not fault, simgpu "
+     "does (the test overruns its arrays)", r"out-of-bounds global access: address \S+ is \d+ bytes into"),
     ("PTX the simgpu.ptx executor does not parse or run yet", r"unsupported PTX|KernelError|MemFault|not converged"),
     ("a test's child process failed (print of bfloat16; numba's float16 LTO warning test)",
      r"CalledProcessError|process failed"),
