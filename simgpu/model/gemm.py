@@ -182,7 +182,6 @@ def alignment_bytes(m: int, n: int, k: int, dtype: str, layout: str = "NN") -> i
 
 def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2):
     bm, bn, bk = tile
-    rate *= p.get("_clock_scale", 1.0)
     sms = gpu.sm_count
     tiles = _ceil(m, bm) * _ceil(n, bn)
     ctas = tiles * split * batch
@@ -203,7 +202,8 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds)
 
 
-def _candidates(gpu, p, m, n, k, dtype, batch, align):
+def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0):
+    """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained)."""
     e_in, e_out = IN_BYTES[dtype], OUT_BYTES[dtype]
     fits_l2 = batch * ((m * k + k * n) * e_in + m * n * e_out) <= gpu.l2.size_bytes
     out = []
@@ -217,7 +217,7 @@ def _candidates(gpu, p, m, n, k, dtype, batch, align):
                     continue
                 seen.add(tile)
                 for s in splits:
-                    out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r,
+                    out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r * clock_scale,
                                                e_in, e_out, fits_l2))
 
     tensor = dtype in ("bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32")
@@ -288,10 +288,8 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = 
     gpu = get_gpu(gpu)
     p = library_params(gpu)
     scale = _clock_scale(gpu, p, sm_clock_hz)
-    if scale != 1.0:
-        p = dict(p, _clock_scale=scale)
     align = alignment_bytes(m, n, k, dtype, layout)
-    cands = _candidates(gpu, p, m, n, k, dtype, batch, align)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale)
     best = min(cands, key=lambda c: (c.seconds, c.ctas))
     return GemmEstimate(m, n, k, dtype, layout, batch, align, best, tuple(cands))
 

@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 DATA = os.path.join(HERE, "..", "data")
 
+from compare_kernels5 import cublas_kernels, gpu_seconds  # noqa: E402
 from compare_repeats import analyse  # noqa: E402
 from simgpu.model.gemm import gemm  # noqa: E402
 
@@ -74,29 +75,30 @@ def diag(d):
     return rows
 
 
+def repeat_tflops(sw, ns):
+    """[repeat, N] TFLOP/s of a swept square sweep's repeats, in repeat order."""
+    return np.array([[2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
+                     for n in ns]).T
+
+
 def sweep_metrics(d, ns):
     sw = d["sweep"]
     pred = np.array([gemm(n, n, n, "bf16").tflops for n in ns])
-    reps = np.array([[2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
-                     for n in ns]).T
+    reps = repeat_tflops(sw, ns)
     out = {"raw": analyse(np.array(ns), reps, pred)}
     clocks = [r["probe_mhz"] for n in ns for r in sw[str(n)] if valid(r["probe_mhz"])]
     ref = st.median(clocks)
     norm = []
-    for n in ns:
-        row = []
-        for r in sorted(sw[str(n)], key=lambda r: r["rep"]):
-            if n < GPU_BOUND_FROM:
-                row.append(2.0 * n ** 3 / r["seconds"] / 1e12)
-            elif valid(r["probe_mhz"]):
-                row.append(2.0 * n ** 3 / (r["seconds"] * r["probe_mhz"] / ref) / 1e12)
-            else:
-                row.append(np.nan)
+    for i, n in enumerate(ns):
+        raw = list(reps[:, i])
+        runs = sorted(sw[str(n)], key=lambda r: r["rep"])
+        if n < GPU_BOUND_FROM or not any(valid(r["probe_mhz"]) for r in runs):
+            norm.append(raw)    # host-bound, or no valid probe at this N: the raw times stand
+            continue
+        row = [x * ref / r["probe_mhz"] if valid(r["probe_mhz"]) else np.nan for x, r in zip(raw, runs)]
         # a repeat with no valid clock: the median of the others stands in (keeps the array whole;
         # it adds no information, and "reproducible" then rests on the valid repeats)
         good = [x for x in row if not np.isnan(x)]
-        if not good:            # no valid probe at this N: its raw times stand
-            good = row = [2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
         norm.append([x if not np.isnan(x) else float(np.median(good)) for x in row])
     out["no_valid_probe_sizes"] = [n for n in ns if n >= GPU_BOUND_FROM
                                    and not any(valid(r["probe_mhz"]) for r in sw[str(n)])]
@@ -111,21 +113,11 @@ def sweep_metrics(d, ns):
     return out
 
 
-def gpu_seconds(est):
-    c = est.chosen
-    return max(c.compute_s, c.l2_s, c.hbm_s) + c.floor_s
-
-
 def bursts(d):
     """The model's kernel time (no host floor) at the sustained clock and at the card's maximum
     clock, against kernel-alone durations: call 5's profiled 3-call bursts (every N >= 1024, step
     32) and call 6's 20-call bursts (the first 10 calls, before the power limit bites)."""
-    k5 = json.load(open(os.path.join(DATA, "lecture_h200_kernels5.json")))["gemm_square_bf16"]
-    meas = {}
-    for n, ev in k5.items():
-        ks = [e["dur_us"] for e in ev if e["cat"] == "kernel"]
-        if not n.startswith("_") and int(n) >= 1024 and ks:
-            meas[("call 5", int(n))] = st.median(ks) * 1e-6
+    meas = {("call 5", n): c["gpu_s"] for n, c in cublas_kernels().items() if n >= 1024}
     for n, v in d["diag"].items():
         ks = [x["dur_us"] for x in v.get("profiled", []) if "nvjet" in x["name"]][:10]
         if ks:
@@ -148,8 +140,7 @@ def hardware_against_itself(d):
     c1 = {r["n"]: r["tflops"] for r in json.load(open(os.path.join(DATA, "lecture_h200.json")))["check"]["square_bf16"]}
     sw = d["sweep"]
     ns = sorted(int(n) for n in sw if int(n) % 64 == 0)
-    reps6 = np.array([[2.0 * n ** 3 / r["seconds"] / 1e12 for r in sorted(sw[str(n)], key=lambda r: r["rep"])]
-                      for n in ns]).T
+    reps6 = repeat_tflops(sw, ns)
     c4m = {r["n"]: float(np.median(r["tflops"])) for r in c4}
     out = {}
     for name, pred in (("call 4 median -> call 6", [c4m[n] for n in ns]), ("call 1 -> call 6", [c1[n] for n in ns])):

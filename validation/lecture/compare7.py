@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import statistics as st
 import sys
 
@@ -29,11 +28,11 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 DATA = os.path.join(HERE, "..", "data")
 
-from compare6 import gpu_seconds, sweep_metrics  # noqa: E402
+from compare6 import sweep_metrics  # noqa: E402
+from compare_kernels5 import NAME, gpu_seconds  # noqa: E402
 from compare_repeats import spearman  # noqa: E402
 from simgpu.model.gemm import gemm  # noqa: E402
 
-NAME = re.compile(r"nvjet_sm90_tst_(\d+)x(\d+)_64x(\d+)_(\d)x(\d)_([hv])")
 BIG = [(192, 192), (320, 128), (256, 128), (128, 256), (128, 160), (192, 128), (128, 192), (160, 256),
        (256, 160), (128, 320), (160, 128)]
 
