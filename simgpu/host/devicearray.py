@@ -125,6 +125,21 @@ def _lo(a):
     return (np.byte_bounds(a) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(a))[0]
 
 
+def _shape(shape):
+    """A shape as numba takes it (an int or a sequence) as a tuple of ints."""
+    return (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+
+
+def _strided(shape, dtype, strides):
+    """(an array of `shape` with `strides` over a new zeroed byte buffer of exactly their span --
+    numba's memory_size_from_info -- negative strides included, that buffer)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0) if size else 0
+    span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize) if size else 0
+    buf = np.zeros(span, np.uint8)
+    return np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides), buf
+
+
 def _span_after(ary):
     """Bytes from `ary`'s first element to the end of its highest byte."""
     if ary.size == 0:
@@ -145,18 +160,13 @@ class DeviceNDArray:
 
     def __init__(self, shape, strides=None, dtype=np.float64, stream=0, gpu_data=None):
         dtype = np.dtype(dtype)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
-        if strides is None:
-            strides = _c_strides(shape, dtype)
-        strides = (int(strides),) if np.isscalar(strides) else tuple(int(s) for s in strides)
+        shape = _shape(shape)
+        strides = _shape(_c_strides(shape, dtype) if strides is None else strides)
         if len(strides) != len(shape):
             raise ValueError("strides not match ndim")
         size = int(np.prod(shape, dtype=np.int64))
-        lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0) if size else 0
         if gpu_data is None or (size == 0 and isinstance(gpu_data, DeviceMemory) and gpu_data._alloc is None):
-            span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize) if size else 0
-            buf = np.zeros(span, np.uint8)
-            ary = np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides)
+            ary, buf = _strided(shape, dtype, strides)
             self._setup(ary, stream, origin=buf)
             if gpu_data is None and size:
                 _poisoned(buf)
@@ -403,29 +413,20 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def _empty(shape, dtype, strides, order):
-    dtype = np.dtype(dtype)
-    shape = (int(shape),) if np.isscalar(shape) else tuple(shape)
-    dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
-    if strides is not None and tuple(strides) != tuple(dense):
-        n = sum((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize   # the span: a sum
-        buf = np.zeros(-(-n // dtype.itemsize), dtype)
-        return np.lib.stride_tricks.as_strided(buf, shape, strides, writeable=True)
-    return np.zeros(shape, dtype, order=order)
+    """A zeroed host array (pinned / mapped memory) with numba's shape, strides and order."""
+    return _allocation(shape, dtype, strides, order)[0]
 
 
 def _allocation(shape, dtype, strides, order):
     """(the array, its allocation's contiguous buffer) for a new device array: with strides
     that are not dense, a byte buffer of the strides' span (numba's memory_size_from_info)."""
     dtype = np.dtype(dtype)
-    shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+    shape = _shape(shape)
     dense = _c_strides(shape, dtype) if order == "C" else _c_strides(shape[::-1], dtype)[::-1]
     if strides is None or tuple(strides) == tuple(dense) or 0 in shape:
         ary = np.zeros(shape, dtype, order=order)
         return ary, ary
-    strides = tuple(int(s) for s in strides)
-    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-    buf = np.zeros(sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize, np.uint8)
-    return np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides), buf
+    return _strided(shape, dtype, _shape(strides))
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
@@ -543,7 +544,7 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
     if (desc.get("version") or 0) >= 1 and desc.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported")
     dtype = np.dtype(desc["typestr"])
-    shape = (int(desc["shape"]),) if np.isscalar(desc["shape"]) else tuple(int(n) for n in desc["shape"])
+    shape = _shape(desc["shape"])
     strides = desc.get("strides")
     strides = _c_strides(shape, dtype) if strides is None else tuple(int(s) for s in strides)
     addr = int(desc["data"][0] or 0)
