@@ -70,7 +70,16 @@ def batch_of(cmp):
 def test_inputs_regenerate_bit_for_bit(cmp):
     import gen
     for k, v in gen.make_inputs().items():
-        assert np.array_equal(cmp.bits(cmp._REF[f"inputs/{k}"]), cmp.bits(v)), k
+        ref = cmp._REF[f"inputs/{k}"]
+        if v.dtype.kind != "f":
+            assert np.array_equal(cmp.bits(ref), cmp.bits(v)), k
+            continue
+        # the random floats go through numpy's exp, which is not correctly rounded and differs
+        # by an ulp between numpy builds and CPUs (numpy 2.4 on this machine: af64); the kernels
+        # read the stored inputs, so this checks only that the generator is the one that made them
+        d = [cmp.ulp_distance(a, b) for a, b in zip(ref, v)]
+        assert all(x is None and np.isnan(a) and np.isnan(b) or x is not None and x <= 1
+                   for x, a, b in zip(d, ref, v)), k
 
 
 def test_subset_recorded(measured):

@@ -11,7 +11,15 @@ from simgpu._compat import patch_numpy_for_numba
 patch_numpy_for_numba()
 from numba import cuda, float32, int32  # noqa: E402
 
-from simgpu.ptx.basic_ops import fma_f32  # noqa: E402
+from simgpu.ptx.semantics import lookup as _ptx_lookup  # noqa: E402
+
+_fma_rn_f32 = _ptx_lookup("fma", ("rn",), ("f32",))
+
+
+def fma_f32(a, b, c):
+    """fma.rn.f32 from the PTX table (which takes lanes: 1-D), over numpy-broadcast operands."""
+    A, B, C = np.broadcast_arrays(np.float32(a), np.float32(b), np.float32(c))
+    return _fma_rn_f32(A.ravel(), B.ravel(), C.ravel()).reshape(A.shape)
 from simgpu.ptx.runner import compile_numba, launch_numba  # noqa: E402
 
 OPTS = [pytest.param(None, id="O3"), pytest.param(False, id="O0")]

@@ -4,35 +4,22 @@
 whose ``exec(ex, lanes, pc)`` runs it for the lanes (``None`` = every lane of the chunk, else
 an index array).  Operands are pre-resolved into reader/writer closures.  Which handler
 builds an instruction is decided by the ``HANDLERS`` table (opcode -> builder); every other
-opcode is arithmetic whose semantics come from ``semantics.lookup`` (preferred) or
-``basic_ops.lookup``.  Anything neither knows compiles to a handler that raises a
-``SimGPUError`` naming the instruction and the user's source line when it is executed.
+opcode is arithmetic whose semantics come from the one table, ``semantics.lookup``.  A form the
+table does not know compiles to a handler that raises a ``SimGPUError`` naming the instruction
+and the user's source line when it is executed (never a guess).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import basic_ops, frames
+from simgpu.ptx import frames, semantics
 from simgpu.ptx.frames import RECURSION_FRAMES
-from simgpu.ptx.basic_ops import np_dtype, width
+from simgpu.ptx.types import CC_REG, nbytes, np_dtype, signature
 from simgpu.ptx.executor import EXITED, RUN, convert_write
 from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, classify_generic
 
-try:
-    from simgpu.ptx import semantics as _semantics
-except Exception:                       # absent or mid-edit: the basic table alone
-    _semantics = None
-
-
-def lookup(opcode, mods, types):
-    fn = None
-    if _semantics is not None:
-        try:
-            fn = _semantics.lookup(opcode, tuple(mods), tuple(types))
-        except Exception:
-            fn = None
-    return fn or basic_ops.lookup(opcode, mods, types)
+lookup = semantics.lookup
 
 
 class Compiled:
@@ -158,7 +145,7 @@ def reader(ctx, op, t):
             return (d * stride + off).astype(T)
         return local_at_depth
     if kind == "sym":
-        U, T, mask = np.dtype(f"u{width(t)}"), np_dtype(t), (1 << (8 * width(t))) - 1
+        U, T, mask = np.dtype(f"u{nbytes(t)}"), np_dtype(t), (1 << (8 * nbytes(t))) - 1
         v, k = ctx.symbol(op[1], lambda addr: np.array(addr & mask, U).view(T))
         if k is not None:
             return lambda ex, lanes: ex.im.launch_values[k]
@@ -210,7 +197,7 @@ def build_arith(ctx, ins):
     fn = lookup(ins.opcode, ins.mods, ins.types)
     if fn is None:
         return unsupported(ctx, ins)
-    dt, sts = basic_ops.signature(ins.opcode, ins.mods, ins.types)
+    dt, sts = signature(ins.opcode, ins.mods, ins.types)
     srcs = ins.operands[1:]
     sts = sts or [dt] * len(srcs)
     if len(sts) < len(srcs):
@@ -218,11 +205,31 @@ def build_arith(ctx, ins):
     reads = [reader(ctx, o, t) for o, t in zip(srcs, sts)]
     write = writer(ctx, ins.operands[0], dt)
     guard = guarded(ctx, ins)
+    carry = semantics.carry_io(ins.opcode, ins.mods)
+    if carry is not None:
+        return carry_chain(ctx, fn, reads, write, guard, *carry)
 
     def run(ex, lanes, pc):
         sub = guard(ex, lanes)
         if sub is None or len(sub):
             write(ex, uniform_call(fn, [r(ex, sub) for r in reads]), sub)
+        ex.advance(lanes)
+    return run
+
+
+def carry_chain(ctx, fn, reads, write, guard, reads_cf, writes_cf):
+    """An instruction of the carry chain: the carry flag CC.CF is the per-lane register CC_REG."""
+    cc = ctx.key(CC_REG)
+    zero = np.array(0, np.uint32)
+
+    def run(ex, lanes, pc):
+        sub = guard(ex, lanes)
+        if sub is None or len(sub):
+            cin = ex.read_reg(cc, "u32", sub) if reads_cf else zero
+            d, cout = fn(*[r(ex, sub) for r in reads], cin)
+            write(ex, d, sub)
+            if writes_cf:
+                ex.write_reg(cc, cout, "u32", sub)
         ex.advance(lanes)
     return run
 
@@ -271,27 +278,27 @@ def build_mov(ctx, ins):
     dst, src = ins.operands[0], ins.operands[1]
     guard = guarded(ctx, ins)
     if src[0] == "vec":                                   # pack {a, b} into one register
-        et = f"b{8 * width(t) // len(src[1])}"
+        et = f"b{8 * nbytes(t) // len(src[1])}"
         reads = [reader(ctx, o, et) for o in src[1]]
         write = writer(ctx, dst, t)
-        U = np_dtype(f"u{8 * width(t)}")
+        U = np_dtype(f"u{8 * nbytes(t)}")
 
         def value(ex, lanes):
             out = np.zeros((), U)
             for k, r in enumerate(reads):
-                out = out | (r(ex, lanes).astype(U) << U.type(k * 8 * width(et)))
+                out = out | (r(ex, lanes).astype(U) << U.type(k * 8 * nbytes(et)))
             return out
     elif dst[0] == "vec":                                 # unpack
-        et = f"b{8 * width(t) // len(dst[1])}"
-        read = reader(ctx, src, f"b{8 * width(t)}")
+        et = f"b{8 * nbytes(t) // len(dst[1])}"
+        read = reader(ctx, src, f"b{8 * nbytes(t)}")
         writes = [writer(ctx, o, et) for o in dst[1]]
-        U = np_dtype(f"b{8 * width(t)}")
+        U = np_dtype(f"b{8 * nbytes(t)}")
 
         def run(ex, lanes, pc):
             sub = guard(ex, lanes)
             v = read(ex, sub)
             for k, w in enumerate(writes):
-                w(ex, (v >> U.type(k * 8 * width(et))).astype(np_dtype(et)), sub)
+                w(ex, (v >> U.type(k * 8 * nbytes(et))).astype(np_dtype(et)), sub)
             ex.advance(lanes)
         return run
     else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.ptx.basic_ops import np_dtype, width
+from simgpu.ptx.types import nbytes, np_dtype
 from simgpu.ptx.events import MemEvent
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
 from simgpu.ptx.memory import (_SHIFT, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
@@ -112,7 +112,7 @@ def _param_access(ctx, ins, addr_op, t):
     _, base, off = addr_op
     if base is None or base[0] != "sym":
         raise ValueError("param access through a register address")
-    name, w, T = base[1], width(t), np_dtype(t)
+    name, w, T = base[1], nbytes(t), np_dtype(t)
     if ctx.func == ctx.im.kernel_name and name in ctx.im.kernel_param_names:
         # the launch's parameter value: decoded once per launch (a uniform scalar)
         k = ctx.per_launch(lambda im: np.frombuffer(
@@ -147,7 +147,7 @@ def build_ld(ctx, ins):
             ex.advance(lanes)
         return run_param
     addr = address_reader(ctx, ins.operands[1])
-    w, T = width(t), np_dtype(t)
+    w, T = nbytes(t), np_dtype(t)
     fast = _shared_reg(ctx, ins.operands[1], space, n, w)
 
     def run(ex, lanes, pc):
@@ -230,7 +230,7 @@ def build_st(ctx, ins):
             ex.advance(lanes)
         return run_param
     addr = address_reader(ctx, ins.operands[0])
-    w, T = width(t), np_dtype(t)
+    w, T = nbytes(t), np_dtype(t)
     fast = _shared_reg(ctx, ins.operands[0], space, n, w)
 
     def run(ex, lanes, pc):
@@ -325,7 +325,7 @@ def build_atom(ctx, ins):
     rc = reader(ctx, ops[2], t) if op == "cas" else None
     write = None if is_red else writer(ctx, ins.operands[0], t)
     guard = guarded(ctx, ins)
-    w, T = width(t), np_dtype(t)
+    w, T = nbytes(t), np_dtype(t)
 
     def run(ex, lanes, pc):
         sub = ex.all_lanes(guard(ex, lanes))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import sem_fp as fp
-from .sem_int import INT_T, UNSIGNED, is_signed, limits, width
+from .sem_int import INT_T, UNSIGNED, is_signed, limits
+from .types import bits
 
 FLOAT_T = ("f16", "bf16", "f32", "f64")
 X2 = {"f16x2": "f16", "bf16x2": "bf16"}
@@ -20,7 +21,7 @@ def round_integral(x64, mode):
 def _int_exact_f64(st, x):
     """An integer array as (s, e): s = RN(value) in float64, e = exact remainder (e = 0 for <= 32 bits)."""
     x = np.asarray(x)
-    if width(st) <= 32:
+    if bits(st) <= 32:
         s = x.astype(np.float64)
         return s, np.zeros_like(s)
     if is_signed(st):
@@ -49,7 +50,7 @@ def nan_to_int(dt, st):
     every f64 source and for every 64-bit destination, else 0 (f32/f16/bf16 into <= 32 bits).
     Measured: f64 -> all eight integer types, f32 -> all eight, f16 -> s64 (u64 and bf16 -> 64-bit
     follow the same rule by analogy, unmeasured)."""
-    w = width(dt)
+    w = bits(dt)
     return (1 << (w - 1)) if (st == "f64" or w == 64) else 0
 
 
@@ -59,7 +60,7 @@ def float_to_int(dt, x64, mode, st="f32"):
     nan = np.isnan(r)
     r = np.where(nan, 0.0, r)
     lo, hi = limits(dt)
-    if width(dt) == 64:
+    if bits(dt) == 64:
         big = r >= float(hi + 1)                    # 2^63 or 2^64, exact in float64
         small = r < float(lo)
         safe = np.where(big | small, 0.0, r)
@@ -70,7 +71,7 @@ def float_to_int(dt, x64, mode, st="f32"):
         out = np.clip(r, lo, hi).astype(np.int64).astype(INT_T[dt])
     nb = nan_to_int(dt, st)
     if nb:
-        out = np.where(nan, np.array(nb, UNSIGNED[width(dt)]).view(INT_T[dt]), out)
+        out = np.where(nan, np.array(nb, UNSIGNED[bits(dt)]).view(INT_T[dt]), out)
     return out
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import sem_fp as fp
-from .sem_int import INT_T, as_u, width
+from .sem_int import INT_T, as_u
+from .types import bits
 
 X2 = {"f16x2": "f16", "bf16x2": "bf16"}
 
@@ -206,7 +207,7 @@ def compare(cmp, t, ftz):
             return None
         return fc
     if t in INT_T:
-        w = width(t)
+        w = bits(t)
         uns = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
         if cmp in uns:
             op = _ORDERED[uns[cmp]]

@@ -3,22 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-INT_T = {
-    "u8": np.uint8, "s8": np.int8, "b8": np.uint8,
-    "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
-    "u32": np.uint32, "s32": np.int32, "b32": np.uint32,
-    "u64": np.uint64, "s64": np.int64, "b64": np.uint64,
-}
+from .types import INT_T, bits, is_signed
+
 UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-
-
-def width(t: str) -> int:
-    return int(t[1:])
-
-
-def is_signed(t: str) -> bool:
-    return t[0] == "s"
 
 
 def as_u(x, w):
@@ -30,7 +18,7 @@ def as_u(x, w):
 
 
 def limits(t):
-    w = width(t)
+    w = bits(t)
     if is_signed(t):
         return -(1 << (w - 1)), (1 << (w - 1)) - 1
     return 0, (1 << w) - 1
@@ -48,7 +36,7 @@ def _mul_hi_u64(a, b):
 
 
 def mul_hi(t, a, b):
-    w = width(t)
+    w = bits(t)
     if w < 64:
         wide = np.int64 if is_signed(t) else np.uint64
         p = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)
@@ -61,12 +49,12 @@ def mul_hi(t, a, b):
 
 
 def mul_lo(t, a, b):
-    w = width(t)
+    w = bits(t)
     return (as_u(a, w) * as_u(b, w)).view(INT_T[t])
 
 
 def mul_wide(t, a, b):
-    w = width(t)
+    w = bits(t)
     dt = (SIGNED if is_signed(t) else UNSIGNED)[2 * w]
     return np.asarray(a).astype(dt) * np.asarray(b).astype(dt)
 
@@ -87,7 +75,7 @@ def mul24(t, hi, a, b):
 
 # ----------------------------------------------------------------- add / sub / saturate
 def add(t, a, b, sat=False, sub=False):
-    w = width(t)
+    w = bits(t)
     if sat:
         lo, hi = limits(t)
         x = np.asarray(a).astype(np.int64)
@@ -98,6 +86,26 @@ def add(t, a, b, sat=False, sub=False):
     return (ua - ub if sub else ua + ub).view(INT_T[t])
 
 
+def add_carry(t, a, b, cin, sub=False):
+    """The carry chain (add.cc/addc, sub.cc/subc): ``(d, cout)`` with d = a + b + cin, or
+    d = a - (b + cin) (PTX ISA: "subtract with borrow-in"), wrapped in the width of t; cout is the
+    carry out of the unsigned addition (1 when the exact sum needs bit w) or, for subtraction, the
+    borrow (1 when the exact difference is negative).  Signed types add their bit patterns, as
+    the hardware does.  cin, cout: u32 0 or 1, per lane."""
+    w = bits(t)
+    ua, ub = as_u(a, w), as_u(b, w)
+    ci = np.asarray(cin).astype(UNSIGNED[w]) & UNSIGNED[w](1)
+    if sub:
+        t1 = ua - ub
+        d = t1 - ci
+        out = (ua < ub) | (t1 < ci)
+    else:
+        t1 = ua + ub
+        d = t1 + ci
+        out = (t1 < ua) | (d < t1)
+    return np.asarray(d).view(INT_T[t]), np.asarray(out).astype(np.uint32)
+
+
 def sat_s32_add(x64, c):
     return np.clip(np.asarray(x64, np.int64) + np.asarray(c).astype(np.int64), -(1 << 31), (1 << 31) - 1).astype(np.int32)
 
@@ -106,7 +114,7 @@ def sat_s32_add(x64, c):
 def div_rem(t, a, b, rem):
     """Truncating division / remainder.  b == 0: all ones (measured on the H200, 16/32/64-bit);
     MIN/-1 wraps."""
-    w = width(t)
+    w = bits(t)
     a, b = np.broadcast_arrays(np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t]))
     zero = b == 0
     if is_signed(t):
@@ -127,7 +135,7 @@ def div_rem(t, a, b, rem):
 
 # ----------------------------------------------------------------- shifts
 def shl(t, a, n):
-    w = width(t)
+    w = bits(t)
     ua = as_u(a, w)
     n = np.asarray(n).astype(np.uint64)
     if n.ndim == 0:                         # one amount for every lane (an immediate)
@@ -139,7 +147,7 @@ def shl(t, a, n):
 
 def shr(t, a, n):
     """shr.u/.b: zero fill; shr.s: sign fill; amounts >= width clamp to width."""
-    w = width(t)
+    w = bits(t)
     n = np.minimum(np.asarray(n).astype(np.uint64), w)
     if n.ndim == 0:                         # one amount for every lane (an immediate)
         if is_signed(t):
@@ -182,16 +190,16 @@ def msb(u, w):
 
 
 def clz(t, a):
-    w = width(t)
+    w = bits(t)
     return (w - 1 - msb(as_u(a, w), w)).astype(np.uint32)
 
 
 def popc(t, a):
-    return np.bitwise_count(as_u(a, width(t))).astype(np.uint32)
+    return np.bitwise_count(as_u(a, bits(t))).astype(np.uint32)
 
 
 def bfind(t, a, shiftamt):
-    w = width(t)
+    w = bits(t)
     x = as_u(a, w)
     if is_signed(t):
         x = np.where(np.asarray(a) < 0, ~x, x)
@@ -201,7 +209,7 @@ def bfind(t, a, shiftamt):
 
 
 def brev(t, a):
-    w = width(t)
+    w = bits(t)
     x = as_u(a, w).astype(np.uint64)
     masks = [(1, 0x5555555555555555), (2, 0x3333333333333333), (4, 0x0F0F0F0F0F0F0F0F),
              (8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF)]
@@ -223,7 +231,7 @@ def _pos_len(w, b, c):
 
 
 def bfe(t, a, b, c):
-    w = width(t)
+    w = bits(t)
     x = as_u(a, w).astype(np.uint64)
     pos, ln = _pos_len(w, b, c)
     if is_signed(t):
@@ -244,7 +252,7 @@ def bfe(t, a, b, c):
 
 def bfi(t, a, b, c, d):
     """Insert the low bits of a into b at pos c, length d (& 0xff for b32; full u32 for b64)."""
-    w = width(t)
+    w = bits(t)
     x, y = as_u(a, w).astype(np.uint64), as_u(b, w).astype(np.uint64)
     pos, ln = _pos_len(w, c, d)
     n = np.clip(np.minimum(ln, w - pos), 0, w)

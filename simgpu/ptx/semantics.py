@@ -117,29 +117,11 @@ from typing import Callable
 
 import numpy as np
 
-from simgpu.errors import SimGPUError
-
 from . import sem_cvt, sem_fmisc, sem_int
 from . import sem_fp as fp
-from .sem_int import INT_T
-
-_DTYPES = {
-    "f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
-    "f16x2": np.uint32, "bf16x2": np.uint32, "pred": np.bool_,
-    **INT_T,
-}
-
-
-def np_dtype(t: str) -> np.dtype:
-    """numpy dtype that holds a register value of PTX type ``t``."""
-    try:
-        return np.dtype(_DTYPES[t])
-    except KeyError:
-        raise SimGPUError(f"PTX type .{t} has no numpy representation in simgpu") from None
-
+from .types import FLOATS, INT_T, bits, np_dtype  # noqa: F401  (np_dtype: part of the interface)
 
 SMALL = ("f32", "f16", "bf16")
-FLOATS = ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")
 
 
 def _float_mods(mods, allowed=("ftz", "sat")):
@@ -175,6 +157,8 @@ def _one_type(types):
 def b_addsub(sub):
     def build(mods, types):
         t = _one_type(types)
+        if "cc" in mods:
+            return b_carry("sub" if sub else "add")(mods, types)
         if t in INT_T:
             if set(mods) - {"sat"} or ("sat" in mods and t != "s32"):
                 return None
@@ -193,7 +177,7 @@ def b_mul(mods, types):
             return lambda a, b: sem_int.mul_lo(t, a, b)
         if m == "hi":
             return lambda a, b: sem_int.mul_hi(t, a, b)
-        if m == "wide" and sem_int.width(t) <= 32:
+        if m == "wide" and bits(t) <= 32:
             return lambda a, b: sem_int.mul_wide(t, a, b)
         return None
     return _float_arith("mul", mods, t)
@@ -201,6 +185,8 @@ def b_mul(mods, types):
 
 def b_mad(mods, types):
     t = _one_type(types)
+    if "cc" in mods:
+        return b_carry("mad")(mods, types)
     if t in INT_T:
         m = [x for x in mods if x in ("lo", "hi", "wide")]
         sat = "sat" in mods
@@ -211,8 +197,8 @@ def b_mad(mods, types):
             return None
         if sat:
             return lambda a, b, c: sem_int.sat_s32_add(sem_int.mul_hi(t, a, b), c)
-        rt = sem_int.SIGNED[2 * sem_int.width(t)] if m[0] == "wide" and t[0] == "s" else None
-        tw = ("s" if t[0] == "s" else "u") + str(2 * sem_int.width(t)) if m[0] == "wide" else t
+        rt = sem_int.SIGNED[2 * bits(t)] if m[0] == "wide" and t[0] == "s" else None
+        tw = ("s" if t[0] == "s" else "u") + str(2 * bits(t)) if m[0] == "wide" else t
         return lambda a, b, c: sem_int.add(tw, mul(a, b), np.asarray(c, rt) if rt else c)
     return _float_arith("fma", mods, t)
 
@@ -310,7 +296,7 @@ def b_absneg(neg):
     def build(mods, types):
         t = _one_type(types)
         if t in INT_T and t[0] == "s" and not mods:
-            w = sem_int.width(t)
+            w = bits(t)
             u = sem_int.UNSIGNED[w]
             if neg:
                 return lambda a: (u(0) - sem_int.as_u(a, w)).view(INT_T[t])
@@ -355,7 +341,7 @@ def _bits(t):
 def b_shift(left):
     def build(mods, types):
         t = _one_type(types)
-        if mods or t not in INT_T or sem_int.width(t) < 16 or (left and t[0] != "b"):
+        if mods or t not in INT_T or bits(t) < 16 or (left and t[0] != "b"):
             return None
         if left:
             return lambda a, n: sem_int.shl(t, a, n)
@@ -368,7 +354,7 @@ def b_shift(left):
 def _sign_fill(t, a, n):
     """shr.s; by width-1 or more (compiled code's sign mask) of lanes none of which is negative:
     0 for every lane, returned as one value (the executor keeps it uniform)."""
-    w = sem_int.width(t)
+    w = bits(t)
     if a.ndim and n.ndim == 0 and int(n) >= w - 1 and not (a < 0).any():
         return np.zeros((), INT_T[t])
     return sem_int.shr(t, a, n)
@@ -413,7 +399,7 @@ def b_sad(mods, types):
     t = _one_type(types)
     if mods or t not in INT_T or t[0] == "b":
         return None
-    w = sem_int.width(t)
+    w = bits(t)
 
     def f(a, b, c):
         a, b = np.asarray(a, INT_T[t]), np.asarray(b, INT_T[t])
@@ -436,9 +422,42 @@ def b_testp(mods, types):
     return sem_fmisc.testp(fp.FMT[t], mods[0])
 
 
+# ---- the carry chain (PTX ISA 9.7.1.x: add.cc, addc, sub.cc, subc, mad.cc, madc) ----------
+CARRY_TYPES = ("u32", "s32", "u64", "s64")
+
+
+def carry_io(opcode: str, mods: tuple[str, ...]) -> tuple[bool, bool] | None:
+    """(reads CC.CF, writes CC.CF) of an instruction of the carry chain; None for any other.
+    Its semantics function takes the sources and then the carry in (0 where it reads none) and
+    returns ``(d, carry out)``."""
+    if opcode in ("addc", "subc", "madc"):
+        return True, "cc" in mods
+    if opcode in ("add", "sub", "mad") and "cc" in mods:
+        return False, True
+    return None
+
+
+def b_carry(kind):
+    def build(mods, types):
+        t = _one_type(types)
+        rest = set(mods) - {"cc"}
+        if t not in CARRY_TYPES:
+            return None
+        if kind == "mad":
+            if len(rest) != 1 or not rest <= {"lo", "hi"}:
+                return None
+            mul = sem_int.mul_hi if "hi" in rest else sem_int.mul_lo
+            return lambda a, b, c, cin: sem_int.add_carry(t, mul(t, a, b), c, cin)
+        if rest:
+            return None
+        return lambda a, b, cin: sem_int.add_carry(t, a, b, cin, kind == "sub")
+    return build
+
+
 _TABLE: dict[str, Callable] = {
     "add": b_addsub(False), "sub": b_addsub(True), "mul": b_mul, "mad": b_mad, "fma": b_fma,
     "div": b_div, "rem": b_rem,
+    "addc": b_carry("add"), "subc": b_carry("sub"), "madc": b_carry("mad"),
     "rcp": b_unary_ieee("rcp", "rcp"), "sqrt": b_unary_ieee("sqrt", "sqrt"),
     "rsqrt": b_approx("rsqrt", ("f32", "f64")),
     "ex2": b_approx("ex2", ("f32", "f16", "bf16", "f16x2", "bf16x2")),
@@ -467,7 +486,8 @@ _TABLE: dict[str, Callable] = {
 def _wrap(fn):
     def call(*args):
         with np.errstate(all="ignore"):
-            return np.asarray(fn(*[np.asarray(a) for a in args]))
+            r = fn(*[np.asarray(a) for a in args])
+        return tuple(np.asarray(x) for x in r) if isinstance(r, tuple) else np.asarray(r)
     call.__wrapped__ = fn
     return call
 

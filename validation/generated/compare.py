@@ -151,7 +151,9 @@ def run_one(job):
         return name, ex, {"class": "numba_error" if st["status"] == "compile_error" else "h200_" + st["status"],
                           "error": clean(st.get("error", ""), 500)}
     n = spec["grid"] * spec["block"]
-    inputs = gen.make_inputs()
+    # the stored inputs, as the H200 read them (regenerating them goes through numpy's exp, which
+    # differs by an ulp between numpy builds and CPUs)
+    inputs = {k: np.array(ref[f"inputs/{k}"]) for k in gen.INPUTS}
     outs = [poisoned(n, dt) for dt in spec["out_dtypes"]]
     acc = np.zeros(4, np.int64)
     args = tuple(inputs[x] for x in gen.INPUTS) + (acc, *outs)
@@ -265,8 +267,6 @@ def main(argv=None):
         return out
     import gen
     _init(a.ref, a.dev)
-    for k, v in gen.make_inputs().items():          # the stored inputs are the ones we regenerate
-        assert np.array_equal(bits(_REF[f"inputs/{k}"]), bits(v)), f"input {k} differs from gen.make_inputs()"
     only = set(a.only.split(",")) if a.only else None
     jobs = [(b, s["name"], ex) for b, ks in gen.load_batches() for s in ks
             for ex in a.executors.split(",") if only is None or s["name"] in only]
