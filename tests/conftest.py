@@ -34,3 +34,35 @@ def executor_of_module(request, monkeypatch):
     ex = getattr(request.module, "EXECUTOR", None)
     if ex:
         monkeypatch.setenv("SIMGPU_EXECUTOR", ex)
+
+
+# ---- recording the PTX forms the tests' kernels use (tests/test_ptx_table_coverage.py) ------
+def pytest_addoption(parser):
+    parser.addoption("--ptx-forms", metavar="DIR", default=None,
+                     help="write every PTX instruction form the tests compile to DIR/forms-<pid>.json "
+                          "(merged by validation/tools/ptx_forms.py into tests/data/ptx_forms.json)")
+
+
+_PTX_FORMS = set()
+
+
+def pytest_configure(config):
+    if not config.getoption("--ptx-forms", default=None):
+        return
+    import simgpu.ptx.runner as runner
+    compile_instr = runner.compile_instr
+
+    def recording(kernel, pc):
+        ins = kernel.linked.code[pc]
+        _PTX_FORMS.add((ins.opcode, tuple(ins.mods), tuple(ins.types)))
+        return compile_instr(kernel, pc)
+    runner.compile_instr = recording
+
+
+def pytest_unconfigure(config):
+    out = config.getoption("--ptx-forms", default=None)
+    if out and _PTX_FORMS:
+        import json
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, f"forms-{os.getpid()}.json"), "w") as f:
+            json.dump(sorted(map(list, _PTX_FORMS)), f)

@@ -137,8 +137,8 @@ class LaunchWatch(Observer):
         self.next_notice = self.t0 + min(NOTICE_S, self.budget.seconds or NOTICE_S)
         self.stream = stream
 
-    def inst(self, ins, m):
-        self.instructions += m.n_warps
+    def inst(self, ev):
+        self.instructions += ev.mask.n_warps
 
     def tick(self, loc, iterations, where=None):
         """At a loop's back edge: stop the launch if it spent its budget."""

@@ -17,14 +17,16 @@ class InstCounter(Observer):
         self.barriers = 0
         self.sass_cache = {}
 
-    def inst(self, ins, m):
+    def inst(self, ev):
+        ins, m = ev.ins, ev.mask
         e = self.per_inst.get(ins.id)
         if e is None:
             e = self.per_inst[ins.id] = [ins, 0, 0]
         e[1] += m.n_warps
         e[2] += m.n_threads
 
-    def branch(self, node, m, taken, kind):
+    def branch(self, ev):
+        node, m, taken = ev.node, ev.mask, ev.taken
         b = self.branches[node.loc]
         b[0] += m.n_warps
         b[2] += m.n_threads
@@ -33,8 +35,8 @@ class InstCounter(Observer):
             both = t & (m.arr.reshape(-1, 32) & ~taken.arr.reshape(-1, 32)).any(axis=1)
             b[1] += int(np.count_nonzero(both))
 
-    def barrier(self, ins, m):
-        self.barriers += m.n_warps
+    def barrier(self, ev):
+        self.barriers += ev.mask.n_warps
 
     # -- results ---------------------------------------------------------------
     def totals(self):

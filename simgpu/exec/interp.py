@@ -20,7 +20,8 @@ from ..ir.nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 from . import atomics
 from .budget import IRLoopProgress
 from .ops import conv, evaluate, fused_mul_add
-from .state import POISON, WARP, ArrayHandle, Mask, MemEvent, Observer, poisoned
+from ..events import BarrierEvent, BranchEvent, InstrEvent, overrides
+from .state import POISON, WARP, ArrayHandle, Mask, MemEvent, poisoned
 
 
 class _LoopCtx:
@@ -84,8 +85,10 @@ class Interpreter:
         self.fn = fn
         self.kernel_name = kernel_name
         self.observers = list(observers)
-        self.mem_observers = [o for o in self.observers if type(o).mem is not Observer.mem]
-        self.inst_observers = [o for o in self.observers if type(o).inst is not Observer.inst]
+        self.mem_observers = [o for o in self.observers if overrides(o, "mem")]
+        self.inst_observers = [o for o in self.observers if overrides(o, "inst")]
+        self.branch_observers = [o for o in self.observers if overrides(o, "branch")]
+        self.barrier_observers = [o for o in self.observers if overrides(o, "barrier")]
         self.sync_observers = [o for o in self.observers if hasattr(o, "barrier_divergence")]
         self.poison = poison             # the byte shared and local memory start as
         self.max_loop_iterations = max_loop_iterations     # deprecated per-loop cap (None: off)
@@ -127,8 +130,7 @@ class Interpreter:
         self._addr_cache = {}
         self.loops = []
         self.frames = [_Frame(self.exited, None)]
-        self.empty = Mask(np.zeros(chunk.n_lanes, dtype=bool), chunk, full=False)
-        self.empty._any = False
+        self.empty = Mask(np.zeros(chunk.n_lanes, dtype=bool), chunk, full=False, n_threads=0, n_warps=0)
         for o in self.observers:
             o.chunk_begin(chunk)
         with np.errstate(all="ignore"):
@@ -211,8 +213,10 @@ class Interpreter:
         return m.minus(left) if left.any() else m
 
     def _branch(self, node, m, taken, kind):
-        for o in self.observers:
-            o.branch(node, m, taken, kind)
+        if self.branch_observers:
+            ev = BranchEvent(node, m, taken, kind)
+            for o in self.branch_observers:
+                o.branch(ev)
 
     def exec_if(self, st, m):
         c = self.value(st.cond)
@@ -358,8 +362,10 @@ class Interpreter:
                     self.setvar(ins.dst + "#b", vals[1], m)
         if ins.dst is not None and r is not None:
             self.setvar(ins.dst, r, m)
-        for o in self.inst_observers:
-            o.inst(ins, m)
+        if self.inst_observers:
+            ev = InstrEvent(ins, self.chunk, _mask=m)
+            for o in self.inst_observers:
+                o.inst(ev)
 
     def fused(self, ins, vals, k):
         """An add/sub NVVM contracts with the multiply producing operand k (ir/passes.py
@@ -521,8 +527,10 @@ class Interpreter:
         c = self.chunk
         if not (m.full and not self.skipped_any and not self.exited.any()):
             self._barrier_arrivals(ins, m)
-        for o in self.observers:
-            o.barrier(ins, m)
+        if self.barrier_observers:
+            ev = BarrierEvent(ins, m, "block")
+            for o in self.barrier_observers:
+                o.barrier(ev)
         red = ins.attrs.get("reduce")
         if red is None:
             return None
@@ -634,8 +642,10 @@ class Interpreter:
         return ((np.uint64(1) << lane) - np.uint64(1)).astype(np.uint32)
 
     def do_syncwarp(self, ins, m):
-        for o in self.observers:
-            o.barrier(ins, m)
+        if self.barrier_observers:
+            ev = BarrierEvent(ins, m, "warp")
+            for o in self.barrier_observers:
+                o.barrier(ev)
         return None
 
     # indices -----------------------------------------------------------------------------

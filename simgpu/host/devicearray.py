@@ -193,7 +193,8 @@ class DeviceNDArray:
         self._ary = ary
         self.stream = stream
         self.kind = kind                     # device | pinned | mapped | managed
-        self._init = getattr(base, "_init", None)   # written-since-allocation map (sanitize/scratch.py)
+        # written-since-allocation map, kept by the sanitizer (sanitize/scratch.py track/init_map)
+        self.init_map = getattr(base, "init_map", None)
         if base is None:                     # a new allocation
             initialise()
             self._origin = ary if origin is None else origin

@@ -58,7 +58,7 @@ class CompiledPTXExecutor(PTXExecutor):
         try:
             return super().run(program, launch, observers)
         finally:
-            self.image = getattr(getattr(launch, "ptx", None), "image", None)
+            self.image = getattr(launch.ptx, "image", None)
 
     def make_memory(self, places):
         """The arguments at their places, and every device array of the program at its own

@@ -4,15 +4,15 @@ from __future__ import annotations
 from .nodes import Break, Call, Const, Continue, If, Instr, Loop, Return
 
 
-def _v(a):
+def value_text(a):
     return repr(a.value) if isinstance(a, Const) else str(a)
 
 
-def _instr(ins):
+def instr_text(ins):
     attrs = ", ".join(f"{k}={v}" for k, v in ins.attrs.items() if k not in ("dtype",))
     if "dtype" in ins.attrs:
         attrs = (attrs + ", " if attrs else "") + f"dtype={ins.attrs['dtype']}"
-    args = ", ".join(_v(a) for a in ins.args)
+    args = ", ".join(value_text(a) for a in ins.args)
     call = f"{ins.op}({args}{'; ' + attrs if attrs else ''})"
     ty = f" : {ins.ty}" if ins.ty is not None else ""
     return f"{ins.dst} = {call}{ty}" if ins.dst else call
@@ -33,9 +33,9 @@ def format_function(fn):
             src = fn.source_lines.get((loc.file, loc.line), "").strip()
             out.append(f"{pad}# line {loc.line}: {src}")
         if isinstance(st, Instr):
-            out.append(pad + _instr(st))
+            out.append(pad + instr_text(st))
         elif isinstance(st, If):
-            out.append(f"{pad}if {_v(st.cond)}:")
+            out.append(f"{pad}if {value_text(st.cond)}:")
             for s in st.then:
                 emit(s, depth + 1)
             if st.orelse:
@@ -45,11 +45,11 @@ def format_function(fn):
             out.append(f"{pad}endif  # reconverge")
         elif isinstance(st, Loop):
             if st.range_var:
-                out.append(f"{pad}for {st.range_var} in range({', '.join(_v(a) for a in st.range_args)}):")
+                out.append(f"{pad}for {st.range_var} in range({', '.join(value_text(a) for a in st.range_args)}):")
             else:
                 for s in st.cond_body:
                     emit(s, depth + 1)
-                out.append(f"{pad}while {_v(st.cond) if st.cond is not None else 'True'}:")
+                out.append(f"{pad}while {value_text(st.cond) if st.cond is not None else 'True'}:")
             for s in st.body:
                 emit(s, depth + 1)
             out.append(f"{pad}endloop  # reconverge")
@@ -58,7 +58,7 @@ def format_function(fn):
         elif isinstance(st, Continue):
             out.append(pad + "continue")
         elif isinstance(st, Return):
-            out.append(pad + ("return " + _v(st.value) if st.value is not None else "return"))
+            out.append(pad + ("return " + value_text(st.value) if st.value is not None else "return"))
         elif isinstance(st, Call):
             out.append(f"{pad}inline {st.name} -> {st.ret}:")
             for s in st.body:

@@ -61,7 +61,7 @@ class MemoryModel(Observer):
         self._scratch = self._bank_scratch = None
         self._local = None
         self.local_frame = self._local_frame(launch)
-        self.red_ids = reduction_ids(getattr(launch, "fn", None))    # atomics compiled to RED
+        self.red_ids = reduction_ids(launch.fn)    # atomics compiled to RED
 
     # -- executor hooks ----------------------------------------------------------
     def chunk_blocks(self, per_chunk):

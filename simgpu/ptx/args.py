@@ -27,7 +27,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx.memory import DeviceMemory
 
 
-def _scalar_values(val):
+def scalar_values(val):
     if isinstance(val, (bool, np.bool_)):
         return [np.uint8(bool(val))]
     if isinstance(val, (int,)) and not isinstance(val, np.integer):
@@ -127,7 +127,7 @@ def flatten_args(args, memory=None, pointers=False):
             for v in val:
                 add(v)
             return
-        sv = _scalar_values(val)
+        sv = scalar_values(val)
         if sv is None:
             raise SimGPUError(f"unsupported kernel argument of type {type(val).__name__}")
         values.extend(sv)

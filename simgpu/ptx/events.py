@@ -71,5 +71,5 @@ class MemEvent(_Base):
     space: str = "global"   # 'global' 'shared' 'local' 'const' 'param'
     kind: str = "load"      # 'load' 'store' 'atomic'
     width: int = 4          # bytes per lane (all elements of a vector access)
-    addresses: np.ndarray = None   # per executing lane: state-space address (device
+    addresses: np.ndarray | None = None   # per executing lane: state-space address (device
                                    # address for global), uint64

@@ -28,7 +28,7 @@ non-exited lane named in the member mask is present and report a ``KernelError``
 ``bar.sync``: lanes wait; when no lane of the chunk can run, the waiting lanes are released
 (all non-exited threads of their block have arrived -- exited threads do not block a barrier,
 as on Volta+).  Memory, warp and control instructions are in ``ops_mem``/``ops_warp``/here;
-arithmetic comes from ``semantics.lookup`` (when that module exists) or ``basic_ops``.
+arithmetic comes from the one table, ``semantics.lookup``.
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ import sys
 import numpy as np
 
 from simgpu.errors import KernelError
-from simgpu.ptx.basic_ops import np_dtype
+from simgpu.ptx.types import np_dtype
 from simgpu.ptx.events import InstrEvent
-from simgpu.ptx.memory import POISON, MemFault, RowMemory
+from simgpu.ptx.memory import MemFault, RowMemory
 
 RUN, WAIT, EXITED = 0, 1, 2
 GRID_WAIT = 3               # at a grid-wide barrier (cooperative groups' grid.sync(): devrt.py)
@@ -87,7 +87,7 @@ class Chunk:
         return tuple(self.block_xyz[self.block_row[lane]]), tuple(self.tid[:, lane])
 
 
-_GEOMETRY = {}
+_GEOMETRY: dict[tuple, tuple] = {}
 
 
 def _lane_geometry(nblocks, block):
@@ -122,7 +122,7 @@ class Executor:
         self.status = np.where(chunk.real, RUN, EXITED).astype(np.int8)
         self.n_running = int(chunk.real.sum())
         self._calls = None          # (return pc, call site) per call depth and lane
-        poison = getattr(image, "poison", POISON)      # the byte shared/local memory start as
+        poison = image.poison       # the byte shared/local memory start as
         self.shared = RowMemory("shared", chunk.nblocks, image.shared_size, poison)
         self.local = RowMemory("local", L, image.local_size, poison)
         self.params = {}

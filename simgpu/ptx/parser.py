@@ -92,6 +92,16 @@ class Module:
             return None
         return f"{self.files.get(loc[0], '?')}:{loc[1]}"
 
+    def entry(self, name: str) -> str:
+        """The full name of kernel ``name`` (itself, or the one mangled entry containing it)."""
+        if name in self.functions:
+            return name
+        cands = [n for n, f in self.functions.items() if f.kind == "entry" and name in n]
+        if len(cands) == 1:
+            return cands[0]
+        entries = [n for n, f in self.functions.items() if f.kind == "entry"]
+        raise SimGPUError(f"kernel {name!r} is not (uniquely) in the PTX; kernels: {entries}")
+
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+) | (?P<nl>\n) | (?P<comment>//[^\n]*|/\*.*?\*/)
@@ -504,7 +514,7 @@ def parse(text: str) -> Module:
     return Parser(text).module()
 
 
-_PARSED = {}
+_PARSED: dict[str, Module] = {}
 
 
 def parse_cached(text: str) -> Module:

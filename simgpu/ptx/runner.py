@@ -29,9 +29,10 @@ from simgpu.ptx import args as argmod
 from simgpu.ptx import printf
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.frames import RECURSION_FRAMES
-from simgpu.ptx.memory import DeviceMemory, RowMemory
+from simgpu.ptx.memory import POISON, DeviceMemory, RowMemory
 from simgpu.ptx.parser import parse_cached
 from simgpu.ptx.program import analyse, link
+from simgpu.ptx.types import CC_REG
 
 MAX_LANES = 1 << 18
 FUNC_BASE = 0xF0000000000          # where function addresses (indirect calls) point: no memory
@@ -81,7 +82,7 @@ def _layout(vars_, start=0):
 
 
 KERNEL_CACHE_SIZE = 32     # (module, entry) pairs whose Kernel is kept for the next launch
-_KERNELS = collections.OrderedDict()    # (id(module), entry) -> Kernel (which holds the module)
+_KERNELS: collections.OrderedDict = collections.OrderedDict()    # (id(module), entry) -> Kernel (which holds the module)
 
 
 def cache_enabled():
@@ -147,6 +148,7 @@ class Kernel:
             for r, t in self.module.functions[n].regs.items():
                 self.reg_dtype[(n, r)] = np.dtype(np.bool_) if t == "pred" else \
                     np.dtype(f"u{max(1, int(t[1:]) // 8)}") if t[1:].isdigit() else np.dtype("u4")
+            self.reg_dtype[(n, CC_REG)] = np.dtype(np.uint32)    # the carry chain's CC.CF
 
     def _spaces(self, names):
         mv = self.module.vars
@@ -229,8 +231,10 @@ class Image:
     ``compiled``, ``reg_dtype``, layouts ...)."""
 
     def __init__(self, module, entry, grid, block, param_values, memory, dyn_shared=0,
-                 max_steps=10 ** 8, display_name=None):
+                 max_steps=10 ** 8, display_name=None, poison=POISON):
         k = self.kernel = kernel_for(module, entry)
+        self.linked = k.linked
+        self.poison = poison        # the byte shared and local memory start as (None: zeros)
         for a in _SHARED_ATTRS:
             setattr(self, a, getattr(k, a))
         self.display_name = display_name or entry      # the kernel's name in messages
@@ -290,7 +294,7 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
     as numba.cuda passes them; if that does not match the kernel's parameter count but one
     parameter per argument does, arrays are passed as bare device pointers."""
     module = module or parse_cached(ptx_text)
-    entry = _find_entry(module, entry_name)
+    entry = module.entry(entry_name)
     grid, block = _dims(grid), _dims(block)
     nparams = len(module.functions[entry].params)
     values, memory, copies = argmod.flatten_args(args)
@@ -311,16 +315,6 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
         Executor(image, Chunk(first, n, grid, block), observers).run()
     argmod.write_back(copies)
     return image
-
-
-def _find_entry(module, name):
-    if name in module.functions:
-        return name
-    cands = [n for n, f in module.functions.items() if f.kind == "entry" and name in n]
-    if len(cands) == 1:
-        return cands[0]
-    entries = [n for n, f in module.functions.items() if f.kind == "entry"]
-    raise SimGPUError(f"kernel {name!r} is not (uniquely) in the PTX; kernels: {entries}")
 
 
 def _numba_device_cc():

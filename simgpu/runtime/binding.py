@@ -125,7 +125,7 @@ def global_array(name, host, orig, addresses, compiled=False):
         base = own(data) if own is not None and work is host else None
         return ArrayHandle(name, "global", host.shape, host.dtype, data,
                            base_addr=addresses.place(data.nbytes) if base is None else base,
-                           user_array=(host, orig, work))
+                           host=host, orig=orig, work=work)
     work, strides = host, _elem_strides(host)
     if strides is None or not host.flags.writeable:
         work, strides = np.ascontiguousarray(host), ()
@@ -133,7 +133,7 @@ def global_array(name, host, orig, addresses, compiled=False):
     if data.dtype != work.dtype:
         data = data.view(work.dtype) if data.size else np.zeros(0, work.dtype)
     return ArrayHandle(name, "global", host.shape, host.dtype, data, elem_strides=strides,
-                       base_addr=addresses.place(data.nbytes), user_array=(host, orig, work))
+                       base_addr=addresses.place(data.nbytes), host=host, orig=orig, work=work)
 
 
 def _elem_strides(a):
@@ -152,8 +152,8 @@ def record_argument(name, rec, orig, addresses):
     kernel's stores land in the user's record (and the array it came from)."""
     work = record_bytes(rec).view(rec.dtype)
     h = ArrayHandle(name, "global", (), rec.dtype, work,
-                    base_addr=addresses.place(work.nbytes), user_array=(work, orig, work))
-    h.record = True
+                    base_addr=addresses.place(work.nbytes), host=work, orig=orig, work=work,
+                    record=True)
     return h
 
 
@@ -175,7 +175,9 @@ def bind_memory(fn, values):
 
 def copy_back(handles):
     for h in handles:
-        host, orig, work = h.user_array
+        host, orig, work = h.host, h.orig, h.work
+        if host is None:
+            continue
         if work is not host and host.flags.writeable:
             host[...] = work
         if orig is not host and hasattr(orig, "copy_from_host"):

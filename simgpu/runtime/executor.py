@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..exec.budget import LaunchWatch
 from ..exec.interp import Interpreter
-from ..exec.state import POISON, Chunk
+from ..exec.state import Chunk
 from ..sass.toolchain import compiled_path_available
 from .ptx_path import PTXExecutor
 
@@ -34,7 +34,7 @@ class IRExecutor:
         watch = LaunchWatch(launch.budget, launch.kernel_name)
         interp = Interpreter(program, launch.kernel_name, [*observers, watch],
                              max_loop_iterations=launch.max_loop_iterations, watch=watch,
-                             poison=getattr(launch, "poison", POISON))
+                             poison=launch.poison)
         executed = 0
         for index, first, n in launch.chunks():
             interp.run_chunk(Chunk(first, n, launch.block, launch.grid, index=index),

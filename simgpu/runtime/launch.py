@@ -56,6 +56,10 @@ class Launch:
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
     poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
+    # filled by the PTX executor's prepare (runtime/ptx_path.py): the compiled kernel, its SASS
+    # facts, counter and arguments (PtxLaunchState, with the launch's Image once it runs)
+    ptx: object = None
+    cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]

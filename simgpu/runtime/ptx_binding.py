@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..exec.state import ArrayHandle
 from ..ir.nodes import Loc
-from ..ptx.args import _scalar_values, is_record
+from ..ptx.args import scalar_values, is_record
 from .binding import DeviceAddresses, global_array, record_argument
 
 
@@ -109,7 +109,7 @@ def _host_value(kernel, name, a):
         return HostRecord(host, a)
     if isinstance(host, tuple):
         return tuple(_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host))
-    if _scalar_values(host) is None:
+    if scalar_values(host) is None:
         raise ArgumentError(f"argument {name!r} of kernel {kernel!r}: cannot pass a "
                             f"{type(a).__name__}; pass numpy arrays, numbers and tuples of them")
     return host
@@ -143,7 +143,7 @@ def kernel_args(sig, bindings):
     arrays (copied back to the user's by binding.copy_back), scalars, tuples rebuilt."""
     def arg(v):
         if isinstance(v, ArrayHandle):
-            return v.user_array[2][0] if getattr(v, "record", False) else v.user_array[2]
+            return v.work[0] if v.record else v.work
         if isinstance(v, tuple):
             return tuple(arg(x) for x in v)
         return v

@@ -27,36 +27,35 @@ import bisect
 import inspect
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ..errors import DSLError, KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
-from ..exec.state import ArrayHandle, Chunk, Mask, MemEvent, Observer
+from ..events import (ArrayHandle, BarrierEvent, BranchEvent, Chunk, InstrEvent, Mask, MemEvent,
+                      Observer, overrides)
 from ..frontend.lint import warn_lint
-from ..ir.nodes import Loc
 from ..memory import MemoryModel
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as _PtxChunkExecutor
 from ..ptx.memory import ALIGN as PTX_ALIGN
-from ..ptx.memory import POISON as _PTX_POISON
 from ..ptx.memory import DeviceMemory
 from ..ptx.parser import parse_cached
-from ..ptx.runner import Image, _find_entry
+from ..ptx.analysis import PtxLoops
+from ..ptx.runner import Image
 from ..sass import compile_kernel
-from ..sass.opclasses import base_opcode, pipe_of
+from ..sass.facts import SassFacts
+from ..sass.opclasses import base_opcode
 from ..sass import devrt
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
 from .binding import bind_args
 from .ptx_binding import kernel_args
 
 _KIND = {"load": "ld", "store": "st", "atomic": "atom"}
-_IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
-_CALL_TARGET = re.compile(r"`\(([^)]+)\)")
-_LOCAL_SASS = ("LDL", "STL")
 MAX_STEPS = 10 ** 9
 
 
@@ -66,79 +65,6 @@ def cc_for(gpu):
     if isinstance(cc, (tuple, list)) and len(cc) == 2:
         return (int(cc[0]), int(cc[1]))
     return cc_for_gpu(getattr(gpu, "name", gpu))
-
-
-# -- instructions as the observers see them --------------------------------------------------
-@dataclass(eq=False)
-class PtxInst:
-    """One PTX instruction of the compiled kernel, as an observer's ``ins``: ``id`` is its
-    line in the PTX (stable over chunks and launches of the same code), ``loc`` the user's
-    source line that the PTX ``.loc`` gave it (line 0 where the compiler gave none)."""
-    id: int
-    loc: Loc
-    op: str                                  # IR-style op: 'ld' 'st' 'atomic' or the PTX opcode
-    attrs: dict = field(default_factory=dict)   # opcode, ptx (text), space, sass (opcodes)
-
-    def __repr__(self):
-        return f"<PtxInst line {self.id}: {self.attrs.get('ptx', '')} @ {self.loc.file}:{self.loc.line}>"
-
-
-class SassFacts:
-    """What the compiled kernel's SASS says per PTX line: SASS instructions (own + called
-    subroutines, once per call), their pipes, the user's source line."""
-
-    def __init__(self, compiled, kernel_file=""):
-        self.compiled = compiled
-        self.kernel_file = kernel_file
-        self.sass = {}                      # PTX line -> [opcode] (subroutines included)
-        for ks in compiled.facts.kernels.values():
-            for ins in ks.instructions:
-                if ins.ptx_line is None:
-                    continue
-                ops = self.sass.setdefault(ins.ptx_line, [])
-                ops.append(ins.opcode)
-                if ins.base == "CALL" and (m := _CALL_TARGET.search(ins.operands)):
-                    ops.extend(s.opcode for s in ks.subroutines.get(m.group(1), ()))
-        self.count = {ln: len(v) for ln, v in self.sass.items()}
-        self.pipes = {ln: _histogram(pipe_of(op) for op in v) for ln, v in self.sass.items()}
-        self.source = compiled.ptx_source
-        self._insts = {}
-        self._local = None
-
-    def loc(self, ptx_line):
-        s = self.source.get(ptx_line)
-        return Loc(s.file, s.line, s.col) if s else Loc(self.kernel_file, 0)
-
-    def inst(self, ptx_line, opcode="", text="", space=None):
-        i = self._insts.get(ptx_line)
-        if i is None:
-            i = self._insts[ptx_line] = PtxInst(
-                ptx_line, self.loc(ptx_line), _IR_OP.get(opcode, opcode),
-                {"opcode": opcode, "ptx": text, "space": space,
-                 "sass": list(self.sass.get(ptx_line, ()))})
-        return i
-
-    def is_reduction(self, ptx_line):
-        """ptxas made RED (no value returned) from this atomic."""
-        return any(base_opcode(op).startswith("RED") for op in self.sass.get(ptx_line, ()))
-
-    def issues_local(self, ptx_line=None):
-        """Whether the compiled kernel touches local memory at all.  ptxas may keep a PTX
-        .local array in registers (even a dynamically indexed one, as a chain of predicated
-        moves); then it emits no LDL/STL and the PTX's ld/st.local issue nothing.  Decided per
-        kernel, not per PTX line: the line table sometimes credits an LDL to the PTX line
-        before the ld.local it came from."""
-        if self._local is None:
-            ops = [base_opcode(op) for v in self.sass.values() for op in v]
-            self._local = not self.sass or any(op in _LOCAL_SASS for op in ops)
-        return self._local
-
-
-def _histogram(items):
-    h = defaultdict(int)
-    for x in items:
-        h[x] += 1
-    return dict(h)
 
 
 class SassInstCounter(Observer):
@@ -327,6 +253,7 @@ class PlacedMemory(DeviceMemory):
 # -- the chunk executor, with branch divergence reported --------------------------------
 class _ChunkExecutor(_PtxChunkExecutor):
     counter = None
+    on_branch: Callable | None = None       # f(pc, lanes, taken): the observers' branch events
 
     def goto(self, lanes, taken, target, fall):
         if taken is not None and self.counter is not None and target != fall:
@@ -335,6 +262,8 @@ class _ChunkExecutor(_PtxChunkExecutor):
                 ln = self.all_lanes(lanes)
                 if t.shape[0] == len(ln):
                     self.counter.divergent(ln, t)
+        if self.on_branch is not None and target != fall:     # a bra (fall: the next pc)
+            self.on_branch(fall - 1, self.all_lanes(lanes), taken)
         return super().goto(lanes, taken, target, fall)
 
 
@@ -344,10 +273,15 @@ class _Adapter:
     def __init__(self, facts, counter, observers, chunk, handles, raw_observers):
         self.facts, self.counter, self.observers, self.chunk = facts, counter, observers, chunk
         self.handles = handles
-        self.raw_instr = [o.instruction for o in raw_observers if hasattr(o, "instruction")]
-        self.raw_mem = [o.mem_access for o in raw_observers if hasattr(o, "mem_access")]
+        self.raw_instr = [o.instruction for o in raw_observers if overrides(o, "instruction")]
+        self.raw_mem = [o.mem_access for o in raw_observers if overrides(o, "mem_access")]
+        self.mem_obs = [o for o in observers if overrides(o, "mem")]
+        self.inst_obs = [o for o in observers if overrides(o, "inst")]
+        self.branch_obs = [o for o in observers if overrides(o, "branch")]
+        self.barrier_obs = [o for o in observers if overrides(o, "barrier")]
         self._lanes = self._warps = self._full = None
         self.loops = None           # PtxLoopWatch: runaway loops and the launch's budget
+        self.code = None            # the linked program (for branch events)
 
     def instruction(self, ev):
         lanes = ev.lanes
@@ -359,11 +293,38 @@ class _Adapter:
             self.loops.step(ev, self._warps)
         for f in self.raw_instr:
             f(ev)
+        if self.inst_obs and len(lanes):
+            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes)
+            for o in self.inst_obs:
+                o.inst(ie)
+        if self.barrier_obs and ev.opcode in ("bar", "barrier") and len(lanes):
+            be = BarrierEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self._mask(lanes),
+                              "warp" if ".warp" in ev.text else "block")
+            for o in self.barrier_obs:
+                o.barrier(be)
+
+    def branch(self, pc, lanes, taken):
+        """A ``bra`` at ``pc`` executed by ``lanes``; ``taken``: per lane, or None (uniform)."""
+        if not len(lanes):
+            return
+        ins = self.code[pc]
+        node = self.facts.inst(ins.line, ins.opcode, ins.text)
+        t = None
+        if taken is not None and np.ndim(taken):
+            t = self._mask(np.asarray(lanes)[np.asarray(taken, bool)])
+        be = BranchEvent(node, self._mask(lanes), t, "bra")
+        for o in self.branch_obs:
+            o.branch(be)
+
+    def _mask(self, lanes):
+        arr = np.zeros(self.chunk.n_lanes, bool)
+        arr[lanes] = True
+        return Mask(arr, self.chunk)
 
     def mem_access(self, ev):
         for f in self.raw_mem:
             f(ev)
-        if ev.space == "param" or not self.observers:
+        if ev.space == "param" or not self.mem_obs:
             return
         if ev.space == "local" and not self.facts.issues_local(ev.line):
             return                  # ptxas kept this .local access in registers
@@ -371,7 +332,7 @@ class _Adapter:
         addr, mask, a0 = self._lanes_of(ev, c)
         ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
         me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c)
-        for o in self.observers:
+        for o in self.mem_obs:
             o.mem(me)
 
     def _lanes_of(self, ev, c):
@@ -384,8 +345,7 @@ class _Adapter:
             addr = a.view(np.int64) if a.flags.c_contiguous else a.astype(np.int64)
             if self._full is None:
                 self._full = np.ones(c.n_lanes, bool)
-            mask = Mask(self._full, c, full=True)
-            mask._any, mask._n_threads, mask._n_warps = True, n, c.n_warps
+            mask = Mask(self._full, c, full=True, n_threads=n, n_warps=c.n_warps)
             return addr, mask, addr[0]
         lanes = np.asarray(lanes, np.int64)
         addr = np.zeros(c.n_lanes, np.int64)
@@ -406,7 +366,7 @@ class _Adapter:
         return h
 
 
-_SPACE_HANDLES = {}
+_SPACE_HANDLES: dict[str, ArrayHandle] = {}
 
 
 def adapt_memory_model(mm, facts, image):
@@ -474,7 +434,7 @@ class PTXExecutor:
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         if launch.registers_per_thread is None and res.registers is not None:
             launch.registers_per_thread = int(res.registers)
-        dyn = int(getattr(launch, "dynamic_smem_bytes", 0) or 0)
+        dyn = int(launch.dynamic_smem_bytes or 0)
         if res.shared_bytes or dyn:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
         check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program.name)
@@ -495,34 +455,34 @@ class PTXExecutor:
         return PlacedMemory(places)
 
     def make_counter(self, launch):
-        st = getattr(launch, "ptx", None)
+        st = launch.ptx
         return st.counter if st is not None else SassInstCounter()
 
     # -- Executor.run ------------------------------------------------------------------------
     def run(self, program, launch, observers) -> int:
-        st = getattr(launch, "ptx", None)
+        st = launch.ptx
         if st is None:
             st = self.prepare(_program_of(launch, program), launch)
         observers = list(observers)
         counter = st.counter
-        if getattr(launch, "cooperative", False):     # grid.sync(): the whole grid in one chunk
+        if launch.cooperative:     # grid.sync(): the whole grid in one chunk
             launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
-        exec_obs = [o for o in observers if o is not counter and hasattr(o, "mem")]
-        raw = [o for o in observers if hasattr(o, "instruction") or hasattr(o, "mem_access")]
+        exec_obs = [o for o in observers if o is not counter]
+        raw = [o for o in observers if overrides(o, "instruction") or overrides(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
         values, memory, copies = flatten_args(st.args, memory=self.make_memory(places))
         module = parse_cached(st.compiled.ptx)
-        entry = _find_entry(module, st.compiled.entry)
+        entry = module.entry(st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,
-                      int(getattr(launch, "dynamic_smem_bytes", 0) or 0), MAX_STEPS,
-                      display_name=launch.kernel_name)      # the Python name, not the mangled one
-        image.poison = getattr(launch, "poison", _PTX_POISON)   # shared/local memory's first byte
+                      int(launch.dynamic_smem_bytes or 0), MAX_STEPS,
+                      display_name=launch.kernel_name,      # the Python name, not the mangled one
+                      poison=launch.poison)    # shared/local memory's first byte
         for o in observers:
             if isinstance(o, MemoryModel):
                 adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
-        loops, watch = PtxLoops(image), LaunchWatch(getattr(launch, "budget", None), launch.kernel_name)
+        loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
         executed = 0
         for index, first, n in launch.chunks():
             chunk = Chunk(first, n, launch.block, launch.grid, index=index)
@@ -532,6 +492,9 @@ class PTXExecutor:
             ad.loops = PtxLoopWatch(loops, watch)
             ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
             ex.counter = counter
+            if ad.branch_obs:
+                ad.code = image.linked.code
+                ex.on_branch = ad.branch
             ex.run()
             counter.grid_barriers += getattr(ex, "grid_barriers", 0)
             for o in observers:
@@ -544,7 +507,7 @@ class PTXExecutor:
 
 
 def _program_of(launch, program):
-    p = getattr(launch, "program", None)
+    p = launch.program
     if p is None:
         raise LaunchError("PTXExecutor.run needs the kernel (launch.program) to compile it")
     return p
@@ -554,7 +517,7 @@ _UNRESOLVED = re.compile(r"Unresolved extern function '([^']+)'")
 _EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 # extern functions the compiled code may call and simgpu.ptx does not provide: name -> why
 # (vprintf, which print() compiles to, is implemented: simgpu/ptx/printf.py)
-EXTERN_GAPS = {}
+EXTERN_GAPS: dict[str, str] = {}
 
 
 def _demangle(name):
@@ -717,90 +680,6 @@ def launch_args(launch):
 
 
 # -- runaway loops on the compiled path (exec/budget.py says what and why) -------------------
-_NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
-                     "fence", "call", "prefetch", "prefetchu", "discard", "nanosleep", "pmevent",
-                     "cp", "griddepcontrol", "setmaxnreg"))
-_MEM_READ = frozenset(("ld", "ldu", "atom", "tex", "tld4", "suld", "ldmatrix"))
-_MEM_WRITE = frozenset(("st", "atom", "red", "sust", "sured", "call", "stmatrix"))
-_INVARIANT_SPACES = ("param", "const")
-
-
-def _regs_of(op, out):
-    """The register names an operand mentions (addresses, pairs, vectors, negations)."""
-    if not isinstance(op, tuple) or not op:
-        if isinstance(op, list):
-            for x in op:
-                _regs_of(x, out)
-        return out
-    k = op[0]
-    if k == "reg":
-        out.add(op[1])
-    elif k in ("pair", "not"):
-        for x in op[1:]:
-            _regs_of(x, out)
-    elif k in ("vec", "list"):
-        for x in op[1]:
-            _regs_of(x, out)
-    elif k == "addr":
-        _regs_of(op[1], out)
-    return out
-
-
-class PtxLoop:
-    """One loop of the linked program: pcs [head, end] of one function; its deciding
-    registers (every branch's guard in it, closed over what computes them in the loop), and
-    whether they read memory / the loop writes memory (then the whole state must repeat)."""
-
-    def __init__(self, image, head, end):
-        linked = image.linked
-        code, fn = linked.code, linked.func_of[head]
-        self.head, self.end, self.fn = head, end, fn
-        pcs = [pc for pc in range(head, end + 1) if linked.func_of[pc] == fn]
-        deps, seeds, reads = defaultdict(set), set(), set()
-        self.writes_memory = False
-        calls = any(code[pc].opcode == "call" for pc in pcs)    # a callee's return comes by .param
-        for pc in pcs:
-            ins = code[pc]
-            op = ins.opcode
-            g = {ins.guard[0]} if ins.guard else set()
-            if op in _MEM_WRITE:
-                self.writes_memory = True
-            if op in ("bra", "brx", "ret", "exit", "trap"):
-                seeds |= g
-                if op == "brx":
-                    _regs_of(ins.operands, seeds)
-                continue
-            writes = "red" in ins.mods if op in ("bar", "barrier") else op not in _NO_DST
-            if not writes or not ins.operands:     # bar.red (syncthreads_count & co.) writes
-                continue
-            dst = _regs_of(ins.operands[0], set())
-            src = _regs_of(ins.operands[1:], set()) | g
-            if ins.guard:           # a predicated write keeps the old value where the guard fails
-                src |= dst
-            invariant = op in ("ld", "ldu") and (
-                ("const" in ins.mods or "nc" in ins.mods) or ("param" in ins.mods and not calls))
-            memory = op in _MEM_READ and not invariant
-            for d in dst:
-                deps[d] |= src
-                if memory:
-                    reads.add(d)
-        state, todo = set(), list(seeds)
-        while todo:
-            r = todo.pop()
-            if r not in state:
-                state.add(r)
-                todo.extend(deps.get(r, ()))
-        self.deciding = sorted((fn, r) for r in state if r in deps)
-        self.reads_memory = bool(state & reads)
-        self.full = self.reads_memory and self.writes_memory
-        self.lines = sorted({code[pc].loc[1] for pc in pcs if code[pc].loc and code[pc].loc[1]})
-        locs = [code[pc].loc for pc in pcs if code[pc].loc and code[pc].loc[1]]
-        self.loc = None
-        if locs:
-            first = min(locs, key=lambda lc: lc[1])
-            self.loc = image.module.source(first)
-
-
 def _same_reg(a, b):
     if a is None or b is None:
         return a is b
@@ -884,24 +763,3 @@ class PtxLoopWatch:
 def _where(ev):
     lanes = ev.lanes
     return ev.ctx.where(int(lanes[0])) if len(lanes) else (None, None)
-
-
-class PtxLoops:
-    """The loops of an Image's linked program, by head pc: a branch back to a pc at or before
-    it in the same function (the layout puts every loop in one contiguous range)."""
-
-    def __init__(self, image):
-        linked = image.linked
-        self.image, self.func_of = image, linked.func_of
-        ends = {}
-        for pc, t in linked.target.items():
-            if t <= pc and linked.func_of[t] == linked.func_of[pc]:
-                ends[t] = max(ends.get(t, t), pc)
-        self.heads = ends
-        self._loops = {}
-
-    def get(self, head):
-        lp = self._loops.get(head)
-        if lp is None:
-            lp = self._loops[head] = PtxLoop(self.image, head, self.heads[head])
-        return lp

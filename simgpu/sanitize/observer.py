@@ -142,15 +142,20 @@ class Sanitizer(Observer):
         self.access(ev.space, ev.kind, lanes, addr, int(ev.size), self.loc_id(self.ir_loc(ev.inst)),
                     ev.array)
 
-    def barrier(self, ins, mask):
-        arr = mask.arr
+    def barrier(self, ev):
+        if self.interp is None:         # the compiled path: barriers are counted in instruction()
+            return
+        ins, arr = ev.ins, ev.mask.arr
         if ins.op == "syncthreads":
             self.bep[arr] += 1
             self.wep[arr] += 1
         else:                           # syncwarp: its members are checked in inst()
             self.wep[arr] += 1
 
-    def inst(self, ins, mask):
+    def inst(self, ev):
+        if self.interp is None:         # the compiled path: fences are seen in instruction()
+            return
+        ins, mask = ev.ins, ev.mask
         op = ins.op
         if op == "fence":
             self.fenced[self.blk[mask.arr]] = True
@@ -503,8 +508,7 @@ def _global_index(h, off):
     """The index of the element of a global argument at byte offset `off` of its working
     buffer, from the memory layout of the array the launch works on (C, F or a strided view,
     in place or a copy: runtime/binding.py), or None."""
-    ua = getattr(h, "user_array", None)
-    work = ua[2] if isinstance(ua, tuple) and len(ua) == 3 else None
+    work = h.work
     if not isinstance(work, np.ndarray) or work.shape != tuple(h.shape) or not work.ndim:
         return None
     r = h.data.__array_interface__["data"][0] + int(off) - work.__array_interface__["data"][0]

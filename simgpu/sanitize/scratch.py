@@ -76,13 +76,13 @@ class InitMap:
 # -- device arrays -------------------------------------------------------------------------------
 def track(dev):
     """A new allocation without initial contents: give it (and its future views) a map."""
-    dev._init = InitMap(_span(dev._origin))
+    dev.init_map = InitMap(_span(dev._origin))
     return dev
 
 
 def init_map(obj):
     """The InitMap of a device array (or None: untracked, or everything written)."""
-    m = getattr(obj, "_init", None)
+    m = getattr(obj, "init_map", None)
     return None if m is None or m.complete else m
 
 
@@ -146,11 +146,9 @@ def tracked_handles(handles):
     unwritten bytes."""
     out = []
     for h in handles:
-        ua = getattr(h, "user_array", None)
-        orig = ua[1] if isinstance(ua, tuple) and len(ua) == 3 else None
-        m = init_map(orig)
+        m = init_map(h.orig)
         if m is not None:
-            out.append((h, orig, m))
+            out.append((h, h.orig, m))
     return out
 
 
@@ -200,7 +198,7 @@ def handle_bytes(h, dev, span):
     lo = _addr(data) - _addr(dev._origin)
     if data.nbytes == 0 or (0 <= lo and lo + data.nbytes <= span):
         return slice(lo, lo + data.nbytes)
-    work = h.user_array[2]
+    work = h.work
     view = dev._ary
     isz = view.dtype.itemsize
     out = np.full(data.nbytes, -1, np.int64)

@@ -15,7 +15,7 @@ from ..errors import SimGPUError
 from ..exec.state import WARP, ArrayHandle, Observer
 from ..ir.nodes import Call, If, Loop, walk
 from ..sass.costs import sass_count
-from ..ir.printer import _instr, _v
+from ..ir.printer import instr_text, value_text
 
 _BITS = np.left_shift(np.uint64(1), np.arange(WARP, dtype=np.uint64))
 
@@ -192,15 +192,16 @@ class Recorder(Observer):
             if hit:
                 self.dirty = ev.array
 
-    def inst(self, ins, m):
+    def inst(self, ev):
         if not self.on:
             return
+        ins, m = ev.ins, ev.mask
         lanes = self._lanes(m)
         ran = lanes.any()
         if ran:
             ev, self.pending = self.pending, None
             mem = _mem_access(ev, self.lo, self._array_name(ev.array)) if ev is not None and ev.inst is ins else None
-            s = self._append("inst", ins, mask_int(lanes), _instr(ins), sass_count(ins), dst=ins.dst, memory=mem)
+            s = self._append("inst", ins, mask_int(lanes), instr_text(ins), sass_count(ins), dst=ins.dst, memory=mem)
             if ins.dst is not None and ins.dst in self.it.env:
                 self._keep(ins.dst, self.it.env[ins.dst], s.index, s.mask)
             self._keep_range_vars(s.index, s.mask)
@@ -208,17 +209,18 @@ class Recorder(Observer):
             self._snapshot(self.dirty, len(self.steps) - 1 if ran else len(self.steps))
             self.dirty = None
 
-    def branch(self, node, m, taken, kind):
+    def branch(self, ev):
         if not self.on:
             return
+        node, m, taken, kind = ev.node, ev.mask, ev.taken, ev.kind
         lanes = self._lanes(m)
         if not lanes.any():
             return
         if kind == "if":
             t = mask_int(self._lanes(taken)) if taken is not None else None
-            self._append("if", node, mask_int(lanes), f"if {_v(node.cond)}  (branch)", 1, taken=t)
+            self._append("if", node, mask_int(lanes), f"if {value_text(node.cond)}  (branch)", 1, taken=t)
         elif kind == "loop":
-            cond = "range" if node.range_var else (_v(node.cond) if node.cond is not None else "True")
+            cond = "range" if node.range_var else (value_text(node.cond) if node.cond is not None else "True")
             self._append("loop", node, mask_int(lanes), f"loop test: {cond}  (branch)", 1)
         else:                           # return / break / continue, should the executor report them
             self._append(kind, node, mask_int(lanes), f"{kind}  (branch)", 1)

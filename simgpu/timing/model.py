@@ -56,10 +56,10 @@ class TimingModel(Observer):
     # -- set-up: occupancy (refusing launches the driver refuses) and the sample ------------
     def _setup(self, info):
         self.info = info
-        self.compiled = getattr(info, "ptx", None) is not None      # the compiled path
+        self.compiled = info.ptx is not None      # the compiled path
         if not self.compiled:
             contract(info.fn)
-        regs = self.registers_override or getattr(info, "registers_per_thread", None)
+        regs = self.registers_override or info.registers_per_thread
         self.registers_estimated = regs is None
         if regs is None and self.compiled:
             raise LaunchError(f"kernel {info.kernel_name!r}: ptxas reported no register count; "
@@ -106,8 +106,8 @@ class TimingModel(Observer):
     def chunk_end(self, chunk):
         self.recorder.chunk_end(chunk)
 
-    def inst(self, ins, mask):
-        self.recorder.inst(ins, mask)
+    def inst(self, ev):
+        self.recorder.inst(ev)
 
     def instruction(self, ev):
         """The compiled path's executed PTX instruction (ptx/events.py)."""
@@ -116,8 +116,8 @@ class TimingModel(Observer):
     def mem(self, ev):
         self.recorder.mem(ev)
 
-    def branch(self, node, mask, taken, kind):
-        self.recorder.branch(node, mask, taken, kind)
+    def branch(self, ev):
+        self.recorder.branch(ev)
 
     # -- sampled execution: the launch runs only these blocks and scales counts up ----------
     def sampled_blocks(self):

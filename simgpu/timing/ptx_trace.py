@@ -183,6 +183,13 @@ class PtxTraceRecorder(TraceRecorder):
         wa[lanes >> 5] = True
         return [wa[cols] for _, cols, _, _ in self.views]
 
+    def inst(self, ev):
+        """The compiled code's instructions are recorded from the PTX executor's own stream
+        (``instruction``), which carries the PC the SASS costs are keyed by."""
+
+    def branch(self, ev):
+        """Branches are instructions of the PTX stream (``instruction``)."""
+
     def instruction(self, ev):
         op = self.code.op(ev.pc)
         lanes = ev.lanes

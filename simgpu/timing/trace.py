@@ -92,7 +92,8 @@ class TraceRecorder(Observer):
     def chunk_end(self, chunk):
         self.active = False
 
-    def inst(self, ins, mask):
+    def inst(self, ev):
+        ins, mask = ev.ins, ev.mask
         f = self._flops.get(ins.id)
         if f is None:
             f = self._flops[ins.id] = flops(ins)
@@ -125,7 +126,8 @@ class TraceRecorder(Observer):
             out.append(info)
         self._pending = out
 
-    def branch(self, node, mask, taken, kind):
+    def branch(self, ev):
+        node, mask, kind = ev.node, ev.mask, ev.kind
         if not self.active:
             return
         wa = mask.warp_any

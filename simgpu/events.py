@@ -1,0 +1,354 @@
+"""The one event vocabulary between an executor and whatever watches it.
+
+Both executors (the PTX executor of the compiled code, the default, and simgpu's IR
+interpreter) report what they do with these records, through one :class:`Observer` contract:
+
+    launch_begin(launch)
+    for each chunk of whole blocks:
+        chunk_begin(chunk)
+        inst(InstrEvent) | branch(BranchEvent) | mem(MemEvent) | barrier(BarrierEvent) ...
+        chunk_end(chunk)
+    launch_end(launch)
+
+in that order; within a chunk in execution order: ``mem`` of an access comes before the
+``inst`` of its instruction on the IR path and after it on the PTX path, a ``barrier`` after
+the ``inst`` of its instruction.  Masks are over the chunk's lanes (blocks padded to whole
+warps: lane l is warp l // 32); every record has ``line`` (the user's source line, 0 where the
+compiler gave none) and ``ins`` (the executor's own instruction: an ``ir.nodes.Instr`` or a
+compiled-path ``PtxInst``, whose ``loc``, ``op`` and ``id`` are common).
+
+A user's observer subclasses :class:`Observer`, overrides the hooks it wants, and is passed as
+``simgpu.launch(..., observers=[obs])``; it works unchanged on both executors
+(examples/observer_line_efficiency.py).  The memory, timing and sanitizer models are observers
+like any user's.  This module is at the bottom of the layers: it imports numpy only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+WARP = 32
+
+
+class SourceLoc(Protocol):
+    file: str
+    line: int
+
+
+class Instruction(Protocol):
+    """What every executor's instruction offers an observer (ir.nodes.Instr, PtxInst)."""
+    id: int
+    loc: SourceLoc
+    op: str
+
+
+@dataclass
+class Chunk:
+    """`n_blocks` consecutive blocks (linear ids first_block...), lanes padded to whole warps."""
+    first_block: int
+    n_blocks: int
+    block_dim: tuple
+    grid_dim: tuple
+    index: int = 0                          # which chunk of the launch
+
+    def __post_init__(self):
+        bx, by, bz = self.block_dim
+        self.tpb = bx * by * bz
+        self.wpb = -(-self.tpb // WARP)
+        self.lanes_per_block = self.wpb * WARP
+        self.n_lanes = self.n_blocks * self.lanes_per_block
+        self.n_warps = self.n_blocks * self.wpb
+        geo = _geometry(self.n_blocks, tuple(self.block_dim))
+        self.lane_block, self.lane_tid, self.valid, self._tid = geo
+        self.all_valid = self.tpb == self.lanes_per_block
+        self.block_ids = np.arange(self.first_block, self.first_block + self.n_blocks, dtype=np.int64)
+        self._cache = {}
+        self.valid_warps = int(self.n_blocks * self.wpb)
+
+    def sreg(self, name):
+        """tid.x ... per lane (int32 arrays); ntid/nctaid uniform."""
+        v = self._cache.get(name)
+        if v is not None:
+            return v
+        bx, by, bz = self.block_dim
+        gx, gy, gz = self.grid_dim
+        kind, _, c = name.partition(".")
+        if kind == "tid":
+            v = self._tid[c]
+        elif kind == "ctaid":
+            b = self.lane_block.astype(np.int32) + np.int32(self.first_block)
+            if c == "x":
+                v = b if gx * 1 == gx * gy * gz else b % np.int32(gx)
+            elif c == "y":
+                v = (b // np.int32(gx)) % np.int32(gy)
+            else:
+                v = b // np.int32(gx * gy)
+        elif kind == "ntid":
+            v = np.int32({"x": bx, "y": by, "z": bz}[c])
+        elif kind == "nctaid":
+            v = np.int32({"x": gx, "y": gy, "z": gz}[c])
+        elif name == "laneid":
+            v = (self.lane_tid % WARP).astype(np.int32)
+        else:
+            raise KeyError(name)
+        self._cache[name] = v
+        return v
+
+    def thread_of(self, lane):
+        bx, by, _ = self.block_dim
+        t = int(self.lane_tid[lane])
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def block_of(self, lane):
+        gx, gy, _ = self.grid_dim
+        b = int(self.block_ids[self.lane_block[lane]])
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+
+_GEOMETRY: dict[tuple, tuple] = {}
+
+
+def _geometry(n_blocks, block_dim):
+    """Per-lane block/thread geometry of a chunk shape, shared by all chunks of that shape."""
+    key = (n_blocks, block_dim)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        bx, by, bz = block_dim
+        tpb = bx * by * bz
+        lpb = -(-tpb // WARP) * WARP
+        lane = np.arange(n_blocks * lpb, dtype=np.int64)
+        lane_block = lane // lpb
+        lane_tid = lane - lane_block * lpb
+        t32 = lane_tid.astype(np.int32)
+        tid = {"x": t32 % np.int32(bx) if (by * bz > 1 or lpb != tpb) else t32,
+               "y": (t32 // np.int32(bx)) % np.int32(by), "z": t32 // np.int32(bx * by)}
+        for a in (lane_block, lane_tid, *tid.values()):
+            a.flags.writeable = False
+        g = (lane_block, lane_tid, lane_tid < tpb, tid)
+        if len(_GEOMETRY) > 8:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
+
+
+class Mask:
+    """The active-lane mask of a chunk, with its warp-level counts computed once."""
+    __slots__ = ("arr", "chunk", "full", "_any", "_warp_any", "_n_threads", "_n_warps")
+
+    def __init__(self, arr, chunk, full=None, n_threads=None, n_warps=None):
+        """n_threads / n_warps: the counts, where the caller knows them (else computed when
+        first asked for)."""
+        self.arr = arr
+        self.chunk = chunk
+        self.full = bool(arr.all()) if full is None else full
+        self._any = None if n_threads is None else n_threads > 0
+        self._warp_any = None
+        self._n_threads = n_threads
+        self._n_warps = n_warps
+
+    @classmethod
+    def all_valid(cls, chunk):
+        m = cls(chunk.valid, chunk, full=True)
+        m._any = True
+        m._n_threads = chunk.n_blocks * chunk.tpb
+        m._n_warps = chunk.valid_warps
+        return m
+
+    def any(self):
+        if self._any is None:
+            self._any = bool(self.arr.any())
+        return self._any
+
+    @property
+    def warp_any(self):
+        if self._warp_any is None:
+            self._warp_any = self.arr.reshape(-1, WARP).any(axis=1)
+        return self._warp_any
+
+    @property
+    def n_threads(self):
+        if self._n_threads is None:
+            self._n_threads = int(np.count_nonzero(self.arr))
+        return self._n_threads
+
+    @property
+    def n_warps(self):
+        if self._n_warps is None:
+            self._n_warps = int(np.count_nonzero(self.warp_any))
+        return self._n_warps
+
+    def sub(self, cond_arr):
+        """mask & cond (cond a bool array or numpy bool scalar)."""
+        if isinstance(cond_arr, (bool, np.bool_)):
+            return self if cond_arr else Mask(np.zeros_like(self.arr), self.chunk, full=False)
+        return Mask(self.arr & cond_arr, self.chunk)
+
+    def minus(self, other_arr):
+        return Mask(self.arr & ~other_arr, self.chunk)
+
+    def first_lane(self, arr=None):
+        a = self.arr if arr is None else arr
+        return int(np.argmax(a))
+
+
+@dataclass
+class ArrayHandle:
+    """An array the kernel can index: the data, its element layout and its address."""
+    name: str
+    space: str                  # global | shared | local | const
+    shape: tuple
+    dtype: np.dtype
+    data: np.ndarray            # flat working buffer (shared: (n_blocks, size); local: (n_lanes, size))
+    base_addr: int = 0          # global/const: byte address; shared: byte offset in the block's window
+    elem_strides: tuple = field(default=())
+    # a global argument: the host array it was bound from, the user's object (that array, or a
+    # device array), the array the launch works on (host itself, or a copy) -- copied back
+    host: np.ndarray | None = None
+    orig: object = None
+    work: np.ndarray | None = None
+    record: bool = False        # a record (structured scalar) argument, passed by pointer
+
+    def __post_init__(self):
+        self.itemsize = self.dtype.itemsize
+        self.size = int(np.prod(self.shape)) if self.shape else 1
+        if not self.elem_strides:
+            st, acc = [], 1
+            for s in reversed(self.shape):
+                st.append(acc)
+                acc *= s
+            self.elem_strides = tuple(reversed(st))
+
+
+@dataclass
+class MemEvent:
+    """One warp-level memory instruction executed by a chunk (all its warps at once).
+
+    addr: byte address per lane (int64, shape (n_lanes,)); only lanes in `mask` are real.
+    For shared memory the address is the offset inside the block's shared window; for local
+    memory it is the per-thread offset (the hardware interleaves local memory per lane)."""
+    inst: object
+    space: str
+    kind: str                   # 'ld' | 'st' | 'atom'
+    addr: np.ndarray
+    mask: Mask
+    size: int
+    array: ArrayHandle
+    chunk: Chunk
+
+
+@dataclass(eq=False)
+class InstrEvent:
+    """One instruction executed by a chunk's warps at one step (all of them together)."""
+    ins: Instruction            # ir.nodes.Instr | PtxInst: .loc (file, line), .op, .id
+    chunk: Chunk
+    lanes: np.ndarray | None = None     # executing lanes (PTX path); the mask is made when asked
+    _mask: Mask | None = None
+
+    @property
+    def mask(self) -> Mask:
+        """The lanes that executed it (guard-false lanes of a predicated PTX instruction count
+        as executing, as in Nsight Compute's smsp__thread_inst_executed)."""
+        if self._mask is None:
+            arr = np.zeros(self.chunk.n_lanes, bool)
+            arr[self.lanes] = True
+            self._mask = Mask(arr, self.chunk)
+        return self._mask
+
+    @property
+    def line(self) -> int:
+        return self.ins.loc.line
+
+    @property
+    def op(self) -> str:
+        return self.ins.op
+
+
+@dataclass(eq=False)
+class BranchEvent:
+    """A control-flow decision executed under ``mask``.  ``taken``: the lanes that take the
+    branch (an If's then-side, a PTX ``bra``'s target), None for loop tests and for uniform
+    jumps.  ``kind``: 'if' | 'loop' (IR path), 'bra' (PTX path)."""
+    node: Instruction           # ir.nodes.If/Loop | PtxInst of the bra
+    mask: Mask
+    taken: Mask | None
+    kind: str
+
+    @property
+    def line(self) -> int:
+        return self.node.loc.line
+
+    @property
+    def divergent_warps(self) -> int:
+        """Warps in which some lanes take the branch and others do not."""
+        if self.taken is None:
+            return 0
+        t = self.taken.arr.reshape(-1, WARP)
+        m = self.mask.arr.reshape(-1, WARP)
+        return int(np.count_nonzero(t.any(axis=1) & (m & ~t).any(axis=1)))
+
+
+@dataclass(eq=False)
+class BarrierEvent:
+    """A barrier executed by the lanes of ``mask``: scope 'block' (syncthreads, bar.sync) or
+    'warp' (syncwarp, bar.warp.sync)."""
+    ins: Instruction
+    mask: Mask
+    scope: str
+
+    @property
+    def line(self) -> int:
+        return self.ins.loc.line
+
+
+class Observer:
+    """Receives what an executor does (the order: this module's docstring).  Subclass it and
+    override what you need; every hook is declared here, and an executor calls a hook only on
+    the observers that override it.
+
+    ``attach(interpreter)`` is the IR interpreter's: it is called once before the launch with
+    the interpreter (``interpreter.env`` holds the values, ``interpreter.stack`` the
+    reconvergence stack), for the lessons' stepper.  ``instruction(ev)`` and
+    ``mem_access(ev)`` are the PTX executor's own stream (simgpu/ptx/events.py: registers,
+    raw addresses), for models of the compiled code; most observers need neither.
+    A model may also offer ``chunk_blocks`` and ``fill_report`` (simgpu/runtime)."""
+
+    def attach(self, interpreter):
+        pass
+
+    def launch_begin(self, launch):
+        pass
+
+    def chunk_begin(self, chunk):
+        pass
+
+    def inst(self, ev: InstrEvent):
+        """Every executed instruction (warps with no active lane skip it)."""
+
+    def branch(self, ev: BranchEvent):
+        """Every executed control-flow decision."""
+
+    def mem(self, ev: MemEvent):
+        """Every executed memory access (global, shared, local, const)."""
+
+    def barrier(self, ev: BarrierEvent):
+        """Every executed barrier."""
+
+    def chunk_end(self, chunk):
+        pass
+
+    def launch_end(self, launch):
+        pass
+
+    def instruction(self, ev):
+        """The compiled path's raw step (simgpu.ptx.events.InstrEvent)."""
+
+    def mem_access(self, ev):
+        """The compiled path's raw access (simgpu.ptx.events.MemEvent)."""
+
+
+def overrides(obs, hook: str) -> bool:
+    """Whether observer ``obs`` overrides ``Observer.<hook>`` (so an executor calls it)."""
+    f = getattr(type(obs), hook, None)
+    return f is not None and f is not getattr(Observer, hook)
