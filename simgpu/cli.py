@@ -6,6 +6,7 @@ import os
 import sys
 import time
 
+from . import __version__
 from .errors import KernelError, SimGPUError
 from .hardware import PRESETS
 from .host import run_program
@@ -254,6 +255,7 @@ def cmd_step(a, rest):
 def build_parser():
     p = argparse.ArgumentParser(prog="simgpu", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"simgpu {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     d = sub.add_parser("demo", help="simulate classic kernels and print their reports")
     d.add_argument("--gpu", default=None, help="GPU preset (H200, H100, A100, V100); default H200")

@@ -10,17 +10,18 @@ from .install import install, uninstall
 
 
 def run_program(path=None, module=None, argv=(), gpu=None, report_dir=None, out=None, check=None,
-                lineinfo=False):
+                lineinfo=True):
     """Run a Python file or module as __main__ with simgpu installed; print the session's
     summary at the end (and write each launch's report to `report_dir`).  Returns the exit
     status the program asked for (0 if it just ended).  check: sanitize every launch (True or
     tool names, docs/sanitizer.md); the findings' summary is printed at the end, and a
-    program that ended well exits 1 if there were errors; kernels compile with line info then
-    (lineinfo=True), so findings name the source lines."""
+    program that ended well exits 1 if there were errors.  lineinfo (on by default): kernels
+    compile with numba's ``lineinfo=True``, so the reports' per-line tables and the
+    sanitizer's findings name the program's source lines (docs/host.md: what it costs)."""
     if check:
         with collecting(parse_tools(check)) as col:
             try:
-                status = run_program(path, module, argv, gpu, report_dir, out, lineinfo=True)
+                status = run_program(path, module, argv, gpu, report_dir, out, lineinfo=lineinfo)
             finally:
                 (out or sys.stdout).write(col.summary() + "\n")
         return status or (1 if col.report.errors else 0)
@@ -56,7 +57,8 @@ def run_program(path=None, module=None, argv=(), gpu=None, report_dir=None, out=
 def _force_lineinfo():
     """Kernels compiled from now on get numba's ``lineinfo=True`` (a line table in the PTX:
     numba documents that code generation is unaffected; ``debug=True`` kernels keep theirs),
-    so the sanitizer's findings in a whole program name source lines, not PTX lines.  Returns
+    so the reports and the sanitizer's findings in a whole program name source lines, not
+    PTX lines.  Returns
     the function that undoes it (before uninstall(), which restores numba's own class)."""
     disp = sys.modules["numba.cuda.dispatcher"]
     base = disp._Kernel
