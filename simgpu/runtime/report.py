@@ -201,6 +201,9 @@ class Report:
 
     def __str__(self):
         parts = [self.header()]
+        if "fault" in self.extras:          # launch(check=...) stopped by a fault
+            parts.append(f"Stopped by a fault (a finding below): {self.extras['fault']}\n"
+                         "  the counts cover the work before it; no memory or timing model")
         small = self.small_launch
         for title, fn in self.sections:
             if small and title == "Timing" and "timing" in self.extras:
