@@ -259,8 +259,9 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     executor: "auto" (the default: "ptx" where numba-cuda and ptxas are installed, else "ir";
         $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
         as PTX and costed with ptxas' SASS; runtime/ptx_path.py: numba-cuda types the kernel
-        and its errors reach the caller unchanged), "ir" (simgpu's own IR interpreter, for
-        machines without the toolchain) or an object with Executor's `run`.
+        and its errors reach the caller with simgpu's reading first: runtime/compile_errors.py),
+        "ir" (simgpu's own IR interpreter, for machines without the toolchain) or an object
+        with Executor's `run`.
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
     check: the sanitizer (docs/sanitizer.md): True for compute-sanitizer's four tools
