@@ -91,13 +91,20 @@ def trim_numba_text(text, user_file=None):
     return "\n".join(out)
 
 
+def numba_compile_error(exc):
+    """One of numba's compiler errors (TypingError, LoweringError, NumbaRuntimeError, ...: the
+    classes of ``numba.core.errors`` and numba-cuda's ``numba.cuda.core.errors``), not a driver
+    error."""
+    return type(exc).__module__ in ("numba.core.errors", "numba.cuda.core.errors")
+
+
 def readable_compile_error(exc, py_func=None):
     """numba's compile error `exc` (with simgpu's notes: the reading, the location) rewritten
     in place for the user (the module docstring): simgpu's reading first, numba's message
     trimmed, no ANSI codes off a terminal, marked a user error (``errors.user_facing`` then
     cuts its traceback).  Returns `exc`; unchanged under ``SIMGPU_NUMBA_ERRORS=full`` or
     when it is not numba's."""
-    if full_numba_errors() or not type(exc).__module__.startswith("numba") or getattr(exc, "_simgpu_readable", False):
+    if full_numba_errors() or not numba_compile_error(exc) or getattr(exc, "_simgpu_readable", False):
         return exc
     notes = list(getattr(exc, "__notes__", ()))
     reading = [n[len(READING):] for n in notes if n.startswith(READING)]
@@ -119,7 +126,7 @@ def readable_error(exc):
     """``errors.user_facing``'s translate for simgpu's entry points: numba's compile errors
     made readable (:func:`readable_compile_error`), simgpu's own error that a numba failure
     caused given one line of numba's text as a note; other errors as they are."""
-    if type(exc).__module__.startswith("numba"):
+    if numba_compile_error(exc):
         return readable_compile_error(exc)
     cause = exc.__cause__
     if (isinstance(exc, DSLError) and cause is not None and not full_numba_errors()
@@ -138,7 +145,7 @@ def program_compile_error(exc, program, values):
     line) and is made readable; numba's Python failing outside its typing (a TypeError,
     NotImplementedError or AttributeError from its lowering, e.g. for ``try``) becomes simgpu's
     reading itself, numba's error its cause, as on ``simgpu.launch``'s compiled path."""
-    numba_own = type(exc).__module__.startswith("numba")
+    numba_own = numba_compile_error(exc)
     if (numba_own and type(exc).__name__ == "ForceLiteralArg") or not hasattr(exc, "add_note"):
         return None             # numba's request to compile again with literal arguments
     if not numba_own and type(exc) not in (TypeError, NotImplementedError, AttributeError):
