@@ -44,7 +44,10 @@ def main():
     script = os.path.join(os.path.dirname(sys.executable), "simgpu")       # the venv's console script
     for cmd in ([sys.executable, "-m", "simgpu", "--help"], [script, "gpus"]):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    print(f"simgpu {simgpu.__version__} installed at {here}: launch, sweep, python -m simgpu, simgpu gpus: ok")
+    version = subprocess.run([script, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    assert version == f"simgpu {simgpu.__version__}", version
+    print(f"simgpu {simgpu.__version__} installed at {here}: launch, sweep, python -m simgpu, simgpu gpus, "
+          "simgpu --version: ok")
 
 
 if __name__ == "__main__":

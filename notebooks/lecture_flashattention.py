@@ -18,23 +18,29 @@
 # time of naive and Flash attention (`simgpu.model.attention`), forward and backward.
 
 # %%
-# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing (SIMGPU_PIP may name a
-# wheel or a git URL instead of the package index). A kernel that an example has is imported from
-# the repository's examples/ folder, never copied: the folder is found from the working folder
-# upwards (Jupyter and nbmake start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on
-# sys.path, ahead of the notebooks' own .py files of the same names. In Colab, clone the repository.
+# Setup. Run in Colab (or any Jupyter): install simgpu when it is missing, from the clone of its
+# repository this notebook is in (simgpu is on no package index; SIMGPU_PIP may name a wheel or a
+# git URL instead). A kernel that an example has is imported from the repository's examples/
+# folder, never copied: the folder is found from the working folder upwards (Jupyter and nbmake
+# start in notebooks/) or named by SIMGPU_EXAMPLES, and goes first on sys.path, ahead of the
+# notebooks' own .py files of the same names. In Colab, clone the repository first.
 import importlib.util
 import os
 import pathlib
 import subprocess
 import sys
 
+REPO = next((p for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
+             if (p / "examples" / "lesson_relu.py").is_file()), None)
 if importlib.util.find_spec("simgpu") is None:
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", os.environ.get("SIMGPU_PIP", "simgpu")])
+    SOURCE = os.environ.get("SIMGPU_PIP") or (str(REPO) if REPO and (REPO / "setup.cfg").is_file() else None)
+    if SOURCE is None:
+        raise RuntimeError("simgpu is not installed and this notebook is not in a clone of its repository: "
+                           "clone the repository and open the notebook from its notebooks/ folder, or set "
+                           "SIMGPU_PIP to a simgpu wheel (docs/index.md, Install)")
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", SOURCE])
 
-EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or next(
-    (str(p / "examples") for p in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)
-     if (p / "examples" / "lesson_relu.py").is_file()), None)
+EXAMPLES = os.environ.get("SIMGPU_EXAMPLES") or (str(REPO / "examples") if REPO else None)
 if EXAMPLES:
     sys.path[:] = [EXAMPLES] + [p for p in sys.path if p != EXAMPLES]
 else:

@@ -6,7 +6,8 @@ import os
 import sys
 import time
 
-from .errors import KernelError, SimGPUError
+from . import __version__
+from .errors import KernelError, SimGPUError, is_user_error, user_traceback
 from .hardware import PRESETS
 from .host import run_program
 from .kernels.demo import demo_launches
@@ -254,6 +255,7 @@ def cmd_step(a, rest):
 def build_parser():
     p = argparse.ArgumentParser(prog="simgpu", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"simgpu {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     d = sub.add_parser("demo", help="simulate classic kernels and print their reports")
     d.add_argument("--gpu", default=None, help="GPU preset (H200, H100, A100, V100); default H200")
@@ -358,9 +360,12 @@ def main(argv=None):
         return {"demo": cmd_demo, "run": cmd_run, "gpus": cmd_gpus, "validate": cmd_validate,
                 "sanitize": cmd_sanitize, "gemm": cmd_gemm, "attention": cmd_attention,
                 "mystery": cmd_mystery}[a.cmd](a)
-    except SimGPUError as e:
-        print(f"simgpu: error: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:      # noqa: BLE001 - the top level: say it as the user needs it
+        if is_user_error(e):    # a SimGPUError, or numba's compile error made readable: the message
+            print(f"simgpu: error: {e}", file=sys.stderr)
+            return 2
+        sys.stderr.write(user_traceback(e))     # from the user's frames on (all, for simgpu's own bugs)
+        return 1
 
 
 if __name__ == "__main__":

@@ -138,6 +138,82 @@ def test_compiled_path_errors_name_the_line_thread_and_block(kernel, args, err, 
         simgpu.launch(kernel, 2, 32, args, executor="ptx", timing=False)
 
 
+# -- issue 23: a user's error ends in simgpu's message, after the user's frames ------------------
+# (imported here, so the kernels above keep their line numbers)
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+from simgpu.cli import main  # noqa: E402
+
+SIMGPU = os.path.dirname(os.path.abspath(simgpu.__file__)) + os.sep
+
+
+def _frames(err):
+    return traceback.extract_tb(err.__traceback__)
+
+
+@pytest.mark.parametrize("executor", ["ir", "ptx"])
+@pytest.mark.parametrize("entry", ["launch", "jit"])
+def test_a_kernel_error_shows_the_users_frames_and_one_of_simgpus(executor, entry):
+    """No chained MemFault ("During handling of the above exception"), no internal frames: the
+    test's own frame, then the one simgpu frame that raises, then the message."""
+    with pytest.raises(simgpu.KernelError) as e:
+        if entry == "launch":
+            simgpu.launch(oob_global, 2, 32, (np.zeros(64),), executor=executor, timing=False)
+        else:
+            simgpu.jit(oob_global)[2, 32](np.zeros(64), executor=executor, timing=False)
+    text = "".join(traceback.format_exception(e.value))
+    assert "During handling" not in text and "direct cause" not in text, text
+    ours = [f for f in _frames(e.value) if f.filename.startswith(SIMGPU)]
+    assert len(ours) == 1, text
+    assert _frames(e.value)[0].filename == __file__
+    assert text.rstrip().splitlines()[-1].startswith("simgpu.errors.KernelError: ")
+
+
+def test_check_true_returns_the_report_with_the_out_of_bounds_finding():
+    rep = simgpu.launch(oob_global, 2, 32, (np.zeros(64),), executor="ptx", timing=False, check=True)
+    (f,) = [f for f in rep.sanitizer.findings if f.tool == "memcheck"]
+    assert "out-of-bounds" in f.message and f.loc.endswith("test_errors.py:12")
+    assert rep.sanitizer.errors == 1 and "Stopped by a fault" in str(rep)
+
+
+def test_simgpu_traceback_full_keeps_the_internal_frames(monkeypatch):
+    monkeypatch.setenv("SIMGPU_TRACEBACK", "full")
+    with pytest.raises(simgpu.KernelError) as e:
+        simgpu.launch(oob_global, 2, 32, (np.zeros(64),), executor="ptx", timing=False)
+    assert len([f for f in _frames(e.value) if f.filename.startswith(SIMGPU)]) > 3
+
+
+PROGRAM = """\
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def shift(x):
+    i = cuda.grid(1)
+    x[i + 1] = 0
+
+
+shift[2, 32](cuda.to_device(np.zeros(64)))
+"""
+
+
+def test_simgpu_run_prog_error_ends_in_the_message_after_the_programs_frames(tmp_path, capsys):
+    """`simgpu run prog.py`: no cli.py or runpy frames, no "0 kernel launch(es)" line first; exit 1."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    assert main(["run", str(prog)]) == 1
+    out, err = capsys.readouterr()
+    assert "kernel launch(es)" not in out, out
+    assert "cli.py" not in err and "runpy" not in err, err
+    lines = err.rstrip().splitlines()
+    lines = lines[lines.index("Traceback (most recent call last):"):]      # (numba's warnings before it)
+    assert str(prog) in lines[1], err
+    assert lines[-1].startswith("simgpu.errors.KernelError: ") and "prog.py:8" in lines[-1], err
+    assert len([ln for ln in lines if ln.startswith("  File ")]) == 2, err   # the program's, simgpu's
+
+
 # The tests above pin the IR path's messages (its frontend's DSLErrors, its bounds checks by
 # array and index); the compiled path's own errors are the test just above.
 EXECUTOR = "ir"

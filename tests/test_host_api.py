@@ -4,6 +4,7 @@ The kernels below are written for numba.cuda and know nothing of simgpu; with si
 installed, `cuda.jit` kernels run on the compiled path and the host API is simgpu's.
 Each test installs and uninstalls (the fixture), so numba.cuda is left as it was.
 """
+import io
 import os
 import subprocess
 import sys
@@ -208,6 +209,40 @@ def test_simgpu_run_program(tmp_path):
     assert "block_sums" in out and "8 x 128" in out and "per kernel:" in out
     assert (tmp_path / "rep" / "0001_block_sums.json").exists()
     assert current_session() is not None
+    text = (tmp_path / "rep" / "0001_block_sums.txt").read_text()
+    assert "buf[t] += buf[t + s]" in text    # issue 23: lineinfo on for whole programs
+
+
+ADD_ONE = """\
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+d = cuda.to_device(np.zeros(64, np.float32))
+add_one[2, 32](d)
+"""
+
+
+def test_simgpu_run_report_names_source_lines(tmp_path):
+    """`simgpu run --report DIR prog.py` (no --check): the per-line tables name the program's
+    lines (issue 23: kernels compiled without lineinfo gave one row `line 0` with no source)."""
+    from simgpu.host import run_program
+    prog = tmp_path / "prog.py"
+    prog.write_text(ADD_ONE)
+    out = io.StringIO()
+    assert run_program(path=str(prog), report_dir=str(tmp_path / "rep"), out=out) == 0
+    text = (tmp_path / "rep" / "0001_add_one.txt").read_text()
+    by_line = text.split("Memory by source line", 1)[1].split("\n\n", 1)[0]
+    assert "      9 " in by_line and "x[i] += 1" in by_line, by_line
+    per_thread = text.split("Per thread", 1)[1]
+    assert "x[i] += 1" in per_thread, per_thread
 
 
 CAPTURED = None

@@ -1,9 +1,11 @@
 """Typical learner mistakes (issue 12, part 5): each error points at the kernel's source line,
 says what the user wrote and what to write instead.  The IR path raises simgpu's own DSLError
-or TypingError; the compiled path raises numba-cuda's error unchanged with simgpu's reading of
-the mistake as a note at its end, or, where numba fails outside its typing (a TypeError or a
-NotImplementedError from its lowering), simgpu's DSLError itself."""
+or TypingError; the compiled path raises numba-cuda's error (its type) with simgpu's reading of
+the mistake first and numba's text trimmed after it (runtime/compile_errors.py), or, where numba
+fails outside its typing (a TypeError or a NotImplementedError from its lowering), simgpu's
+DSLError itself."""
 import math
+import traceback
 
 import numpy as np
 import pytest
@@ -180,15 +182,29 @@ def test_compiled_path_adds_simgpus_reading(fn, k, did, instead, numba_refuses):
     with pytest.raises(Exception) as e:
         simgpu.launch(fn, 1, 8, _args(fn), executor="ptx", timing=False)
     err = e.value
+    text = str(err)
     if isinstance(err, simgpu.DSLError):              # numba failed outside its typing
-        text = str(err)
-        assert isinstance(err.__cause__, Exception)   # numba's own error kept as the cause
-    else:                                             # numba's error, unchanged, with a note
+        assert isinstance(err.__context__, Exception)   # numba's own error kept (not printed)
+        assert err.__cause__ is None and err.__suppress_context__
+    else:                                             # numba's error type, simgpu's reading first
         assert type(err).__module__.startswith("numba")
-        notes = [n for n in getattr(err, "__notes__", ()) if n.startswith("simgpu's reading")]
-        assert len(notes) == 1
-        text = notes[0]
+        assert text.index(did) < text.index("numba-cuda's ")
+        assert not getattr(err, "__notes__", ())
     assert f"{HERE}:{_line(fn, k)}:" in text and did in text and instead in text, text
+
+
+@pytest.mark.skipif(not compiled_path_available()[0], reason="no numba-cuda/ptxas")
+def test_simgpu_numba_errors_full_gives_numbas_error_unchanged(monkeypatch):
+    """SIMGPU_NUMBA_ERRORS=full: numba's text and traceback as numba raises them, simgpu's reading
+    as a note at the end (the behaviour before issue 23)."""
+    monkeypatch.setenv("SIMGPU_NUMBA_ERRORS", "full")
+    with pytest.raises(Exception) as e:
+        simgpu.launch(shared_size_from_argument, 1, 8, _args(shared_size_from_argument), executor="ptx",
+                      timing=False)
+    assert type(e.value).__module__.startswith("numba")
+    assert str(e.value).startswith("No implementation of function")
+    assert [n for n in e.value.__notes__ if n.startswith("simgpu's reading")]
+    assert len(traceback.format_exception(e.value)) > 20          # numba's frames kept
 
 
 @pytest.mark.parametrize("executor", ["ir", pytest.param("ptx", marks=pytest.mark.skipif(

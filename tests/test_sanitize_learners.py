@@ -16,6 +16,7 @@ from numba import cuda  # noqa: E402
 
 import simgpu  # noqa: E402
 from simgpu.errors import KernelError  # noqa: E402
+from simgpu.sanitize import collecting  # noqa: E402
 from simgpu.sass.toolchain import compiled_path_available  # noqa: E402
 
 TPB = 8
@@ -350,12 +351,26 @@ def test_racecheck_names_both_threads(executor):
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_off_by_one_is_a_memcheck_finding_and_stops_the_launch(executor):
-    with pytest.raises(KernelError) as e:
-        _run(off_by_one, 1, TPB, (_f32(6), np.zeros(6, np.float32), 6), executor)
-    san = e.value.sanitizer
-    (f,) = san.findings
+    """check=True: the fault stops the launch and is a finding of the report returned (issue 23:
+    it used to be raised)."""
+    rep = _run(off_by_one, 1, TPB, (_f32(6), np.zeros(6, np.float32), 6), executor)
+    (f,) = rep.sanitizer.findings
     assert f.tool == "memcheck" and f.loc == f"{off_by_one.__code__.co_filename}:{_line(off_by_one, 'R')}"
     assert f.thread == (6, 0, 0)
+    assert "out of bounds" in rep.extras["fault"].replace("-", " ")
+    text = str(rep)
+    assert "Stopped by a fault" in text and "ERROR SUMMARY: 1 error" in text
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_off_by_one_in_a_collecting_program_is_raised_as_the_gpu_fails_the_launch(executor):
+    """Inside collecting() (simgpu run --check), check=None: the program's launch fails, with the
+    summary as a note, as a launch under compute-sanitizer fails."""
+    with collecting() as col, pytest.raises(KernelError) as e:
+        simgpu.launch(off_by_one, 1, TPB, (_f32(6), np.zeros(6, np.float32), 6), executor=executor,
+                      timing=False, memory=False)
+    (f,) = e.value.sanitizer.findings
+    assert f.tool == "memcheck" and col.report.errors == 1
     assert "ERROR SUMMARY: 1 error" in "".join(getattr(e.value, "__notes__", []))
 
 

@@ -52,6 +52,29 @@ def test_without_a_gpu_validate_says_so():
     assert cmp.rows == []
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.skipif(device_available()[0], reason="a CUDA device is present")
+def test_without_a_gpu_validate_prints_the_full_prediction(tmp_path, capsys):
+    """Issue 23: `simgpu validate` with no GPU printed "showing the prediction only" and no
+    prediction, and its JSON held "metrics": [].  The exact repro: the report in full, and
+    the JSON with every predicted metric (measured null)."""
+    from simgpu.cli import main
+    path = tmp_path / "v.json"
+    assert main(["validate", os.path.join(ROOT, "examples", "lesson_relu.py") + "::relu_if",
+                 "--grid", "32", "--block", "128", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "showing the prediction only" in out
+    assert "simgpu report: relu_if" in out and "predicted time" in out and "Memory" in out
+    d = json.loads(path.read_text())
+    assert d["predicted_only"] is True
+    names = {m["metric"]: m for m in d["metrics"]}
+    assert names["gpu__time_duration.sum"]["predicted"] > 0
+    assert names["gpu__time_duration.sum"]["measured"] is None
+    assert "smsp__inst_executed.sum" in names and len(names) > 20
+
+
 def test_results_compared_by_dtype_tolerance():
     from simgpu.validate.compare import compare_results
     a = np.array([1.0, 2.0], np.float32)

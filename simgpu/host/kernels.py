@@ -32,7 +32,7 @@ from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
 from ..runtime.ptx_path import PlacedMemory, PTXExecutor
-from ..errors import LaunchError
+from ..errors import LaunchError, user_facing
 from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_sizes
@@ -337,6 +337,7 @@ def kernel_class(base):
             inst.__class__ = cls
             return inst
 
+        @user_facing        # a user's error: the program's frames, numba's launch and this one
         def launch(self, args, griddim, blockdim, stream=0, sharedmem=0):
             run_on_simgpu(self, args, griddim, blockdim, stream, sharedmem)
 

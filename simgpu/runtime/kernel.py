@@ -2,7 +2,7 @@
 the modelled GPU (runtime/launch.py) and returns the Report."""
 from __future__ import annotations
 
-from ..errors import LaunchError
+from ..errors import LaunchError, user_facing
 from .launch import launch
 from .program import KernelProgram
 
@@ -20,8 +20,11 @@ class Kernel(KernelProgram):
             raise LaunchError("launch as kernel[grid, block] or kernel[grid, block, stream, shared_bytes]")
         smem = config[3] if len(config) > 3 else 0      # config[2]: the stream (one, in order)
         extra = {"shared_bytes": smem} if smem else {}   # the IR path refuses it (launch.py)
-        return lambda *args, **kw: launch(self, grid, block, args, gpu=kw.pop("gpu", self.gpu),
-                                          **{**self.options, **extra, **kw})
+
+        @user_facing
+        def configured(*args, **kw):
+            return launch(self, grid, block, args, gpu=kw.pop("gpu", self.gpu), **{**self.options, **extra, **kw})
+        return configured
 
     def __call__(self, *args):
         if self.device:

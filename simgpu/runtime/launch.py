@@ -13,7 +13,7 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import KernelError, LaunchError
+from ..errors import KernelError, LaunchError, user_facing
 from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
@@ -26,6 +26,7 @@ from ..sanitize.scratch import launch_done
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
+from .compile_errors import readable_error
 from .executor import get_executor
 from .program import as_program
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
@@ -243,6 +244,7 @@ def budget_of(budget, max_loop_iterations):
     return as_budget(budget)
 
 
+@user_facing(translate=readable_error)
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=None, progress=None,
            registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,
@@ -261,15 +263,19 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     executor: "auto" (the default: "ptx" where numba-cuda and ptxas are installed, else "ir";
         $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
         as PTX and costed with ptxas' SASS; runtime/ptx_path.py: numba-cuda types the kernel
-        and its errors reach the caller unchanged), "ir" (simgpu's own IR interpreter, for
-        machines without the toolchain) or an object with Executor's `run`.
+        and its errors reach the caller with simgpu's reading first: runtime/compile_errors.py),
+        "ir" (simgpu's own IR interpreter, for machines without the toolchain) or an object
+        with Executor's `run`.
     shared_bytes: dynamic shared memory per block (``kernel[grid, block, stream, N]``;
         ``cuda.shared.array(0, dtype)`` in the kernel).  PTX path only.
     check: the sanitizer (docs/sanitizer.md): True for compute-sanitizer's four tools
         (memcheck, racecheck, initcheck, synccheck), a tool's name or a list of names; the
-        findings are ``report.sanitizer`` and part of ``print(report)``.  Off by default (it
-        costs several times the launch); None: on inside ``simgpu.sanitize.collecting()``
-        (``simgpu run --check``).
+        findings are ``report.sanitizer`` and part of ``print(report)``.  A fault that stops
+        the kernel (an out-of-bounds access) is a finding too: the launch returns the report
+        (its counts cover the work before the fault, ``report.extras["fault"]`` says where it
+        stopped) instead of raising.  Off by default (it costs several times the launch);
+        None: on inside ``simgpu.sanitize.collecting()`` (``simgpu run --check``), where a
+        fault is raised to the program, as the GPU's launch fails.
     poison: the byte shared and local memory start as: 0xFF (default: NaN for every float
         width, -1 for integers), any 0..255, or None for zeros.
     budget: what the launch may spend before it is stopped as a runaway: a
@@ -314,7 +320,9 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         if san is None:
             raise
         sanitizer_fault(san, e, collector)
-        raise
+        if check is None:       # simgpu run --check: the program's launch fails, as on the GPU
+            raise
+        return faulted_report(k, info, counter, san, e)
     finally:        # device_array memory this launch wrote (docs/sanitizer.md, initcheck)
         launch_done(info.handles, san.scratch if san is not None else None)
     copy_back(info.handles)
@@ -325,6 +333,16 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         rep.sanitizer = san.report
         if collector is not None:
             collector.add(san.report)
+    return rep
+
+
+def faulted_report(k, info, counter, san, err):
+    """launch(check=...) stopped by a fault: the report of the work before it (instruction
+    counts; no memory or timing model), with the sanitizer's findings, the fault among them."""
+    copy_back(info.handles)
+    rep = make_report(k, info, counter, [], 0, False)
+    rep.sanitizer = san.report
+    rep.extras["fault"] = str(err).split("\n", 1)[0]
     return rep
 
 
@@ -359,6 +377,7 @@ def check_poison(poison):
     return int(poison)
 
 
+@user_facing(translate=readable_error)
 def predict(kernel, grid, block, args, gpu=None, registers_per_thread=None, detail="auto", sample=False,
             **launch_options):
     """Run `kernel` like simgpu.launch and return its Report, timed with these options.

@@ -24,7 +24,6 @@ PTX line ptxas turned into a RED* SASS instruction.
 from __future__ import annotations
 
 import bisect
-import inspect
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import DSLError, KernelError, LaunchError, SimGPUError
+from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
 from ..events import (ArrayHandle, BarrierEvent, BranchEvent, Chunk, InstrEvent, Mask, MemEvent,
                       Observer, overrides)
@@ -52,7 +51,7 @@ from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
 from ..sass import devrt
 from ..sass.toolchain import ToolFailedError, cc_for_gpu
-from .binding import bind_args
+from .compile_errors import learner_error, note_kernel_location, note_learner_reading
 from .ptx_binding import kernel_args
 
 _KIND = {"load": "ld", "store": "st", "atomic": "atom"}
@@ -573,69 +572,6 @@ def check_externs(ck, kernel):
                     where = f" at {src.file}:{src.line}"
                     break
         raise LaunchError(f"executor='ptx': kernel {kernel!r} calls {name}{where}: {why}")
-
-
-_UNDEFINED = re.compile(r"name '(\w+)' is not defined")
-
-
-def note_kernel_location(exc, py_func):
-    """numba's error, unchanged, with a note naming the user's line where neither numba's
-    message nor simgpu.sass' note has one (numba's NameError for an undefined global does
-    not): the first kernel line that uses the undefined name, else the kernel's def line."""
-    text = str(exc) + "".join(getattr(exc, "__notes__", ()))
-    if 'File "' in text or not hasattr(exc, "add_note"):
-        return
-    try:
-        lines, first = inspect.getsourcelines(py_func)
-        file = inspect.getsourcefile(py_func) or py_func.__code__.co_filename
-    except (OSError, TypeError):
-        return
-    first = py_func.__code__.co_firstlineno
-    n = next((k for k, t in enumerate(lines) if t.lstrip().startswith("def ")), 0)
-    m = _UNDEFINED.search(text)
-    if m:
-        use = re.compile(rf"\b{re.escape(m.group(1))}\b")
-        n = next((k for k, t in enumerate(lines) if k > n and use.search(t)), n)
-    exc.add_note(f'File "{file}", line {first + n}: {lines[n].strip()}\n'
-                 f"    (location added by simgpu.runtime: numba's message above lacks it)")
-
-
-def _host_values(values):
-    if values is None:
-        return None
-    out = []
-    for v in values:
-        if isinstance(v, tuple):
-            out.append(tuple(_host_values(v)))
-        else:
-            out.append(getattr(v, "host", v))
-    return out
-
-
-def learner_error(program, values):
-    """simgpu's own reading of a kernel numba-cuda refused: the DSLError/TypingError that the
-    IR frontend gives for the same kernel and arguments (it says what was written and what
-    to write instead), or None where the frontend accepts it or cannot tell."""
-    args = _host_values(values)
-    if args is None or not hasattr(program, "lower"):
-        return None
-    try:
-        fn = program.lower()
-        types_, _ = bind_args(fn, program.name, args)
-        program.specialize(types_)
-    except DSLError as e:           # TypingError is a DSLError
-        return e
-    except Exception:               # noqa: BLE001 - the frontend's own limits: no reading
-        return None
-    return None
-
-
-def note_learner_reading(exc, program, values):
-    """numba's error, unchanged, with simgpu's reading of the mistake as a note at its end
-    (where a reader of a traceback looks first)."""
-    mine = learner_error(program, values)
-    if mine is not None and hasattr(exc, "add_note"):
-        exc.add_note(f"simgpu's reading of this mistake: {mine}")
 
 
 def check_shared_memory(launch, static, dynamic, name):

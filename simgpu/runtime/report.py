@@ -33,28 +33,51 @@ def _t(s):
 
 @dataclass
 class Report:
+    """What one simulated launch did (``simgpu.launch``, ``simgpu.jit``, ``kernel.last_report``):
+    ``print(rep)`` is the text report, ``rep`` in Jupyter the HTML one."""
+
     kernel: str
+    """The kernel's name."""
     gpu: object
+    """The modelled GPU (a ``simgpu.hardware.GPU``)."""
     grid: tuple
+    """Blocks per grid, (x, y, z)."""
     block: tuple
+    """Threads per block, (x, y, z)."""
     metrics: dict = field(default_factory=dict)
-    lines: dict = field(default_factory=dict)           # (file, line) -> {counter: value}
-    source: dict = field(default_factory=dict)          # (file, line) -> text
+    """The counters and predictions, named as Nsight Compute names them: ``"smsp__inst_executed.sum"``
+    (warp instructions), ``"dram__bytes_read.sum"`` (bytes), ``"gpu__time_duration.sum"`` (the
+    predicted time, in nanoseconds), ... (docs/report.md)."""
+    lines: dict = field(default_factory=dict)
+    """Per source line, ``(file, line) -> {counter: value}`` (``by_line()`` as rows)."""
+    source: dict = field(default_factory=dict)
+    """The text of each source line of ``lines``."""
     sections: list = field(default_factory=list)        # [(title, callable(report) -> str)]
     bytes_by_level: dict = field(default_factory=dict)
+    """Bytes moved at each level of the memory hierarchy (shared, L1, L2, HBM)."""
     extras: dict = field(default_factory=dict)
-    sanitizer: object = None            # launch(check=...): simgpu.sanitize.SanitizerReport
+    """What the models know beyond the metrics: ``extras["timing"]``, ``extras["memory"]``,
+    ``extras["ptx"]`` (the compiled path: the PTX, ptxas' registers), ``extras["bottleneck"]``."""
+    sanitizer: object = None
+    """``launch(check=...)``: the sanitizer's findings, a ``simgpu.sanitize.SanitizerReport``."""
     qualname: str = ""                                  # the Python function's __qualname__
-    per_thread: object = None                           # memory.per_thread.PerThread (memory on)
+    per_thread: object = None
+    """Each thread's global and shared memory accesses, the GPU-Puzzles scores (a
+    ``simgpu.memory.per_thread.PerThread``; None with ``memory=False``):
+    ``rep.per_thread.get("global", "reads").max``, ``.summary()`` (max and mean per quantity),
+    ``.by_line[(file, line)]``."""
 
     # -- data views ------------------------------------------------------------
     @property
     def threads(self):
+        """Threads in the launch (grid x block)."""
         g, b = self.grid, self.block
         return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
 
     @property
     def simt_efficiency(self):
+        """Active lanes per executed warp instruction / 32, from 0 to 1 (1: no divergence):
+        ``metrics["simgpu__simt_efficiency.pct"] / 100``."""
         return self.metrics.get("simgpu__simt_efficiency.pct", 0.0) / 100.0
 
     def by_line(self):
@@ -67,6 +90,8 @@ class Report:
         return rows
 
     def to_dict(self):
+        """The report as plain data: kernel, gpu, grid, block, the numeric metrics,
+        bytes_by_level, by_line (and the sanitizer's findings with check=...)."""
         return {"kernel": self.kernel, "gpu": self.gpu.name, "grid": list(self.grid),
                 "block": list(self.block),
                 "metrics": {k: v for k, v in self.metrics.items() if isinstance(v, (int, float))},
@@ -74,6 +99,7 @@ class Report:
                 **({"sanitizer": self.sanitizer.to_dict()} if self.sanitizer is not None else {})}
 
     def to_json(self, path=None):
+        """``to_dict()`` as JSON text; written to `path` too when given."""
         s = json.dumps(self.to_dict(), indent=2, default=str)
         if path:
             with open(path, "w") as f:
@@ -88,11 +114,13 @@ class Report:
 
     @property
     def n_blocks(self):
+        """Blocks in the launch."""
         g = self.grid
         return g[0] * g[1] * g[2]
 
     @property
     def warps(self):
+        """Warps in the launch (each block's threads in warps of 32)."""
         b = self.block
         return self.n_blocks * -(-(b[0] * b[1] * b[2]) // 32)
 
@@ -173,6 +201,9 @@ class Report:
 
     def __str__(self):
         parts = [self.header()]
+        if "fault" in self.extras:          # launch(check=...) stopped by a fault
+            parts.append(f"Stopped by a fault (a finding below): {self.extras['fault']}\n"
+                         "  the counts cover the work before it; no memory or timing model")
         small = self.small_launch
         for title, fn in self.sections:
             if small and title == "Timing" and "timing" in self.extras:

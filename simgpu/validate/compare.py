@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import json
+import numbers
 
 import numpy as np
 
@@ -64,9 +65,24 @@ class Comparison:
                 return r["rel_error"]
         return None
 
+    @property
+    def predicted_only(self):
+        """Nothing was measured (no CUDA device, or the kernel did not run on it)."""
+        return not self.measured
+
+    def metric_rows(self):
+        """The rows of the JSON's "metrics": predicted beside measured; with nothing measured,
+        every predicted metric (measured and rel_error null)."""
+        if not self.predicted_only:
+            return self.rows
+        return [{"metric": name, "predicted": float(p), "measured": None, "rel_error": None}
+                for name, p in sorted(self.report.metrics.items())
+                if isinstance(p, numbers.Real) and not isinstance(p, bool)]
+
     def to_dict(self):
         return {"kernel": self.report.kernel, "gpu_model": self.report.gpu.name, "device": self.device,
-                "grid": list(self.report.grid), "block": list(self.report.block), "metrics": self.rows,
+                "grid": list(self.report.grid), "block": list(self.report.block),
+                "predicted_only": self.predicted_only, "metrics": self.metric_rows(),
                 "results": self.results, "notes": self.notes}
 
     def to_json(self, path=None):
@@ -92,6 +108,8 @@ class Comparison:
                        f"({', '.join(('arg%d ok' % r['arg']) if r['equal'] else ('arg%d differs' % r['arg']) for r in self.results)})")
         for n in self.notes:
             out.append(f"  note: {n}")
+        if self.predicted_only:             # the prediction in full: the report
+            out += ["", str(self.report)]
         return "\n".join(out)
 
     __repr__ = __str__
