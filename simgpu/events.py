@@ -302,6 +302,16 @@ class BarrierEvent:
         return self.ins.loc.line
 
 
+@dataclass(eq=False)
+class ProgramFacts:
+    """What the program that runs says about itself, for the models (filled by the executor
+    before the models are built: ``Launch.facts``).  local_frame_bytes: one thread's local
+    memory frame (16-byte rounded, at least 16), by which the hardware interleaves local memory;
+    reduction_ids: the ids (``ins.id``) of atomics whose result is unused (compiled to RED)."""
+    local_frame_bytes: int = 16
+    reduction_ids: frozenset = frozenset()
+
+
 class Observer:
     """Receives what an executor does (the order: this module's docstring).  Subclass it and
     override what you need; every hook is declared here, and an executor calls a hook only on

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exec.state import Observer
+from ..events import Observer, ProgramFacts
 from ..hardware.spec import HardwareError
 from . import counters as C
 from .banks import const_event, new_scratch as bank_scratch, shared_event
@@ -60,8 +60,12 @@ class MemoryModel(Observer):
         self.blocks_seen = 0
         self._scratch = self._bank_scratch = None
         self._local = None
-        self.local_frame = self._local_frame(launch)
-        self.red_ids = reduction_ids(launch.fn)    # atomics compiled to RED
+        facts = getattr(launch, "facts", None)     # runtime.Launch.facts (the executor's)
+        if facts is None:                           # a launch record built by hand: the IR's
+            facts = ProgramFacts(ir_local_frame(getattr(launch, "fn", None)),
+                                 frozenset(reduction_ids(getattr(launch, "fn", None))))
+        self.local_frame = facts.local_frame_bytes  # interleaves local memory per thread
+        self.red_ids = facts.reduction_ids          # atomics compiled to RED
 
     # -- executor hooks ----------------------------------------------------------
     def chunk_blocks(self, per_chunk):
@@ -135,13 +139,6 @@ class MemoryModel(Observer):
             self.cnt = C.grow(self.cnt, s + 1)
         return s
 
-    @staticmethod
-    def _local_frame(launch):
-        size = 0
-        for shape, dtype in getattr(launch.fn, "local", {}).values():
-            size += int(np.prod(shape)) * T.np_dtype(dtype).itemsize
-        return max(16, -(-size // 16) * 16)
-
     def _local_addr(self, ev):
         """Local memory is interleaved by the hardware: the same per-thread offset of the 32
         threads of a warp lies in consecutive words (CUDA Programming Guide, "Local Memory")."""
@@ -155,3 +152,11 @@ class MemoryModel(Observer):
         o = np.asarray(ev.addr, dtype=np.int64)
         return base + (o // g) * (32 * g) + lane * g + o % g
 
+
+def ir_local_frame(fn):
+    """One thread's local frame of simgpu's IR program: its local arrays, 16-byte rounded (at
+    least 16 bytes)."""
+    size = 0
+    for shape, dtype in getattr(fn, "local", {}).values():
+        size += int(np.prod(shape)) * T.np_dtype(dtype).itemsize
+    return max(16, -(-size // 16) * 16)

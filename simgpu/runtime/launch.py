@@ -18,7 +18,10 @@ from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
 from ..hardware import get_gpu
+from ..events import ProgramFacts
 from ..memory import MemoryModel
+from ..memory.model import ir_local_frame
+from ..memory.reductions import reduction_ids
 from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..sanitize import Sanitizer, current_collector, parse_tools
@@ -61,6 +64,7 @@ class Launch:
     # facts, counter and arguments (PtxLaunchState, with the launch's Image once it runs)
     ptx: object = None
     cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
+    facts: ProgramFacts | None = None     # the program's facts for the models (prepare fills it)
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -233,6 +237,8 @@ def prepare(ex, k, info, values):
     hook = getattr(ex, "prepare", None)
     if hook is not None:
         hook(k, info, values)
+    if info.facts is None:                  # simgpu's IR is the program that runs
+        info.facts = ProgramFacts(ir_local_frame(info.fn), frozenset(reduction_ids(info.fn)))
 
 
 def budget_of(budget, max_loop_iterations):

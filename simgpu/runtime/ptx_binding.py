@@ -37,7 +37,7 @@ from .binding import DeviceAddresses, global_array, record_argument
 class PySignature:
     """What the PTX path binds from instead of the IR Function: parameter names, source lines,
     where the kernel is.  It has no IR: ``shared``/``local``/``consts``/``body`` are empty
-    (the compiled code's own facts come from ptxas and the PTX: see ptx_path.adapt_memory_model)."""
+    (the compiled code's own facts come from ptxas and the PTX: see ptx_path.program_facts)."""
     name: str
     params: list
     source_lines: dict                      # (file, line) -> text

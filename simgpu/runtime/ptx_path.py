@@ -16,10 +16,10 @@ does:
   threads that executed it times the SASS instructions ptxas made from that PTX line
   (out-of-line ``$__internal_*`` subroutines counted once per CALL on the line).
 
-Stand-ins for what MemoryModel takes from the IR (see :func:`adapt_memory_model`):
-``local_frame`` (the per-thread local frame that interleaves local memory) is the PTX
-``.local`` frame of the kernel; ``red_ids`` (atomics compiled to RED) are the atomics whose
-PTX line ptxas turned into a RED* SASS instruction.
+The launch's ProgramFacts (:func:`program_facts`, read by the memory model's constructor):
+the per-thread local frame that interleaves local memory is the PTX ``.local`` frame of the
+kernel; the reductions (atomics compiled to RED) are the atomics whose PTX line ptxas turned
+into a RED* SASS instruction.
 """
 from __future__ import annotations
 
@@ -34,9 +34,8 @@ import numpy as np
 from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
 from ..events import (ArrayHandle, BarrierEvent, BranchEvent, Chunk, InstrEvent, Mask, MemEvent,
-                      Observer, overrides)
+                      Observer, ProgramFacts, overrides)
 from ..frontend.lint import warn_lint
-from ..memory import MemoryModel
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
@@ -45,7 +44,7 @@ from ..ptx.memory import ALIGN as PTX_ALIGN
 from ..ptx.memory import DeviceMemory
 from ..ptx.parser import parse_cached
 from ..ptx.analysis import PtxLoops
-from ..ptx.runner import Image
+from ..ptx.runner import Image, kernel_for
 from ..sass import compile_kernel
 from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
@@ -368,16 +367,15 @@ class _Adapter:
 _SPACE_HANDLES: dict[str, ArrayHandle] = {}
 
 
-def adapt_memory_model(mm, facts, image):
-    """Give the MemoryModel (built from the IR) the compiled code's facts: the local frame is
-    the PTX .local frame (16-byte rounded, at least 16 B as the model's own rule) and the
-    reductions are the atomics ptxas compiled to RED."""
-    mm.local_frame = max(16, -(-int(image.local_size) // 16) * 16)
-    reds = set()
-    for ln, ops in facts.sass.items():
-        if any(base_opcode(op).startswith("RED") for op in ops):
-            reds.add(ln)
-    mm.red_ids = reds
+def program_facts(facts, ck):
+    """ProgramFacts of the compiled kernel: its local frame is the PTX .local frame (16-byte
+    rounded, at least 16 B, as for the IR), its reductions the atomics ptxas compiled to RED
+    (by PTX line, the id of the observers' PtxInst)."""
+    module = parse_cached(ck.ptx)
+    local = kernel_for(module, module.entry(ck.entry)).local_size
+    reds = frozenset(ln for ln, ops in facts.sass.items()
+                     if any(base_opcode(op).startswith("RED") for op in ops))
+    return ProgramFacts(max(16, -(-int(local) // 16) * 16), reds)
 
 
 # -- the executor ------------------------------------------------------------------------
@@ -431,6 +429,7 @@ class PTXExecutor:
         counter.set_facts(facts, res)
         counter.max_steps, counter.kernel = launch.max_loop_iterations, program.name
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
+        launch.facts = program_facts(facts, ck)
         if launch.registers_per_thread is None and res.registers is not None:
             launch.registers_per_thread = int(res.registers)
         dyn = int(launch.dynamic_smem_bytes or 0)
@@ -476,9 +475,6 @@ class PTXExecutor:
                       int(launch.dynamic_smem_bytes or 0), MAX_STEPS,
                       display_name=launch.kernel_name,      # the Python name, not the mangled one
                       poison=launch.poison)    # shared/local memory's first byte
-        for o in observers:
-            if isinstance(o, MemoryModel):
-                adapt_memory_model(o, st.facts, image)
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
