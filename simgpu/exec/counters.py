@@ -10,6 +10,23 @@ from .state import Observer
 from ..sass.costs import op_class, sass_count
 
 
+def inst_metrics(warp, thread, branches, by_class):
+    """Nsight Compute's instruction metrics from warp and thread instruction totals and the
+    branches (loc -> [warp executions, divergent warp executions, thread executions]); both
+    executors' counters report through this."""
+    div = sum(d for _, d, _ in branches.values())
+    nb = sum(w for w, _, _ in branches.values())
+    return {
+        "smsp__inst_executed.sum": float(warp),
+        "smsp__thread_inst_executed.sum": float(thread),
+        "smsp__thread_inst_executed_per_inst_executed.ratio": (thread / warp) if warp else 0.0,
+        "simgpu__simt_efficiency.pct": 100.0 * thread / (32 * warp) if warp else 0.0,
+        "simgpu__branch_warp_executions.sum": float(nb),
+        "simgpu__divergent_branch_warp_executions.sum": float(div),
+        "simgpu__inst_by_class": by_class,
+    }
+
+
 class InstCounter(Observer):
     def __init__(self):
         self.per_inst = {}                  # id -> [ins, warp_execs, thread_execs]
@@ -55,17 +72,7 @@ class InstCounter(Observer):
 
     def metrics(self):
         warp, thread, by_class = self.totals()
-        div = sum(d for _, d, _ in self.branches.values())
-        nb = sum(w for w, _, _ in self.branches.values())
-        return {
-            "smsp__inst_executed.sum": float(warp),
-            "smsp__thread_inst_executed.sum": float(thread),
-            "smsp__thread_inst_executed_per_inst_executed.ratio": (thread / warp) if warp else 0.0,
-            "simgpu__simt_efficiency.pct": 100.0 * thread / (32 * warp) if warp else 0.0,
-            "simgpu__branch_warp_executions.sum": float(nb),
-            "simgpu__divergent_branch_warp_executions.sum": float(div),
-            "simgpu__inst_by_class": by_class,
-        }
+        return inst_metrics(warp, thread, self.branches, by_class)
 
     def by_line(self):
         rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
+from ..exec.counters import inst_metrics
 from ..events import (ArrayHandle, BarrierEvent, BranchEvent, Chunk, InstrEvent, Mask, MemEvent,
                       Observer, ProgramFacts, overrides)
 from ..frontend.lint import warn_lint
@@ -155,18 +156,8 @@ class SassInstCounter(Observer):
 
     def metrics(self):
         warp, thread, by_pipe = self.totals()
-        div = sum(d for _, d, _ in self.branches.values())
-        nb = sum(w for w, _, _ in self.branches.values())
-        m = {
-            "smsp__inst_executed.sum": float(warp),
-            "smsp__thread_inst_executed.sum": float(thread),
-            "smsp__thread_inst_executed_per_inst_executed.ratio": (thread / warp) if warp else 0.0,
-            "simgpu__simt_efficiency.pct": 100.0 * thread / (32 * warp) if warp else 0.0,
-            "simgpu__branch_warp_executions.sum": float(nb),
-            "simgpu__divergent_branch_warp_executions.sum": float(div),
-            "simgpu__inst_by_class": by_pipe,
-            "simgpu__ptx_inst_executed.sum": float(sum(w for w, _ in self.per_line.values())),
-        }
+        m = inst_metrics(warp, thread, self.branches, by_pipe)
+        m["simgpu__ptx_inst_executed.sum"] = float(sum(w for w, _ in self.per_line.values()))
         if self.grid_barriers:
             m["simgpu__grid_barriers.sum"] = float(self.grid_barriers)
         for p, v in sorted(by_pipe.items()):
