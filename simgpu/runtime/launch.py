@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -56,6 +57,7 @@ class Launch:
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
     poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
+    prepare_seconds: float = 0.0          # the executor's prepare(): compiling, the first time
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -206,6 +208,7 @@ def make_report(k, info, counter, models, executed, sample):
             for key in [key for key in rep.metrics if key.startswith("smsp__")]:
                 rep.metrics[key] *= scale
         rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": scale}
+    rep.extras["compile_seconds"] = info.prepare_seconds     # wall time; ~0 once the kernel is cached
     for m in models:
         m.fill_report(rep)
     return rep
@@ -226,8 +229,10 @@ def prepare(ex, k, info, values):
     launch's registers and shared memory from ptxas) before the models are built."""
     info.program = k
     hook = getattr(ex, "prepare", None)
+    t0 = time.perf_counter()
     if hook is not None:
         hook(k, info, values)
+    info.prepare_seconds = time.perf_counter() - t0
 
 
 def budget_of(budget, max_loop_iterations):
