@@ -6,6 +6,9 @@ import json
 from dataclasses import dataclass, field
 
 from ..memory.per_thread import section_text as per_thread_text
+from ..units import metric_unit
+
+NO_SOURCE = "(no source line: code the compiler added, such as the kernel's return)"
 
 
 def _fmt(v):
@@ -61,7 +64,8 @@ class Report:
         """Per source line, like Nsight Compute's source view: a list of dict rows in line order."""
         rows = []
         for (f, ln), counters in sorted(self.lines.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-            row = {"file": f, "line": ln, "source": self.source.get((f, ln), "").strip()}
+            row = {"file": f, "line": ln,
+                   "source": self.source.get((f, ln), "").strip() if ln else NO_SOURCE}
             row.update(counters)
             rows.append(row)
         return rows
@@ -133,7 +137,8 @@ class Report:
         return "\n".join([
             "Timing (predicted; a launch smaller than one wave: its time is latency; see docs/timing.md)",
             f"  predicted time                            {_t(r.time_s)}   ({r.cycles:,.0f} cycles at "
-            f"{r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch overhead)",
+            f"{r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch overhead; "
+            f"gpu__time_duration.sum, in ns: {r.time_s * 1e9:,.0f})",
             f"  where the time goes                       {stalls or 'issuing'}"
             f"{'  (each warp waits; too few warps to hide it)' if stalls else ''}",
             f"  SMs busy                                  {sms} of {self.gpu.sm_count}"
@@ -200,9 +205,11 @@ class Report:
                 if rows else "")
 
     def _repr_html_(self):
-        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td></tr>"
+        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td>"
+                       f"<td>{html.escape(metric_unit(k))}</td></tr>"
                        for k, v in self.metrics.items() if isinstance(v, (int, float)))
         return (f"<div><b>simgpu report: {html.escape(self.title)}</b> on {html.escape(self.gpu.name)}"
                 f"{self._per_thread_html()}"
                 f"<pre>{html.escape(str(self))}</pre>"
-                f"<details><summary>all metrics</summary><table>{rows}</table></details></div>")
+                f"<details><summary>all metrics</summary><table><tr><th>metric</th><th>value</th><th>unit</th></tr>"
+                f"{rows}</table></details></div>")

@@ -184,7 +184,8 @@ def section(rep):
     occ, plan = r.occupancy, r.plan
     est = "estimated from the IR" if r.registers_estimated else "given"
     rows = ["Timing (predicted; see docs/timing.md)",
-            f"  predicted time (gpu__time_duration.sum)   {_t(r.time_s)}   "
+            f"  predicted time (gpu__time_duration.sum)   {_t(r.time_s)}   [the metric is in ns: "
+            f"{r.time_s * 1e9:,.0f}]   "
             f"({r.cycles:,.0f} cycles at {r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch)",
             f"  bottleneck                                {r.bottleneck}"]
     if r.dram_bytes:
