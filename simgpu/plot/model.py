@@ -24,11 +24,14 @@ def _figure(width=8.0, height=5.0):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dram", "l2"), title=None):
+def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dram", "l2"), title=None,
+                  labels=None):
     """Log-log roofline of ``gpu`` with one marker per ``RooflinePoint``.
 
     Draws each available compute roof (horizontal) and memory slope, the attainable
-    min(roof, AI x bandwidth) curves, and labels every point with its name and bound.
+    min(roof, AI x bandwidth) curves, and labels every point with its name and bound: the side
+    of the ridge it lies on, or ``labels[i]`` where given (simgpu.plot.roofline gives the timing
+    model's bottleneck).  Both legends sit outside the axes, so they never cover a point.
     """
     gpu = get_gpu(gpu)
     fig = _figure(11.0, 5.5)
@@ -47,16 +50,18 @@ def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dr
     marks = []
     for i, p in enumerate(points, 1):
         y = p.attainable_flops if p.achieved_flops is None else p.achieved_flops
+        label = labels[i - 1] if labels is not None else f"{p.name} ({p.bound})"
         marks += ax.plot(p.arithmetic_intensity, y / 1e12, "o", ms=7, color=f"C{(i - 1) % 10}",
-                         label=f"{i}. {p.name} ({p.bound})")
+                         label=f"{i}. {label}")
         ax.annotate(str(i), (p.arithmetic_intensity, y / 1e12), textcoords="offset points",
                     xytext=(4, 4), fontsize=8)
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)",
            ylabel="attainable TFLOP/s", title=title or f"Roofline of {gpu.name}")
     ax.grid(True, which="both", alpha=0.3)
-    ax.add_artist(ax.legend(handles=lines, fontsize=8, loc="lower right"))
+    fig.legend(handles=lines, fontsize=8, loc="outside lower center", ncols=min(len(lines), 4) or 1,
+               title="roofs", title_fontsize=8)
     if marks:
-        fig.legend(handles=marks, fontsize=8, loc="outside right center")
+        fig.legend(handles=marks, fontsize=8, loc="outside right center", title="kernels", title_fontsize=8)
     return fig
 
 

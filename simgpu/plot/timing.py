@@ -87,14 +87,18 @@ def timeline(rep, sm_rows=16, warps=32):
 
 def roofline(reports, gpu=None, title=None):
     """Kernels (Reports with timing) on the roofline of `gpu`: achieved FLOP/s against
-    arithmetic intensity (FLOPs per DRAM byte)."""
-    pts = []
+    arithmetic intensity (FLOPs per DRAM byte).  Each point is labelled by the timing model's
+    bottleneck, the one print(rep) shows (not by which side of the ridge it lies), and the
+    fraction of the roof it reaches."""
+    pts, labels = [], []
     for rep in reports:
         r = _timing(rep)
         if r.dram_bytes and r.flops > 0:          # a log axis has no place for 0 FLOP/B
-            pts.append(r.roofline_point(rep.kernel))
+            p = r.roofline_point(rep.kernel)
+            pts.append(p)
+            labels.append(f"{rep.title}: {r.bound_label}; {100 * p.fraction_of_roof:.2g} % of the roof")
     g = gpu or (reports[0].gpu if reports else None)
-    return roofline_plot(pts, g, title=title or "Kernels on the roofline (predicted)")
+    return roofline_plot(pts, g, title=title or "Kernels on the roofline (predicted)", labels=labels)
 
 
 __all__ = ["timeline", "roofline", "sm_schedule"]
