@@ -1,0 +1,43 @@
+"""Pictures that looked unfinished (issue 23, item 10; issue 24, item 3): the mystery plot of a
+step-1 sweep, cliffs labelled by cause; the stepper's lanes plot; the timeline's top panel."""
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from simgpu.model import gemm
+from simgpu.plot.model import CLIFF_CAUSES, cliff_cause, mystery, mystery_cliffs
+
+
+def _markers(ax):
+    return sum(len(line.get_xdata()) for line in ax.lines if line.get_marker() not in (None, "None", ""))
+
+
+def test_step_1_mystery_sweep_draws_no_band_of_markers():
+    sizes = list(range(1, 2049))
+    fig = mystery(sizes)
+    ax = fig.axes[0]
+    cliffs = mystery_cliffs(sizes, [gemm(n, n, n) for n in sizes])
+    assert sum(1 for _, c, _ in cliffs if c == "alignment") > 900      # every less-aligned N
+    assert _markers(ax) < 150 and len(ax.texts) == 0                    # not a marker per size
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert any(lab.startswith("cliff: alignment") for lab in labels)
+    assert sum("aligned (" in lab for lab in labels) >= 3              # one curve per alignment
+
+
+def test_cliffs_are_labelled_by_cause():
+    assert CLIFF_CAUSES == ("alignment", "kernel switch", "wave", "tile")
+    assert cliff_cause(gemm(4096, 4096, 4096), gemm(4097, 4097, 4097)) == "alignment"
+    # same alignment, split-K 8 -> none: another kernel, not a tile or wave effect
+    assert cliff_cause(gemm(704, 704, 8192), gemm(768, 768, 8192)) == "kernel switch"
+    sizes = list(range(64, 8193, 64))
+    causes = {c for _, c, _ in mystery_cliffs(sizes, [gemm(n, n, n) for n in sizes])}
+    assert causes and causes <= {"wave", "tile"}
+    fig = mystery(sizes)
+    FigureCanvasAgg(fig).draw()
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert texts <= {"W", "T", "A", "K"} and texts
+    legend = fig.legends[0].get_window_extent()
+    ax = fig.axes[0]
+    for line in ax.lines:
+        for x, y in line.get_xydata():
+            px, py = ax.transData.transform((x, y))
+            assert not (legend.x0 <= px <= legend.x1 and legend.y0 <= py <= legend.y1)
