@@ -2,6 +2,7 @@
 step-1 sweep, cliffs labelled by cause; the stepper's lanes plot; the timeline's top panel."""
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from numba import cuda
 
 from simgpu.model import gemm
 from simgpu.plot.model import CLIFF_CAUSES, cliff_cause, mystery, mystery_cliffs
@@ -41,3 +42,27 @@ def test_cliffs_are_labelled_by_cause():
         for x, y in line.get_xydata():
             px, py = ax.transData.transform((x, y))
             assert not (legend.x0 <= px <= legend.x1 and legend.y0 <= py <= legend.y1)
+
+
+def _inside_figure(fig, artist):
+    FigureCanvasAgg(fig).draw()
+    box, page = artist.get_window_extent(), fig.bbox
+    return page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1
+
+
+def a_kernel_whose_name_is_much_longer_than_the_lanes_plot_is_wide_in_any_layout(x, out):
+    i = cuda.grid(1)
+    if i % 2 == 0:
+        out[i] = x[i]
+
+
+def test_lanes_plot_title_is_not_clipped(monkeypatch):
+    from simgpu.stepper import step
+    from simgpu.stepper.plot import warp_lanes
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    x = np.arange(32, dtype=np.float32)
+    st = step(a_kernel_whose_name_is_much_longer_than_the_lanes_plot_is_wide_in_any_layout, 1, 32,
+              (x, np.zeros_like(x)))
+    fig = warp_lanes(st)
+    assert _inside_figure(fig, fig.axes[0].title)
+    assert "SIMT efficiency" in fig.axes[0].get_title()
