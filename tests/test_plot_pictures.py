@@ -2,6 +2,7 @@
 step-1 sweep, cliffs labelled by cause; the stepper's lanes plot; the timeline's top panel."""
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgb
 from numba import cuda
 
 from simgpu.model import gemm
@@ -66,3 +67,31 @@ def test_lanes_plot_title_is_not_clipped(monkeypatch):
     fig = warp_lanes(st)
     assert _inside_figure(fig, fig.axes[0].title)
     assert "SIMT efficiency" in fig.axes[0].get_title()
+
+
+def copy(a, b):
+    i = cuda.grid(1)
+    if i < a.size:
+        b[i] = a[i]
+
+
+def test_timeline_top_panel_has_whole_sm_ticks_and_full_bars():
+    import simgpu
+    from simgpu.plot import timeline
+    n = (132 * 8 + 5) * 256
+    a = np.ones(n, np.float32)
+    rep = simgpu.launch(copy, n // 256, 256, (a, np.zeros_like(a)))
+    plan = rep.extras["timing"].plan
+    assert plan.full_waves >= 1 and plan.tail_blocks_total == 5
+    top = timeline(rep).axes[0]
+    labels = [t.get_text() for t in top.get_yticklabels()]
+    assert labels and all(lab.isdigit() for lab in labels)             # SM 0, 1, 2 ... not 0.5, 1.5
+    heights = {}
+    for coll in top.collections:
+        for path in coll.get_paths():
+            ys = path.vertices[:, 1]
+            heights.setdefault(tuple(coll.get_facecolor()[0][:3]), []).append(ys.max() - ys.min())
+    red = tuple(to_rgb("tab:red"))
+    full = [h for c, hs in heights.items() for h in hs if not np.allclose(c, red) and h > 0]
+    assert any(np.allclose(c, red) for c in heights)                    # the partial wave
+    assert full and min(full) >= 0.79                                  # a wave fills its SM's band
