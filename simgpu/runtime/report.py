@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..memory.per_thread import section_text as per_thread_text
 from ..units import metric_unit
+from . import report_html
 
 NO_SOURCE = "(no source line: code the compiler added, such as the kernel's return)"
 
@@ -194,6 +195,15 @@ class Report:
 
     def __repr__(self):
         return f"<simgpu.Report {self.title} grid={self.grid} block={self.block} on {self.gpu.name}>"
+
+    def to_html(self, path=None):
+        """The report as a self-contained styled page (runtime/report_html.py): the sections, the
+        per-line tables with units, every metric.  Written to `path` when given; returned."""
+        text = report_html.page(self)
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
 
     def _per_thread_html(self):
         """The per-thread scores as a small table, first in a notebook."""
