@@ -7,24 +7,51 @@
 The package is in one-way layers (docs/design.md; enforced by the import contract in setup.cfg):
 cli > host > stepper | plot | validate | testing | sweeps > runtime > timing > memory > exec > frontend >
 ir | sass > model > hardware > units | errors.
+
+``import simgpu`` is fast (numpy only): each name below is imported the first time it is used
+(PEP 562), so numba-cuda, simpy and matplotlib load with the part of simgpu that needs them.
+benchmarks/bench_import.py measures it.
 """
+import importlib
+
 from ._compat import patch_numpy_for_numba
 
 patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.68.0 + numpy 2.5)
 
-from . import cuda  # noqa: E402
-from . import model, plot, stepper, sweeps, validate  # noqa: E402
-from .exec.budget import Budget, BudgetExceededError, RunawayLoopError  # noqa: E402
-from .frontend.lint import SimGPUWarning  # noqa: E402
-from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)  # noqa: E402
-from .hardware import GPU, PRESETS, get_gpu  # noqa: E402
-from .hardware import catalog as gpus  # noqa: E402
-from .host import install, installed, uninstall  # noqa: E402
-from .runtime import Kernel, Report, jit, launch, predict  # noqa: E402
-from .stepper import step  # noqa: E402
-from .sweeps import SweepTable, sweep  # noqa: E402
-
 __version__ = "0.1.0"
+
+# name -> (module, attribute); attribute None: the module itself
+_LAZY = {
+    "cuda": ("simgpu.cuda", None), "model": ("simgpu.model", None), "plot": ("simgpu.plot", None),
+    "stepper": ("simgpu.stepper", None), "sweeps": ("simgpu.sweeps", None),
+    "validate": ("simgpu.validate", None), "gpus": ("simgpu.hardware.catalog", None),
+    "Budget": ("simgpu.exec.budget", "Budget"), "BudgetExceededError": ("simgpu.exec.budget", "BudgetExceededError"),
+    "RunawayLoopError": ("simgpu.exec.budget", "RunawayLoopError"),
+    "SimGPUWarning": ("simgpu.frontend.lint", "SimGPUWarning"),
+    **{name: ("simgpu.errors", name) for name in ("ArgumentError", "DSLError", "KernelError", "LaunchError",
+                                                  "SimGPUError", "TypingError")},
+    **{name: ("simgpu.hardware", name) for name in ("GPU", "PRESETS", "get_gpu")},
+    **{name: ("simgpu.host", name) for name in ("install", "installed", "uninstall")},
+    **{name: ("simgpu.runtime", name) for name in ("Kernel", "Report", "jit", "launch", "predict")},
+    "step": ("simgpu.stepper", "step"),
+    "SweepTable": ("simgpu.sweeps", "SweepTable"), "sweep": ("simgpu.sweeps", "sweep"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'simgpu' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value          # imported once; later lookups do not come here
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predict", "gpus", "model", "plot",
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",

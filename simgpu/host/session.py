@@ -247,10 +247,9 @@ class Session:
                 f.write(str(rec.report) + "\n")
             rec.report.to_json(stem + ".json")
             written += [stem + ".txt", stem + ".json"]
-            html = getattr(rec.report, "_repr_html_", None)
-            if html is not None:
-                with open(stem + ".html", "w") as f:
-                    f.write(f"<!doctype html><meta charset=utf-8><title>{rec.kernel}</title>{html()}")
+            page = getattr(rec.report, "to_html", None)
+            if page is not None:            # the styled page (runtime/report_html.py)
+                page(stem + ".html")
                 written.append(stem + ".html")
         with open(os.path.join(directory, "summary.json"), "w") as f:
             json.dump(summary_dict(self), f, indent=2)

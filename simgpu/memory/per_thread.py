@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..exec.state import Observer
+from .lines import SourceLines
 
 SPACES = ("global", "shared")
 KINDS = {"ld": "reads", "st": "writes", "atom": "atomics"}
@@ -62,6 +63,10 @@ class PerThreadCounts(Observer):
         self._cur = {}              # (line key, space, kind) -> per-lane counts of this chunk
         self._all = {}              # (line key, space, kind) -> accesses by every valid lane
         self._chunk = None
+        self._line_of = SourceLines()
+
+    def launch_begin(self, launch):
+        self._line_of = SourceLines(launch)
 
     def chunk_begin(self, chunk):
         self._chunk = chunk
@@ -75,8 +80,7 @@ class PerThreadCounts(Observer):
         kind = KINDS.get(ev.kind)
         if kind is None:
             return
-        loc = getattr(ev.inst, "loc", None)
-        line = (loc.file, loc.line) if loc is not None and getattr(loc, "line", 0) else None
+        line = self._line_of(ev.inst)
         key = (line, space, kind)
         if ev.mask.full:            # every thread of the chunk: one count, not an array add
             self._all[key] = self._all.get(key, 0) + 1

@@ -7,6 +7,7 @@ from collections import defaultdict
 import numpy as np
 
 from . import counters as C
+from .lines import SourceLines
 from ..units import human_bytes
 
 
@@ -73,7 +74,9 @@ def section(rep):
     ex = rep.extras.get("memory", {})
     head = (f"  {'level':<10}{'op':<7}{'requests':>13}{'sectors':>14}{'wavefronts':>12}{'/req':>7}{'bytes':>13}"
             f"{'useful':>8}{'hit rate':>10}")
-    rows = ["Memory (bytes moved at each level; see docs/memory.md)", head]
+    rows = ["Memory (bytes moved at each level; requests: one per warp instruction; sectors: 32 bytes; "
+            "useful: bytes the lanes asked for / bytes moved; see docs/memory.md)", head]
+    shared_bytes = False
     for op in ("ld", "st", "atom"):
         r = lv["shared"][op]
         if r["requests"]:
@@ -86,9 +89,11 @@ def section(rep):
         r = lv["L1"][key]
         if r["requests"]:
             hit = "" if op in ("atom", "red") else f"{r['hit_rate_pct']:.1f} %"
+            useful = _pct(r['bytes_requested'], r['bytes'])
+            shared_bytes |= useful > 100.5
             rows.append(f"  {name:<10}{op:<7}{_n(r['requests']):>13}{_n(r['sectors']):>14}{'':>12}"
                         f"{r['sectors_per_request']:>7.2f}{_b(r['bytes']):>13}"
-                        f"{_pct(r['bytes_requested'], r['bytes']):>7.0f}%{hit:>10}")
+                        f"{useful:>7.0f}%{hit:>10}" + ("   lanes share bytes (see below)" if useful > 100.5 else ""))
     for op in ("read", "write", "atom"):
         r = lv["L2"][op]
         if r["sectors"]:
@@ -101,6 +106,9 @@ def section(rep):
     rows.append(f"  {'HBM':<10}{'read':<7}{'':>13}{'':>14}{'':>12}{'':>7}{_b(d['read_bytes']):>13}")
     rows.append(f"  {'HBM':<10}{'write':<7}{'':>13}{'':>14}{'':>12}{'':>7}{_b(d['write_bytes']):>13}"
                 f"   + {_b(d['dirty_bytes_in_l2_at_end'])} still dirty in L2 at the end")
+    if shared_bytes:
+        rows.append("  useful over 100 %: lanes of a warp read the same bytes (e.g. all of them A[row, k]); each "
+                    "lane's bytes count, a sector moves once for all of them")
     c = lv["const"]
     if c["requests"]:
         rows.append(f"  {'const':<10}{'ld':<7}{_n(c['requests']):>13}{'':>14}{_n(c['serialized_accesses']):>12}"
@@ -118,8 +126,8 @@ def line_section(rep):
     rows = [r for r in rep.by_line() if "l1_bytes" in r or "shared_requests" in r or "const_requests" in r]
     if not rows:
         return "Memory by source line: no memory instructions"
-    out = ["Memory by source line (global/local: requests, sectors per request, bytes at L2 and HBM; "
-           "shared: wavefronts per request, bank conflicts)",
+    out = ["Memory by source line (global/local: requests (warp instructions), sectors (32 bytes) per request, "
+           "bytes at L2 and HBM; shared: wavefronts per request, bank conflicts (extra wavefronts))",
            f"  {'line':>5} {'requests':>10} {'sect/req':>8} {'L2':>11} {'HBM read':>11} {'HBM write*':>11}"
            f" {'wf/req':>7} {'conflicts':>10}  source"]
     for r in rows:
@@ -147,8 +155,9 @@ def fill_report(mm, rep):
             red += row
     rep.metrics.update(C.metrics(totals, sb, red))
     by_line = defaultdict(lambda: np.zeros(C.N_COUNTERS, dtype=np.int64))
+    line_of = SourceLines(mm.launch)
     for ins, row in zip(mm.slot_ins, cnt):
-        by_line[(ins.loc.file, ins.loc.line)] += row
+        by_line[line_of(ins) or (ins.loc.file, ins.loc.line)] += row
     for key, row in by_line.items():
         rep.lines.setdefault(key, {}).update(C.line_row(row, sb))
     rep.bytes_by_level = levels(totals, sb, red)

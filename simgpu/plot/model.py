@@ -24,11 +24,14 @@ def _figure(width=8.0, height=5.0):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dram", "l2"), title=None):
+def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dram", "l2"), title=None,
+                  labels=None):
     """Log-log roofline of ``gpu`` with one marker per ``RooflinePoint``.
 
     Draws each available compute roof (horizontal) and memory slope, the attainable
-    min(roof, AI x bandwidth) curves, and labels every point with its name and bound.
+    min(roof, AI x bandwidth) curves, and labels every point with its name and bound: the side
+    of the ridge it lies on, or ``labels[i]`` where given (simgpu.plot.roofline gives the timing
+    model's bottleneck).  Both legends sit outside the axes, so they never cover a point.
     """
     gpu = get_gpu(gpu)
     fig = _figure(11.0, 5.5)
@@ -47,16 +50,18 @@ def roofline_plot(points, gpu=None, compute=("fp32", "fp16_tensor"), memory=("dr
     marks = []
     for i, p in enumerate(points, 1):
         y = p.attainable_flops if p.achieved_flops is None else p.achieved_flops
+        label = labels[i - 1] if labels is not None else f"{p.name} ({p.bound})"
         marks += ax.plot(p.arithmetic_intensity, y / 1e12, "o", ms=7, color=f"C{(i - 1) % 10}",
-                         label=f"{i}. {p.name} ({p.bound})")
+                         label=f"{i}. {label}")
         ax.annotate(str(i), (p.arithmetic_intensity, y / 1e12), textcoords="offset points",
                     xytext=(4, 4), fontsize=8)
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)",
            ylabel="attainable TFLOP/s", title=title or f"Roofline of {gpu.name}")
     ax.grid(True, which="both", alpha=0.3)
-    ax.add_artist(ax.legend(handles=lines, fontsize=8, loc="lower right"))
+    fig.legend(handles=lines, fontsize=8, loc="outside lower center", ncols=min(len(lines), 4) or 1,
+               title="roofs", title_fontsize=8)
     if marks:
-        fig.legend(handles=marks, fontsize=8, loc="outside right center")
+        fig.legend(handles=marks, fontsize=8, loc="outside right center", title="kernels", title_fontsize=8)
     return fig
 
 
@@ -170,18 +175,50 @@ def six_tricks_plot(gpu=None):
     return fig
 
 
-__all__ = ["roofline_plot", "mystery_plot", "tpu_vs_gpu_plot", "attention_plot", "six_tricks_plot"]
+__all__ = ["roofline_plot", "mystery_plot", "tpu_vs_gpu_plot", "attention_plot", "six_tricks_plot", "mystery",
+           "mystery_cliffs", "cliff_cause", "CLIFF_CAUSES"]
+
+
+CLIFF_CAUSES = ("alignment", "kernel switch", "wave", "tile")
+CLIFF_COLORS = {"alignment": "C3", "kernel switch": "C4", "wave": "C1", "tile": "C2"}
+DENSE_MARKERS = 80          # more predicted cliffs than this: a sweep of every N (see mystery)
 
 
 def cliff_cause(before, after) -> str:
     """Why ``after`` (a ``GemmEstimate``) runs fewer FLOP/s than ``before``: 'alignment' when its
-    rows lost 16-byte alignment (another kernel family), 'wave' when its chosen kernel needs
-    more waves of CTAs over the SMs, else 'tile' (another tile shape, or more padded tiles)."""
-    if after.alignment_bytes < before.alignment_bytes or after.chosen.family != before.chosen.family:
+    rows lost alignment (cuBLAS then runs a kernel for narrower loads), 'kernel switch' when the
+    chosen kernel is of another family or split-K at the same alignment, 'wave' when the chosen
+    kernel needs more waves of CTAs over the SMs, else 'tile' (another tile shape, or more padded
+    tiles)."""
+    if after.alignment_bytes < before.alignment_bytes:
         return "alignment"
-    if after.chosen.waves > before.chosen.waves:
+    a, b = after.chosen, before.chosen
+    if a.family != b.family or a.split_k != b.split_k:
+        return "kernel switch"
+    if a.waves > b.waves:
         return "wave"
     return "tile"
+
+
+def mystery_cliffs(sizes, est, drop=0.05):
+    """The predicted cliffs of a sweep: [(index of the size after the drop, cause, depth)] where
+    depth = 1 - after / before.  A drop from one size to the next whose rows are less aligned is an
+    alignment cliff; the others are found between neighbours of the same alignment, so in a sweep
+    of every N an odd N's tile or wave cliff is found against the odd N before it."""
+    out = []
+    last = {}                   # alignment -> index of the last size with it
+    for i in range(len(sizes)):
+        if i and est[i].alignment_bytes < est[i - 1].alignment_bytes:
+            d = 1.0 - est[i].tflops / est[i - 1].tflops
+            if d > drop:
+                out.append((i, "alignment", d))
+        j = last.get(est[i].alignment_bytes)
+        if j is not None:
+            d = 1.0 - est[i].tflops / est[j].tflops
+            if d > drop:
+                out.append((i, cliff_cause(est[j], est[i]), d))
+        last[est[i].alignment_bytes] = i
+    return out
 
 
 def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, title=None, spread=None,
@@ -189,37 +226,59 @@ def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, titl
     """The lecture's mystery plot from ``simgpu.model.gemm``: predicted TFLOP/s of square
     N x N x N matmuls against N, the measured curve beside it when ``measured`` (a sequence of
     TFLOP/s for ``sizes``) is given, and every predicted cliff (a drop of more than ``drop``
-    from one size to the next) labelled by its cause: alignment, wave or tile.
+    from one size to the next) labelled by its cause: alignment, kernel switch, wave or tile.
     ``spread`` = (low, high) sequences shades the range of repeated measurements;
     ``reproducible`` = sizes N whose drop to the next size is present in every repeat
-    (validation/lecture/compare_repeats.py) marks those measured cliffs."""
+    (validation/lecture/compare_repeats.py) marks those measured cliffs.
+
+    A sweep with more than DENSE_MARKERS cliffs (every N: odd N, N = 2 mod 4, ...) is drawn as
+    one curve per alignment of the rows, each cliff within a curve marked; the alignment cliffs
+    between them are then the gaps between the curves, named in the legend rather than marked
+    at each of thousands of sizes."""
     sizes = list(range(64, 8193, 64)) if sizes is None else [int(s) for s in sizes]
     est = [gemm(n, n, n, dtype, gpu) for n in sizes]
     pred = np.array([e.tflops for e in est])
+    align = np.array([e.alignment_bytes for e in est])
     fig = _figure(11.0, 5.5)
     ax = fig.add_subplot()
-    ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype})")
+    classes = sorted(set(align.tolist()), reverse=True)
+    xs = np.asarray(sizes)
+    cliffs = mystery_cliffs(sizes, est, drop)
+    dense = len(cliffs) > DENSE_MARKERS
+    if len(classes) == 1 or not dense:
+        ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype})")
+    else:
+        for c, color in zip(classes, ("C0", "C9", "C5", "C8", "C7")):
+            m = align == c
+            ax.plot(xs[m], pred[m], "-", color=color, lw=1.0 if c < classes[0] else 1.5,
+                    label=f"simgpu.model.gemm ({dtype}), rows {c}-byte aligned ({m.sum()} sizes)")
     if spread is not None:
         ax.fill_between(sizes, spread[0], spread[1], color="0.6", alpha=0.3, lw=0, label="measured: repeat range")
     if measured is not None:
-        ax.plot(sizes, measured, "o-", color="0.4", ms=2.5, lw=0.8,
+        ax.plot(sizes, measured, "o-", color="0.4", ms=2.5 if len(sizes) <= 600 else 0, lw=0.8,
                 label="measured (cuBLAS via torch)" + (": median" if spread is not None else ""))
         for n in reproducible or ():
             i = sizes.index(int(n)) + 1
             ax.plot(sizes[i], measured[i], "x", color="k", ms=8, mew=1.5,
                     label="reproducible measured cliff" if n == reproducible[0] else None)
-    colors = {"alignment": "C3", "wave": "C1", "tile": "C2"}
-    seen = set()
-    for i in range(len(sizes) - 1):
-        if pred[i + 1] < (1 - drop) * pred[i]:
-            cause = cliff_cause(est[i], est[i + 1])
-            ax.plot(sizes[i + 1], pred[i + 1], "v", color=colors[cause], ms=7,
-                    label=None if cause in seen else f"cliff: {cause}")
-            seen.add(cause)
-            ax.annotate(cause[0].upper(), (sizes[i + 1], pred[i + 1]), textcoords="offset points",
-                        xytext=(0, -12), ha="center", fontsize=7, color=colors[cause])
+    counts = {cause: sum(1 for _, c, _ in cliffs if c == cause) for cause in CLIFF_CAUSES}
+    for cause in CLIFF_CAUSES:
+        at = [i for i, c, _ in cliffs if c == cause]
+        if not at:
+            continue
+        if cause == "alignment" and dense:      # the gaps between the curves; one legend entry
+            ax.plot([], [], "v", color=CLIFF_COLORS[cause], ms=6,
+                    label=f"cliff: alignment ({counts[cause]}: each less-aligned N; the gaps between curves)")
+            continue
+        ax.plot(xs[at], pred[at], "v", color=CLIFF_COLORS[cause], ms=4 if dense else 7, ls="none",
+                label=f"cliff: {cause} ({counts[cause]})")
+        if not dense:
+            for i in at:
+                ax.annotate(cause[0].upper() if cause != "kernel switch" else "K", (sizes[i], pred[i]),
+                            textcoords="offset points", xytext=(0, -12), ha="center", fontsize=7,
+                            color=CLIFF_COLORS[cause])
     ax.set(xlabel="N (N x N x N)", ylabel="TFLOP/s",
            title=title or f"Matmul throughput vs size on {gpu}: predicted cliffs by cause")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=8, loc="outside lower center", ncols=2)
     return fig

@@ -58,14 +58,26 @@ def timeline(rep, sm_rows=16, warps=32):
     r = _timing(rep)
     fig = _figure(11.0, 7.0)
     top, bottom = fig.subplots(2, 1, height_ratios=(2, 3))
-    bps = r.plan.blocks_per_sm
+    bps = max(r.plan.blocks_per_sm, 1)
+    spans = {}                      # (sm, t0, t1, tail) -> blocks resident together: one bar
     for sm, slot, t0, t1, tail in sm_schedule(r, sm_rows):
-        y = sm + slot / max(bps, 1) * 0.8
-        top.broken_barh([(t0, t1 - t0)], (y, 0.8 / max(bps, 1)),
-                        facecolors="tab:red" if tail else f"C{slot % 10}", edgecolor="none")
-    top.set(xlabel="time (us)", ylabel="SM (one band per block slot)",
-            title=f"{r.kernel}: blocks on SMs, {r.plan.waves:.3f} waves, predicted {r.time_s * 1e6:,.1f} us")
-    top.invert_yaxis()
+        key = (sm, round(t0, 9), round(t1, 9), tail)
+        spans[key] = spans.get(key, 0) + 1
+    waves = sorted({t0 for (_, t0, _, tail) in spans if not tail})
+    for (sm, t0, t1, tail), k in spans.items():
+        top.broken_barh([(t0, t1 - t0)], (0.0 + sm, 0.8), edgecolor="white", linewidth=0.8,
+                        facecolors="tab:red" if tail else ("tab:blue", "tab:cyan")[waves.index(t0) % 2])
+        if tail or not waves.index(t0):
+            top.annotate(f"{k}", (t0 + (t1 - t0) / 2, sm + 0.4), ha="center", va="center", fontsize=6,
+                         color="white")
+    n_sms = min(r.plan.sm_count, sm_rows)
+    step = max(1, n_sms // 16)
+    top.set_yticks([sm + 0.4 for sm in range(0, n_sms, step)], [str(sm) for sm in range(0, n_sms, step)])
+    top.set(xlabel="time (us)", ylabel=f"SM (first {n_sms} of {r.plan.sm_count})", ylim=(n_sms, -0.2),
+            title=f"{r.kernel}: blocks on SMs, {r.plan.waves:.3f} waves, predicted {r.time_s * 1e6:,.1f} us "
+                  f"(a bar: the blocks an SM runs at once, up to {bps}, their number written in it; "
+                  f"red: the partial last wave)")
+    top.title.set_fontsize(9)
     tl = r.timeline
     clk = r.params.clock_hz
     keys = sorted(tl.warps)[:warps]
@@ -87,14 +99,18 @@ def timeline(rep, sm_rows=16, warps=32):
 
 def roofline(reports, gpu=None, title=None):
     """Kernels (Reports with timing) on the roofline of `gpu`: achieved FLOP/s against
-    arithmetic intensity (FLOPs per DRAM byte)."""
-    pts = []
+    arithmetic intensity (FLOPs per DRAM byte).  Each point is labelled by the timing model's
+    bottleneck, the one print(rep) shows (not by which side of the ridge it lies), and the
+    fraction of the roof it reaches."""
+    pts, labels = [], []
     for rep in reports:
         r = _timing(rep)
         if r.dram_bytes and r.flops > 0:          # a log axis has no place for 0 FLOP/B
-            pts.append(r.roofline_point(rep.kernel))
+            p = r.roofline_point(rep.kernel)
+            pts.append(p)
+            labels.append(f"{rep.title}: {r.bound_label}; {100 * p.fraction_of_roof:.2g} % of the roof")
     g = gpu or (reports[0].gpu if reports else None)
-    return roofline_plot(pts, g, title=title or "Kernels on the roofline (predicted)")
+    return roofline_plot(pts, g, title=title or "Kernels on the roofline (predicted)", labels=labels)
 
 
 __all__ = ["timeline", "roofline", "sm_schedule"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -65,6 +66,7 @@ class Launch:
     ptx: object = None
     cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
     facts: ProgramFacts | None = None     # the program's facts for the models (prepare fills it)
+    prepare_seconds: float = 0.0          # the executor's prepare(): compiling, the first time
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -215,6 +217,7 @@ def make_report(k, info, counter, models, executed, sample):
             for key in [key for key in rep.metrics if key.startswith("smsp__")]:
                 rep.metrics[key] *= scale
         rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": scale}
+    rep.extras["compile_seconds"] = info.prepare_seconds     # wall time; ~0 once the kernel is cached
     for m in models:
         m.fill_report(rep)
     return rep
@@ -235,8 +238,10 @@ def prepare(ex, k, info, values):
     launch's registers and shared memory from ptxas) before the models are built."""
     info.program = k
     hook = getattr(ex, "prepare", None)
+    t0 = time.perf_counter()
     if hook is not None:
         hook(k, info, values)
+    info.prepare_seconds = time.perf_counter() - t0
     if info.facts is None:                  # simgpu's IR is the program that runs
         info.facts = ProgramFacts(ir_local_frame(info.fn), frozenset(reduction_ids(info.fn)))
 

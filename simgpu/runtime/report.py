@@ -6,6 +6,10 @@ import json
 from dataclasses import dataclass, field
 
 from ..memory.per_thread import section_text as per_thread_text
+from ..units import metric_unit
+from . import report_html
+
+NO_SOURCE = "(no source line: code the compiler added, such as the kernel's return)"
 
 
 def _fmt(v):
@@ -84,7 +88,8 @@ class Report:
         """Per source line, like Nsight Compute's source view: a list of dict rows in line order."""
         rows = []
         for (f, ln), counters in sorted(self.lines.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-            row = {"file": f, "line": ln, "source": self.source.get((f, ln), "").strip()}
+            row = {"file": f, "line": ln,
+                   "source": self.source.get((f, ln), "").strip() if ln else NO_SOURCE}
             row.update(counters)
             rows.append(row)
         return rows
@@ -161,7 +166,8 @@ class Report:
         return "\n".join([
             "Timing (predicted; a launch smaller than one wave: its time is latency; see docs/timing.md)",
             f"  predicted time                            {_t(r.time_s)}   ({r.cycles:,.0f} cycles at "
-            f"{r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch overhead)",
+            f"{r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch overhead; "
+            f"gpu__time_duration.sum, in ns: {r.time_s * 1e9:,.0f})",
             f"  where the time goes                       {stalls or 'issuing'}"
             f"{'  (each warp waits; too few warps to hide it)' if stalls else ''}",
             f"  SMs busy                                  {sms} of {self.gpu.sm_count}"
@@ -221,6 +227,15 @@ class Report:
     def __repr__(self):
         return f"<simgpu.Report {self.title} grid={self.grid} block={self.block} on {self.gpu.name}>"
 
+    def to_html(self, path=None):
+        """The report as a self-contained styled page (runtime/report_html.py): the sections, the
+        per-line tables with units, every metric.  Written to `path` when given; returned."""
+        text = report_html.page(self)
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
     def _per_thread_html(self):
         """The per-thread scores as a small table, first in a notebook."""
         pt = self.per_thread
@@ -231,9 +246,11 @@ class Report:
                 if rows else "")
 
     def _repr_html_(self):
-        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td></tr>"
+        rows = "".join(f"<tr><td><code>{html.escape(k)}</code></td><td style='text-align:right'>{_fmt(v)}</td>"
+                       f"<td>{html.escape(metric_unit(k))}</td></tr>"
                        for k, v in self.metrics.items() if isinstance(v, (int, float)))
         return (f"<div><b>simgpu report: {html.escape(self.title)}</b> on {html.escape(self.gpu.name)}"
                 f"{self._per_thread_html()}"
                 f"<pre>{html.escape(str(self))}</pre>"
-                f"<details><summary>all metrics</summary><table>{rows}</table></details></div>")
+                f"<details><summary>all metrics</summary><table><tr><th>metric</th><th>value</th><th>unit</th></tr>"
+                f"{rows}</table></details></div>")

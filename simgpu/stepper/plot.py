@@ -71,9 +71,11 @@ def warp_lanes(st, ax=None, path=None, title=None, max_legend=14):
     eff = st.state_at(n).simt_efficiency if n else 1.0
     idle = int((m == -1).sum())
     b = st.block_idx
-    ax.set_title(title or f"{st.kernel_name}: block ({b[0]}, {b[1]}, {b[2]}) warp {st.warp} -- "
+    # two lines, the kernel's name cut to what the axes' width holds: a long name is not clipped
+    chars = max(20, int((fig.get_figwidth() * 72 - 60) / 5.5) - 26)    # ~5.5 pt per character at 10 pt
+    ax.set_title(title or f"{_short(st.kernel_name, chars)}: block ({b[0]}, {b[1]}, {b[2]}) warp {st.warp}\n"
                  f"SIMT efficiency {100 * eff:.1f} %, {n} steps, {idle} idle lane-slots",
-                 fontsize=10)
+                 fontsize=10, x=0.0, ha="left")        # from the axes' left edge: room for both lines
     src = st.fn.source_lines
     handles = [Patch(color=c, label=f"line {ln}: {_short(src.get((f, ln), ''))}")
                for (f, ln), c in zip(lines[:max_legend], colors)]

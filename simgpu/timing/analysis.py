@@ -50,6 +50,7 @@ class TimingResult:
     utilisation: dict = field(default_factory=dict)
     stalls: dict = field(default_factory=dict)
     bottleneck: str = ""
+    bound_label: str = ""         # the bottleneck in a few words (the roofline's labels)
     tail_share: float = 0.0
 
     def __post_init__(self):
@@ -57,6 +58,7 @@ class TimingResult:
         self.stalls = stall_breakdown(self)
         self.tail_share = tail_share(self)
         self.bottleneck = bottleneck(self)
+        self.bound_label = bound_label(self)
 
     @property
     def achieved_occupancy(self):
@@ -115,24 +117,55 @@ def tail_share(r):
     return min(1.0, r.tail_cycles * idle / r.cycles)
 
 
-def bottleneck(r):
-    plan = r.plan
+SHORT_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1 / shared", "issue": "issue", "fp32": "FP32", "fp64": "FP64",
+               "sfu": "SFU", "conv": "conversion", "int": "integer", "shfl": "shuffle", "atomic": "atomics",
+               "launch": "block starts"}
+
+
+def decide(r):
+    """The bottleneck rule's decision: ("tail", None, share), ("resource", name, busy) or
+    ("latency", busiest name, its busy fraction).  bottleneck() words it; bound_label() is its
+    short form (the roofline's labels)."""
     if r.tail_share > TAIL_SHARE:
-        return (f"tail: the partial last wave ({plan.tail_blocks_total} blocks) keeps "
-                f"{plan.tail_active_sms} of {plan.sm_count} SMs busy while the rest idle")
+        return "tail", None, r.tail_share
     u = dict(r.utilisation)
     if not u:
-        return "latency (nothing to simulate)"
+        return "latency", None, 0.0
     name = max(u, key=u.get)
-    if u[name] >= BUSY:
+    return ("resource" if u[name] >= BUSY else "latency"), name, u[name]
+
+
+def bottleneck(r):
+    plan = r.plan
+    kind, name, busy = decide(r)
+    if kind == "tail":
+        return (f"tail: the partial last wave ({plan.tail_blocks_total} blocks) keeps "
+                f"{plan.tail_active_sms} of {plan.sm_count} SMs busy while the rest idle")
+    if name is None:
+        return "latency (nothing to simulate)"
+    if kind == "resource":
         word = RESOURCE_WORDS.get(name, name)
-        return f"{word} ({100 * u[name]:.0f} % busy)"
+        return f"{word} ({100 * busy:.0f} % busy)"
     why = max((k for k in r.stalls if k != "issued"), key=r.stalls.get, default="memory")
     idle = ""
     if plan.full_waves == 0 and plan.main_active_sms < plan.sm_count:
         idle = f"; only {plan.main_active_sms} of {plan.sm_count} SMs have blocks"
     return (f"latency (too little parallelism): warps mostly wait on {why.replace('_', ' ')}, "
-            f"busiest resource {RESOURCE_WORDS.get(name, name)} at {100 * u[name]:.0f} %{idle}")
+            f"busiest resource {RESOURCE_WORDS.get(name, name)} at {100 * busy:.0f} %{idle}")
+
+
+def bound_label(r):
+    """bottleneck() in a few words: 'DRAM-bound (64 % busy)', 'latency-bound (busiest: DRAM 64 %)',
+    'tail wave'."""
+    kind, name, busy = decide(r)
+    if kind == "tail":
+        return f"tail wave ({100 * busy:.0f} % of the time)"
+    if name is None:
+        return "latency-bound"
+    word = SHORT_WORDS.get(name, name)
+    if kind == "resource":
+        return f"{word}-bound ({100 * busy:.0f} % busy)"
+    return f"latency-bound (busiest: {word} {100 * busy:.0f} %)"
 
 
 # -- the Report -------------------------------------------------------------------------------
@@ -184,7 +217,8 @@ def section(rep):
     occ, plan = r.occupancy, r.plan
     est = "estimated from the IR" if r.registers_estimated else "given"
     rows = ["Timing (predicted; see docs/timing.md)",
-            f"  predicted time (gpu__time_duration.sum)   {_t(r.time_s)}   "
+            f"  predicted time (gpu__time_duration.sum)   {_t(r.time_s)}   [the metric is in ns: "
+            f"{r.time_s * 1e9:,.0f}]   "
             f"({r.cycles:,.0f} cycles at {r.params.clock_hz / 1e9:.2f} GHz + {_t(r.params.launch_overhead_s)} launch)",
             f"  bottleneck                                {r.bottleneck}"]
     if r.dram_bytes:
@@ -218,4 +252,4 @@ def section(rep):
     return "\n".join(rows)
 
 
-__all__ = ["TimingResult", "fill_report", "section", "bottleneck", "utilisation", "stall_breakdown"]
+__all__ = ["TimingResult", "fill_report", "section", "bottleneck", "bound_label", "decide", "utilisation", "stall_breakdown"]
