@@ -62,6 +62,12 @@ def trim_numba_text(text, user_file=None):
     lines = _ANSI.sub("", text).splitlines()
     head = next((ln for ln in lines if ln.strip()), "")
     keep, excerpt = [head.strip()], False
+    if head.strip().startswith("Failed in ") and head in lines:
+        # numba's pipeline wrapper ("Failed in cuda mode pipeline (step: ...)"): the error
+        # itself is the next line (e.g. "... of type float64 is not aligned")
+        nxt = next((ln for ln in lines[lines.index(head) + 1:] if ln.strip()), "")
+        if nxt and not nxt.strip().startswith(("During:", "File ")):
+            keep.append(nxt.strip())
 
     def users(name):
         if user_file is not None:
