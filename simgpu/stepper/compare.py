@@ -175,7 +175,7 @@ def render(cmp):
             return f"{v.n_active:>3} {_strip(v.mask, cmp.valid)} {inst:>4}"
         row = f"  {where:>5}  {text:<{width}}  {cell(r.written, r.written_inst)}  {cell(r.compiled, r.compiled_inst)}"
         out.append(row.rstrip() + (f"   {r.note}" if r.note else ""))
-    out.append(f"  SIMT efficiency (Nsight Compute: smsp__thread_inst_executed / (32 * smsp__inst_executed)):")
+    out.append("  SIMT efficiency (Nsight Compute: smsp__thread_inst_executed / (32 * smsp__inst_executed)):")
     out.append(f"    as written  {100 * cmp.as_written:5.1f} %  over {cmp.written_inst} warp instructions "
                "of simgpu's IR (SASS estimate, as the Report counts)")
     out.append(f"    as compiled {100 * cmp.as_compiled:5.1f} %  over {cmp.compiled_inst} SASS instructions "

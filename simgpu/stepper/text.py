@@ -80,7 +80,8 @@ def _ptx_instruction(s):
         why = f"   (no source line from the compiler: shown under line {s.line})"
     else:
         why = ""
-    first = "first of line" if s.mode == "line" and s.line_steps and s.line_steps[0] == s.step else "executed "
+    first = "first of line" if (s.mode == "line" and place == "body" and s.line_steps
+                                and s.line_steps[0] == s.step) else "executed "
     out = [f"  {first:<9} PTX line {s.ptx_line}: {text}{why}"]
     if s.sass:
         more = f"   (+{len(s.sass) - 3} more)" if len(s.sass) > 3 else ""
@@ -102,8 +103,9 @@ def _ptx_branch(s):
                    f"only they take effect")
     if s.reconverged:
         after = (" after the divergent branch at line " + ", ".join(map(str, s.rejoin_of))) if s.rejoin_of else ""
+        where = "at the kernel's exit" if getattr(s, "place", "body") == "exit" else f"on line {s.line}"
         out.append(f"  rejoin    {bin(s.reconverged).count('1')} lane(s) {s.reconverged:#010x} rejoin the warp "
-                   f"here, on line {s.line}: reconvergence{after}")
+                   f"here, {where}: reconvergence{after}")
     return out
 
 

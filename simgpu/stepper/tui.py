@@ -170,7 +170,8 @@ class Session:
     def cmd_compare(self, arg):
         self.write(str(self.st.compare()))
 
-    COMMANDS = {"m": cmd_mode, "x": cmd_compare, "q": cmd_quit, "h": cmd_help, "s": cmd_step, "n": cmd_next, "c": cmd_continue,
+    COMMANDS = {"m": cmd_mode, "x": cmd_compare,
+                "q": cmd_quit, "h": cmd_help, "s": cmd_step, "n": cmd_next, "c": cmd_continue,
                 "u": cmd_back, "l": cmd_list, "g": cmd_goto, "b": cmd_break, "d": cmd_delete,
                 "w": cmd_watch, "p": cmd_print}
 
