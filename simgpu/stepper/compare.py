@@ -163,8 +163,8 @@ def render(cmp):
     head = (f"{cmp.kernel_name}  block ({b[0]}, {b[1]}, {b[2]})  warp {cmp.warp}: as written "
             "(simgpu's IR) and as compiled (the PTX the card runs), line by line")
     width = min(28, max([len(r.source) for r in cmp.rows] + [6]))
-    out = [head, f"  {'line':>5}  {'source':<{width}}  {'as written':<41}  {'as compiled':<41}",
-           f"  {'':>5}  {'':<{width}}  {'lanes':<3} {'':<32} {'inst':>4}  {'lanes':<3} {'':<32} {'SASS':>4}"]
+    out = [head, f"  {'line':>5}  {'source':<{width}}  {'as written':<41}  as compiled",
+           f"  {'':>5}  {'':<{width}}  {'lanes':<36} {'inst':>4}  {'lanes':<36} {'SASS':>4}"]
     for r in cmp.rows:
         where = {"entry": "entry", "exit": "exit"}.get(r.place, str(r.line))
         text = (r.source if r.place not in (ENTRY, EXIT) else "")[:width]
