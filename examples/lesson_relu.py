@@ -4,8 +4,8 @@ The lecture's first trick: avoid control divergence.  `if v > 0` on random data 
 some lanes of every warp each way, so the warp runs both sides one after the other with
 part of its lanes idle.  `v * (v > 0)` is the same ReLU with no branch: every lane does
 the same compare and multiply, and the warp never splits.
-(Real compilers often turn such a tiny if/else into a predicated select; simgpu runs the
-`if` as written, so you see the cost that the source code describes.)
+(The IR path runs the `if` as written; a compiler may make such a branch straight-line.  Both
+at once: `simgpu step examples/lesson_relu.py::relu_if --block 128 --side-by-side`.)
 
     python examples/lesson_relu.py
     simgpu step examples/lesson_relu.py::relu_if --executor ir --block 128 --script "b 27 c c p v"

@@ -90,8 +90,8 @@ def test_lanes_reconverge_at_the_line_after_the_if_with_all_32_lanes():
     assert st.state.active_mask in (0x55555555, 0xAAAAAAAA)
 
 
-def test_run_until_a_line_next_line_and_back():
-    st = stepper()
+def test_run_until_a_line_next_line_and_back_in_instruction_mode():
+    st = stepper(mode="inst")
     then_l = line_of(parity, "v * 2.0")
     s = st.run(until_line=then_l)
     assert (s.line, s.active_mask) == (then_l, 0x55555555)
@@ -203,7 +203,7 @@ def test_simgpu_step_in_a_terminal_steps_the_compiled_code(capsys):
                  "--script", f"b {then_l} c p i p %nope"]) == 0
     out = capsys.readouterr().out
     assert f"=>*{then_l:>4} |" in out
-    assert "#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.  16/32 active" in out and "PTX line" in out
+    assert "#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.#.  16/32 run line" in out and "PTX line" in out
     assert "i       [ 0-15]  0  1  2" in out and "error: register %nope is never written" in out
 
 

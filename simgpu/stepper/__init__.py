@@ -6,6 +6,8 @@
     ptxrec.py  the same on the compiled code: PTX instructions, masks, registers, reconvergence
     text.py    states as text          tui.py   `simgpu step FILE.py::kernel` in a terminal
     html.py    a self-contained replay page    plot.py  lanes x time (matplotlib)
+    lines.py   line stepping: a record as visits of source lines (prologue, body, exit)
+    compare.py st.compare(): one warp as written (IR) and as compiled (PTX), line by line
 """
 from .api import MemAccess, StackEntry, Step, StepError, Stepper, WarpState, mask_bools, mask_int, step_ir
 from .compiled import PtxStepper, PtxWarpState, step, step_ptx

@@ -30,6 +30,7 @@ from ..runtime.program import as_program
 from .html import render
 from .plot import warp_lanes
 from .text import format_state
+from .lines import visit_index, visits
 from .record import (MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int,
                           rejoin_lines)
 
@@ -60,6 +61,10 @@ class WarpState:
     inst_executed: int        # warp instructions executed so far (SASS estimate, as the Report)
     valid_mask: int           # lanes that hold a thread of the block
     error: object = None      # a kernel fault that ended the launch after this warp's record
+    mode: str = "inst"        # the stepper's mode: 'line' (one visit of a line a step) | 'inst'
+    line_mask: object = None  # lanes that run this line on this visit (None at the start)
+    line_steps: tuple = ()    # (first, last) step numbers of this visit of the line
+    place: str = "body"       # 'entry' (prologue) | 'body' | 'exit' (ret and epilogue)
 
     @property
     def n_active(self):
@@ -89,8 +94,9 @@ class Stepper:
     (0: the start, len(st): the end); `state` is the state there."""
 
     executor = "ir"              # what it steps: simgpu's IR (PtxStepper: the compiled code)
+    default_mode = "inst"        # step() executes one IR instruction (PtxStepper: one line visit)
 
-    def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None):
+    def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, mode=None):
         self.kernel_name, self.fn, self.report = kernel_name, fn, report
         self.block_idx, self.warp, self.error = block_idx, warp, error
         self.steps = rec.steps
@@ -102,6 +108,73 @@ class Stepper:
         self.variables = sorted({n for n in fn.var_types if "%" not in n and not
                                  _is_array(fn.var_types[n])} | {k for k in self._hist if "%" not in k})
         self._count_weights()
+        self.set_mode(mode)
+
+    # -- modes: line stepping and instruction stepping ------------------------------------------
+    MODES = ("line", "inst")
+
+    def set_mode(self, mode=None):
+        """'line': step()/back() move one visit of a source line, run() stops at a line's first
+        instruction; 'inst': one instruction, run() stops after the line's last instruction.
+        None: the stepper's default.  Returns the mode."""
+        mode = self.default_mode if mode is None else mode
+        if mode not in self.MODES:
+            raise StepError(f"mode {mode!r}: the stepper steps by 'line' (one visit of a source line "
+                            "a step) or 'inst' (one instruction a step)")
+        self.mode = mode
+        return mode
+
+    @property
+    def visits(self):
+        """The warp's visits of source lines (simgpu.stepper.lines.Visit), in order."""
+        if getattr(self, "_visit_list", None) is None:
+            self._visit_list = visits(self.steps, self.fn.loc.file, self.fn.loc.line,
+                                      compiled=self.executor == "ptx")
+            self._visit_of = visit_index(self._visit_list, len(self.steps))
+        return self._visit_list
+
+    def visit_at(self, pos=None):
+        """The visit the step just executed belongs to after `pos` steps (None at the start)."""
+        pos = self.pos if pos is None else pos
+        if pos <= 0 or not self.steps:
+            return None
+        vs = self.visits
+        return vs[self._visit_of[min(pos, len(self.steps)) - 1]]
+
+    def _line_stops(self):
+        return [v.start for v in self.visits]
+
+    def _next_stop(self):
+        for a in self._line_stops():
+            if a > self._i:
+                return a
+        return len(self.steps) - 1
+
+    def step_instruction(self):
+        """Execute one instruction, whatever the mode."""
+        if self.done:
+            raise StepError(self._end_message())
+        self._i += 1
+        return self.state
+
+    def back_instruction(self):
+        """Undo one instruction, whatever the mode."""
+        if self._i < 0:
+            raise StepError("already at the start: there is no step to go back to")
+        self._i -= 1
+        return self.state
+
+    def efficiency(self, pos=None):
+        """SIMT efficiency of this warp over the instructions executed after `pos` steps
+        (default: the whole record), as Nsight Compute defines it: smsp__thread_inst_executed /
+        (32 * smsp__inst_executed).  {'as written': ...} on simgpu's IR (the PtxStepper adds
+        'as compiled')."""
+        pos = len(self.steps) if pos is None else pos
+        return {"as written": self._efficiency(pos - 1)[1]}
+
+    def compare(self):
+        raise StepError("compare() needs the compiled path: simgpu.step(..., executor='ptx') runs "
+                        "both and compares them line by line")
 
     def _count_weights(self):
         """Running SASS-instruction and active-lane totals (SIMT efficiency so far)."""
@@ -127,17 +200,20 @@ class Stepper:
 
     # -- moving ----------------------------------------------------------------------------
     def step(self):
-        """Execute one warp-instruction."""
-        if self.done:
-            raise StepError(self._end_message())
-        self._i += 1
+        """Line mode: run to the first instruction of the next visit of a line (from the last
+        visit: to the end).  Instruction mode: execute one warp-instruction."""
+        if self.mode == "inst" or self.done:
+            return self.step_instruction()
+        self._i = self._next_stop()
         return self.state
 
     def back(self):
-        """Undo one step."""
-        if self._i < 0:
-            raise StepError("already at the start: there is no step to go back to")
-        self._i -= 1
+        """Undo one step: one instruction, or (line mode) back to the previous visit's first
+        instruction (or the start)."""
+        if self.mode == "inst" or self._i < 0:
+            return self.back_instruction()
+        prev = [a for a in self._line_stops() if a < self._i]
+        self._i = prev[-1] if prev else -1
         return self.state
 
     def goto(self, n):
@@ -152,9 +228,12 @@ class Stepper:
         return self.goto(0)
 
     def next_line(self):
-        """Execute the rest of the next source line (all its consecutive instructions)."""
+        """Line mode: as step().  Instruction mode: execute the rest of the current source line
+        and the whole next one (all their consecutive instructions)."""
         if self.done:
             raise StepError(self._end_message())
+        if self.mode == "line":
+            return self.step()
         here = self._where(self._i)
         while not self.done and self._where(self._i + 1) == here:
             self._i += 1
@@ -166,14 +245,22 @@ class Stepper:
         return self.state
 
     def run(self, until_line=None, breakpoints=()):
-        """Run until the warp has next run `until_line` (or a line in `breakpoints`): it stops
-        after the last instruction of that visit to the line, as `next_line` does; or it runs
-        to the end.  `state.line` / `state.done` say which happened."""
+        """Run until the warp next runs `until_line` (or a line in `breakpoints`), or to the end.
+        Line mode: it stops at the first instruction of that visit to the line (the state shows
+        the lanes that run the line).  Instruction mode: it stops after the last instruction of
+        that visit, as `next_line` does.  `state.line` / `state.done` say which happened."""
         stops = set(breakpoints)
         if until_line is not None:
             stops.add(until_line)
         for ln in stops:
             self.check_line(ln)
+        if self.mode == "line":
+            for v in self.visits:
+                if v.start > self._i and v.line in stops:
+                    self._i = v.start
+                    return self.state
+            self._i = len(self.steps) - 1
+            return self.state
         while not self.done:
             self._i += 1
             if self.steps[self._i].line in stops and self._where(self._i - 1) != self._where(self._i):
@@ -288,7 +375,15 @@ class Stepper:
         return WarpState(n, len(self.steps), pos >= len(self.steps) - 1,
                          s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
                          s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,
-                         eff, w, self.valid, self.error if pos >= len(self.steps) - 1 else None)
+                         eff, w, self.valid, self.error if pos >= len(self.steps) - 1 else None,
+                         **self._line_fields(n))
+
+    def _line_fields(self, n):
+        """The mode and this visit of the line (its lanes, its steps) after `n` steps."""
+        v = self.visit_at(n)
+        if v is None:
+            return {"mode": self.mode}
+        return {"mode": self.mode, "line_mask": v.mask, "line_steps": (v.start + 1, v.end), "place": v.place}
 
     def states(self):
         """Every state from the start to the end (for tables and pictures)."""
@@ -347,7 +442,7 @@ def check_target(kernel, grid, block, block_idx, warp):
 
 
 def step_ir(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,
-            **launch_kw):
+            mode=None, **launch_kw):
     """The stepper on simgpu's IR (executor="ir"): run the launch and return a Stepper over
     warp `warp` of block `block_idx` (`simgpu.step` chooses between this and the compiled code).
 
@@ -365,4 +460,4 @@ def step_ir(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, me
             raise
         error = e
     fn = rec.it.fn
-    return Stepper(k.name, fn, rec, report, bi, int(warp), error)
+    return Stepper(k.name, fn, rec, report, bi, int(warp), error, mode)

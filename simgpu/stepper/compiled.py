@@ -32,6 +32,7 @@ from ..errors import KernelError
 from ..runtime.executor import default_executor
 from ..runtime.launch import launch
 from .api import StackEntry, Stepper, StepError, WarpState, check_target, step_ir
+from .compare import compare
 from .ptxrec import PtxRecorder, build_steps
 
 __all__ = ["step", "step_ptx", "PtxStepper", "PtxWarpState"]
@@ -55,6 +56,7 @@ class PtxWarpState(WarpState):
     no_loc: bool = False              # the compiler gave no source line; shown under the previous
     values_from: str = ""             # where `values` come from (or why there are none)
     ir_step: object = None            # the IR stepper's position whose values are shown
+    as_written: object = None         # SIMT efficiency so far of the same warp as written (IR run)
     executor: str = "ptx"
 
 
@@ -113,8 +115,10 @@ class PtxStepper(Stepper):
     """Steps through the record of one warp on the compiled code (see the module doc)."""
 
     executor = "ptx"
+    default_mode = "line"        # step() runs one visit of a source line (set_mode("inst"): one PTX instruction)
 
-    def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, ir=None, ir_note=""):
+    def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, ir=None, ir_note="",
+                 mode=None):
         self.kernel_name, self.fn, self.report = kernel_name, fn, report
         self.block_idx, self.warp, self.error = block_idx, warp, error
         self.steps, self._rejoin = rec.steps, rec.rejoin
@@ -129,12 +133,15 @@ class PtxStepper(Stepper):
         self.variables = list(ir.variables) if ir is not None else []
         self.registers = sorted(self._hist)
         self._count_weights()
+        self.set_mode(mode)
 
     def ir_pos(self, n):
         """The IR stepper's position whose values go with the PTX state after `n` steps."""
         if self._ir_pos is None:
             return None
-        return 0 if n <= 0 else self._ir_pos[min(n, len(self._ir_pos)) - 1]
+        if n >= len(self._ir_pos):         # the end: the IR warp has finished too
+            return len(self.ir.steps)
+        return 0 if n <= 0 else self._ir_pos[n - 1]
 
     # -- reading -----------------------------------------------------------------------------
     def value(self, name, pos=None):
@@ -194,7 +201,27 @@ class PtxStepper(Stepper):
             reconverged=getattr(s, "reconverged", 0), rejoin_of=getattr(s, "rejoin_of", ()),
             target=getattr(s, "target", None), no_loc=getattr(s, "no_loc", False),
             guard=getattr(s, "guard", None),
-            values_from=self.values_from, ir_step=irp)
+            values_from=self.values_from, ir_step=irp,
+            as_written=self.ir.state_at(irp).simt_efficiency if self.ir is not None else None,
+            **self._line_fields(n))
+
+    def efficiency(self, pos=None):
+        """SIMT efficiency of this warp after `pos` steps (default: the whole record), as Nsight
+        Compute defines it (smsp__thread_inst_executed / (32 * smsp__inst_executed)), for each
+        code: 'as compiled' over the SASS ptxas made from the PTX executed so far, 'as written'
+        over simgpu's IR of the kernel (the side-by-side run, at the matching position)."""
+        pos = len(self.steps) if pos is None else pos
+        out = {"as compiled": self._efficiency(pos - 1)[1]}
+        if self.ir is not None:
+            out["as written"] = self.ir.efficiency(self.ir_pos(pos) if pos < len(self.steps) else None)["as written"]
+        return out
+
+    def compare(self):
+        """The same warp as written (simgpu's IR) and as compiled (this PTX), line by line:
+        a Comparison (print it), noting the lines the compiler if-converted."""
+        if self.ir is None:
+            raise StepError(f"no comparison: {self.ir_note}")
+        return compare(self.ir, self)
 
     def __repr__(self):
         return (f"<simgpu.Stepper {self.kernel_name} (compiled PTX) block {self.block_idx} warp {self.warp}: "
@@ -238,7 +265,7 @@ def _side_by_side(kernel, grid, block, args, block_idx, warp, gpu):
 
 
 def step_ptx(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,
-             ir_values=True, **launch_kw):
+             ir_values=True, mode=None, **launch_kw):
     """The stepper on the compiled code (executor="ptx"); see the module doc.  `ir_values`:
     also run the launch on simgpu's IR (on copies of the arguments) for the variables' values."""
     k, g, b, bi, warp = check_target(kernel, grid, block, block_idx, warp)
@@ -264,11 +291,11 @@ def step_ptx(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, m
     if ir_args is not None:
         ir, ir_note = _side_by_side(k, g, b, ir_args, bi, warp, gpu)
     fn, compiled = rec.launch.fn, getattr(getattr(rec.launch, "ptx", None), "compiled", None)
-    return PtxStepper(k.name, fn, _Record(rec, compiled, fn), report, bi, warp, error, ir, ir_note)
+    return PtxStepper(k.name, fn, _Record(rec, compiled, fn), report, bi, warp, error, ir, ir_note, mode)
 
 
 def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,
-         executor="auto", **kw):
+         executor="auto", mode=None, **kw):
     """Run the launch and return a Stepper over warp `warp` of block `block_idx`.
 
     executor: "ptx" steps the compiled code (PTX instructions, their SASS, registers; the
@@ -276,12 +303,17 @@ def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memor
     steps simgpu's IR (IR instructions, variables by name), "auto" (default) is
     simgpu.runtime.executor.default_executor().  Arrays in `args` are updated as a launch
     updates them; `st.report` is the launch's Report; `memory`, `timing` and other keywords
-    go to simgpu.launch (`ir_values=False`: no side-by-side IR run on the compiled path)."""
+    go to simgpu.launch (`ir_values=False`: no side-by-side IR run on the compiled path).
+
+    mode: "line" steps one visit of a source line at a time (the compiled path's default:
+    each step shows the lanes that run the line; `run`/breakpoints stop at a line's first
+    instruction), "inst" one instruction at a time (the IR path's default); `st.set_mode()`
+    switches later."""
     name = default_executor() if executor in (None, "auto") else executor
     if name == "ptx":
-        return step_ptx(kernel, grid, block, args, block_idx, warp, gpu, memory, timing, **kw)
+        return step_ptx(kernel, grid, block, args, block_idx, warp, gpu, memory, timing, mode=mode, **kw)
     if name != "ir":
         raise StepError(f"executor={executor!r}: the stepper runs on 'ptx' (the compiled code), "
                         "'ir' (simgpu's IR) or 'auto'")
     kw.pop("ir_values", None)          # the IR stepper has the variables itself
-    return step_ir(kernel, grid, block, args, block_idx, warp, gpu, memory, timing, **kw)
+    return step_ir(kernel, grid, block, args, block_idx, warp, gpu, memory, timing, mode, **kw)

@@ -15,10 +15,13 @@ branch decisions are inferred from which lanes run next (the observable part is 
 compiled kernel's facts), the reconvergence stack (a divergent branch opens an entry; it
 closes at the first later step whose active mask holds all its lanes again: that step is
 where the lanes reconverge) and source lines for instructions the compiler gave none
-(``.loc`` line 0: shown under the previous line, marked ``no_loc``).
+(``.loc`` line 0: shown under the previous line, marked ``no_loc``).  ``ret``/``exit`` is
+the kernel's exit (``place="exit"``, shown at the ``def`` line), the ``def`` line's first
+instructions its entry (``place="entry"``): neither belongs to a line of the body.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -239,6 +242,10 @@ def sass_by_line(compiled):
     return {k: tuple(v) for k, v in out.items()}
 
 
+def _same_path(a, b):
+    return a == b or (bool(a) and bool(b) and os.path.realpath(a) == os.path.realpath(b))
+
+
 def build_steps(raw, compiled, kernel_file, first_line):
     """PtxSteps from the raw record, with SASS, reconvergence and the stack filled in;
     returns (steps, {divergence id: rejoin line or None})."""
@@ -246,8 +253,13 @@ def build_steps(raw, compiled, kernel_file, first_line):
     steps, prev = [], None
     for i, r in enumerate(raw):
         f, ln, no_loc = _where(r, prev, kernel_file, first_line)
+        kind, place = _kind(r.opcode), "body"
+        if kind == "exit":          # ret/exit: the kernel's exit, not the last line the warp ran
+            f, ln, place = kernel_file, first_line, "exit"
+        elif prev is None or prev.place == "entry":
+            place = "entry" if (ln == first_line and _same_path(f, kernel_file)) else "body"
         ops = sass.get(r.ptx_line, ())
-        s = PtxStep(i, _kind(r.opcode), f, ln, r.mask, r.text, len(ops), taken=r.taken,
+        s = PtxStep(i, kind, f, ln, r.mask, r.text, len(ops), taken=r.taken, place=place,
                     memory=r.memory, pc=r.pc, ptx_line=r.ptx_line, opcode=r.opcode, sass=ops,
                     regs=r.regs, target=r.target, guard=r.guard, no_loc=no_loc,
                     dst=next(iter(r.regs), None))
@@ -275,7 +287,7 @@ def reconvergence(steps):
         keep = []
         for node, m in open_:
             if m & ~s.mask == 0:
-                at_end = s.kind == "exit" and s.no_loc
+                at_end = s.kind == "exit"
                 rejoin[node.id] = None if at_end else s.line
                 s.rejoin_of += (node.loc.line,)
             else:

@@ -130,6 +130,7 @@ class Step:
     taken: object = None      # 'if': lanes that take the then-side
     memory: object = None
     stack: tuple = ()         # ((kind, node, mask), ...) outermost first
+    place: str = "body"       # 'entry' (prologue) | 'body' | 'exit' (ret, epilogue): see lines.py
 
 
 # -- recording -----------------------------------------------------------------------------------

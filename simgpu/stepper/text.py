@@ -54,8 +54,16 @@ def _header(s, st, style):
     if st is not None:
         b = st.block_idx
         head = f"{st.kernel_name}  block ({b[0]}, {b[1]}, {b[2]})  warp {st.warp}  "
-    return [style(f"{head}{where}", "1") + f"   SIMT efficiency so far {100 * s.simt_efficiency:.1f} %  "
-            f"({s.inst_executed} warp instructions)"]
+    if getattr(s, "executor", "ir") == "ptx":
+        written = (f", as written {100 * s.as_written:.1f} % (simgpu's IR)"
+                   if getattr(s, "as_written", None) is not None else "")
+        eff = (f"   SIMT efficiency so far: as compiled {100 * s.simt_efficiency:.1f} % "
+               f"({s.inst_executed} SASS instructions){written}")
+    else:
+        eff = (f"   SIMT efficiency so far {100 * s.simt_efficiency:.1f} %  "
+               f"({s.inst_executed} warp instructions)")
+    mode = f"   [{'line' if s.mode == 'line' else 'instruction'} stepping]" if st is not None else ""
+    return [style(f"{head}{where}", "1") + eff + mode]
 
 
 def _ptx_instruction(s):
@@ -63,8 +71,18 @@ def _ptx_instruction(s):
     if not s.instruction:
         return []
     text = " ".join(s.instruction.split())
-    out = [f"  executed  PTX line {s.ptx_line}: {text}" +
-           (f"   (no source line from the compiler: shown under line {s.line})" if s.no_loc else "")]
+    place = getattr(s, "place", "body")
+    if place == "exit":
+        why = "   (the kernel's exit: ret and epilogue belong to no source line; shown at the def line)"
+    elif place == "entry":
+        why = "   (the kernel's entry: the prologue, at the def line)"
+    elif s.no_loc:
+        why = f"   (no source line from the compiler: shown under line {s.line})"
+    else:
+        why = ""
+    first = "first of line" if (s.mode == "line" and place == "body" and s.line_steps
+                                and s.line_steps[0] == s.step) else "executed "
+    out = [f"  {first:<9} PTX line {s.ptx_line}: {text}{why}"]
     if s.sass:
         more = f"   (+{len(s.sass) - 3} more)" if len(s.sass) > 3 else ""
         out.append("  sass      " + " ; ".join(s.sass[:3]) + more)
@@ -85,8 +103,9 @@ def _ptx_branch(s):
                    f"only they take effect")
     if s.reconverged:
         after = (" after the divergent branch at line " + ", ".join(map(str, s.rejoin_of))) if s.rejoin_of else ""
+        where = "at the kernel's exit" if getattr(s, "place", "body") == "exit" else f"on line {s.line}"
         out.append(f"  rejoin    {bin(s.reconverged).count('1')} lane(s) {s.reconverged:#010x} rejoin the warp "
-                   f"here, on line {s.line}: reconvergence{after}")
+                   f"here, {where}: reconvergence{after}")
     return out
 
 
@@ -99,9 +118,19 @@ def _lanes_and_stack(s, style):
     elif s.instruction:
         out.append(f"  {mark:<9} {s.instruction}")
     on = "█" if style.color else "#"
-    out.append(f"  lanes     {lane_strip(s.active_mask, s.valid_mask, style)}  "
-               f"{s.n_active}/32 active  ({on} active, {'·' if style.color else '.'} idle)")
-    out.append("            0       8       16      24    31")
+    if s.mode == "line" and s.line_mask is not None:
+        a, b = s.line_steps
+        what = {"exit": "the kernel's exit", "entry": "the kernel's entry"}.get(s.place, f"line {s.line}")
+        out.append(f"  lanes     {lane_strip(s.line_mask, s.valid_mask, style)}  "
+                   f"{bin(s.line_mask).count('1')}/32 run {what} on this visit  ({on} active, "
+                   f"{'·' if style.color else '.'} idle)")
+        out.append("            0       8       16      24    31")
+        out.append(f"  visit     steps {a}-{b} ({b - a + 1} instruction(s)); "
+                   f"`mode inst` steps them one by one")
+    else:
+        out.append(f"  lanes     {lane_strip(s.active_mask, s.valid_mask, style)}  "
+                   f"{s.n_active}/32 active  ({on} active, {'·' if style.color else '.'} idle)")
+        out.append("            0       8       16      24    31")
     if ptx:
         out.extend(_ptx_branch(s))
     elif s.kind == "if" and s.taken is not None:

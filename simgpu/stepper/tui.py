@@ -12,10 +12,12 @@ The file defines the kernel function; its arguments come from `--args "expr"` (e
 the file's globals and numpy as `np`), else from a function in the file named
 `args_<kernel>()`, else `make_args()`, returning a tuple (as for `simgpu run`).  Commands (typed at the prompt or given to --script):
 
-    s            step one warp-instruction          n     run the next source line
+    s            one step: a line (line mode) or one instruction (instruction mode)
+    m            switch mode: line <-> instruction  mode line|inst  set it
+    n            run the next source line           x     as written vs as compiled, line by line
     c            continue to a breakpoint or end    b N   breakpoint on line N (d N removes it)
     p NAME       print a variable in every lane     w NAME  show NAME in every state
-    u / back     go back one step                   g K   go to step K (0: the start)
+    u / back     go back one step (of the mode)     g K   go to step K (0: the start)
     l            show the state again               h     help          q   quit
 """
 from __future__ import annotations
@@ -36,7 +38,9 @@ HELP = __doc__[__doc__.index("    s "):].rstrip()
 ARG_CMDS = {"b": "b", "break": "b", "d": "d", "delete": "d", "p": "p", "print": "p",
             "g": "g", "goto": "g", "w": "w", "watch": "w"}
 CMDS = {"s": "s", "step": "s", "n": "n", "next": "n", "c": "c", "continue": "c", "u": "u",
-        "back": "u", "l": "l", "list": "l", "h": "h", "help": "h", "?": "h", "q": "q", "quit": "q"}
+        "back": "u", "l": "l", "list": "l", "h": "h", "help": "h", "?": "h", "q": "q", "quit": "q",
+        "m": "m", "mode": "m", "x": "x", "compare": "x"}
+MODE_ARGS = {"line": "line", "l": "line", "inst": "inst", "i": "inst", "instruction": "inst"}
 
 
 def parse_commands(text):
@@ -44,7 +48,10 @@ def parse_commands(text):
     toks, out, i = text.split(), [], 0
     while i < len(toks):
         t = toks[i]
-        if t in ARG_CMDS:
+        if CMDS.get(t) == "m" and i + 1 < len(toks) and toks[i + 1] in MODE_ARGS:
+            out.append(("m", MODE_ARGS[toks[i + 1]]))
+            i += 2
+        elif t in ARG_CMDS:
             arg = toks[i + 1] if i + 1 < len(toks) else None
             out.append((ARG_CMDS[t], arg))
             i += 2
@@ -154,7 +161,17 @@ class Session:
         else:
             self.write(f"{arg} = {np.array2string(v, threshold=256, precision=4)}")
 
-    COMMANDS = {"q": cmd_quit, "h": cmd_help, "s": cmd_step, "n": cmd_next, "c": cmd_continue,
+    def cmd_mode(self, arg):
+        st = self.st
+        st.set_mode(arg or ("inst" if st.mode == "line" else "line"))
+        self.write("line stepping: a step is one visit of a source line (the lanes that run it)"
+                   if st.mode == "line" else "instruction stepping: a step is one instruction")
+
+    def cmd_compare(self, arg):
+        self.write(str(self.st.compare()))
+
+    COMMANDS = {"m": cmd_mode, "x": cmd_compare,
+                "q": cmd_quit, "h": cmd_help, "s": cmd_step, "n": cmd_next, "c": cmd_continue,
                 "u": cmd_back, "l": cmd_list, "g": cmd_goto, "b": cmd_break, "d": cmd_delete,
                 "w": cmd_watch, "p": cmd_print}
 
@@ -223,6 +240,12 @@ def build_parser():
     p.add_argument("--executor", choices=("auto", "ptx", "ir"), default="auto",
                    help="step the compiled code (ptx: PTX instructions, SASS, registers; variables "
                         "from a side-by-side IR run) or simgpu's IR (ir); auto: the machine's default")
+    p.add_argument("--mode", choices=("line", "inst"), default=None,
+                   help="a step is one visit of a source line (line; the compiled path's default) "
+                        "or one instruction (inst; the IR path's default); `m` switches")
+    p.add_argument("--side-by-side", action="store_true",
+                   help="print the warp as written (simgpu's IR) and as compiled (PTX) line by line, "
+                        "with both SIMT efficiencies and the lines the compiler if-converted")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("--html", default=None, help="also write a self-contained replay page here")
     p.add_argument("--plot", default=None, help="also write the lanes x time picture here (PNG)")
@@ -234,7 +257,8 @@ def main(argv=None):
     try:
         kernel, args = load(a.target, a.args)
         st = step(kernel, dims(a.grid, "grid"), dims(a.block, "block"), args,
-                  block_idx=dims(a.block_idx, "block-idx"), warp=a.warp, gpu=a.gpu, executor=a.executor)
+                  block_idx=dims(a.block_idx, "block-idx"), warp=a.warp, gpu=a.gpu,
+                  executor="ptx" if a.side_by_side and a.executor == "auto" else a.executor, mode=a.mode)
         show = [v.strip() for v in a.show.split(",") if v.strip()]
         for v in show:
             if v not in st.variables and v not in st._arrays and v not in st._hist:
@@ -250,6 +274,14 @@ def main(argv=None):
     if a.plot:
         warp_lanes(st, path=a.plot)
         print(f"wrote {a.plot}")
+    if a.side_by_side:
+        try:
+            print(st.compare())
+        except SimGPUError as e:
+            print(f"simgpu step: error: {e}", file=sys.stderr)
+            return 2
+        if a.script is None:
+            return 0
     if a.script is not None:
         ses.script(a.script)
     elif sys.stdin.isatty():
