@@ -27,7 +27,7 @@ _LAZY = {
     "validate": ("simgpu.validate", None), "gpus": ("simgpu.hardware.catalog", None),
     "Budget": ("simgpu.exec.budget", "Budget"), "BudgetExceededError": ("simgpu.exec.budget", "BudgetExceededError"),
     "RunawayLoopError": ("simgpu.exec.budget", "RunawayLoopError"),
-    "SimGPUWarning": ("simgpu.frontend.lint", "SimGPUWarning"),
+    "SimGPUWarning": ("simgpu.errors", "SimGPUWarning"),
     **{name: ("simgpu.errors", name) for name in ("ArgumentError", "DSLError", "KernelError", "LaunchError",
                                                   "SimGPUError", "TypingError")},
     **{name: ("simgpu.hardware", name) for name in ("GPU", "PRESETS", "get_gpu")},

@@ -13,6 +13,12 @@ import runpy
 import traceback
 
 
+class SimGPUWarning(UserWarning):
+    """simgpu's one warning class: a kernel that runs but almost surely does not do what its
+    author meant (frontend lint), or something about the modelled run the user should know
+    (host). ``warnings.filterwarnings("ignore", category=simgpu.SimGPUWarning)`` silences all."""
+
+
 class SimGPUError(Exception):
     """Base class of every error simgpu raises for a user's mistake."""
 

@@ -217,3 +217,13 @@ def test_simgpu_run_prog_error_ends_in_the_message_after_the_programs_frames(tmp
 # The tests above pin the IR path's messages (its frontend's DSLErrors, its bounds checks by
 # array and index); the compiled path's own errors are the test just above.
 EXECUTOR = "ir"
+
+
+def test_there_is_one_simgpu_warning_class():
+    """A user's filter on simgpu.SimGPUWarning catches the frontend's lint and the host's notes."""
+    import importlib
+    import simgpu
+    one = importlib.import_module("simgpu.errors").SimGPUWarning
+    assert simgpu.SimGPUWarning is one
+    for mod in ("simgpu.frontend.lint", "simgpu.host", "simgpu.host.session"):
+        assert importlib.import_module(mod).SimGPUWarning is one, mod
