@@ -8,21 +8,17 @@ The package is in one-way layers (docs/design.md; enforced by the import contrac
 cli > host > stepper | plot | validate | testing | sweeps > runtime > timing > memory > exec > frontend >
 ir | sass > model > hardware > units | errors.
 """
-from ._compat import patch_numpy_for_numba
-
-patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.68.0 + numpy 2.5)
-
-from . import cuda  # noqa: E402
-from . import model, plot, stepper, sweeps, validate  # noqa: E402
-from .exec.budget import Budget, BudgetExceededError, RunawayLoopError  # noqa: E402
-from .frontend.lint import SimGPUWarning  # noqa: E402
-from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, TypingError)  # noqa: E402
-from .hardware import GPU, PRESETS, get_gpu  # noqa: E402
-from .hardware import catalog as gpus  # noqa: E402
-from .host import install, installed, uninstall  # noqa: E402
-from .runtime import Kernel, Report, jit, launch, predict  # noqa: E402
-from .stepper import step  # noqa: E402
-from .sweeps import SweepTable, sweep  # noqa: E402
+from . import cuda
+from . import model, patches, plot, settings, stepper, sweeps, validate
+from .exec.budget import Budget, BudgetExceededError, RunawayLoopError
+from .errors import (ArgumentError, DSLError, KernelError, LaunchError, SimGPUError, SimGPUWarning,
+                     TypingError)
+from .hardware import GPU, PRESETS, get_gpu
+from .hardware import catalog as gpus
+from .host import install, installed, uninstall
+from .runtime import Kernel, Report, jit, launch, predict
+from .stepper import step
+from .sweeps import SweepTable, sweep
 
 __version__ = "0.1.0"
 
@@ -30,4 +26,4 @@ __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predic
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
            "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
-           "SimGPUWarning"]
+           "SimGPUWarning", "settings", "patches"]

@@ -44,5 +44,11 @@ class KernelError(SimGPUError):
         super().__init__(text)
 
 
+class SimGPUWarning(UserWarning):
+    """simgpu's one warning class: something the user should know that does not stop the run --
+    a kernel that runs but almost surely does not do what its author meant (frontend/lint.py),
+    or a fact about the modelled run (host/session.py)."""
+
+
 class ArgumentError(SimGPUError, TypeError):
     """Wrong number or kind of kernel arguments."""

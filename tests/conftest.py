@@ -5,6 +5,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from simgpu import settings  # noqa: E402
 from simgpu.ir.verify import verify  # noqa: E402
 from simgpu.runtime.program import KernelProgram  # noqa: E402
 
@@ -27,10 +28,13 @@ def verify_every_ir(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def executor_of_module(request, monkeypatch):
+def executor_of_module(request):
     """A test module about one executor's own behaviour names it: EXECUTOR = "ir" runs its
     launches on simgpu's IR path (e.g. its frontend's error messages, its SASS estimate)
     whatever the default; modules without it run on the default (the compiled path)."""
     ex = getattr(request.module, "EXECUTOR", None)
     if ex:
-        monkeypatch.setenv("SIMGPU_EXECUTOR", ex)
+        with settings.override(executor=ex):
+            yield
+    else:
+        yield

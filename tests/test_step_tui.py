@@ -8,15 +8,17 @@ import textwrap
 
 import pytest
 
+from simgpu import settings  # noqa: E402
 from simgpu.stepper import step
 from simgpu.stepper.tui import Session, main, parse_commands
 
 
 @pytest.fixture(autouse=True)
-def ir_stepper(monkeypatch):
+def ir_stepper():
     """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
     default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    with settings.override(executor="ir"):
+        yield
 
 KERNEL = textwrap.dedent("""\
     import numpy as np

@@ -10,9 +10,7 @@ import inspect
 import textwrap
 import warnings
 
-
-class SimGPUWarning(UserWarning):
-    """A kernel that runs but almost surely does not do what its author meant."""
+from ..errors import SimGPUWarning
 
 
 def uncalled_message(text):

@@ -5,6 +5,7 @@ import os
 import runpy
 import sys
 
+from .. import patches
 from ..sanitize import collecting, parse_tools
 from .install import install, uninstall
 
@@ -58,8 +59,7 @@ def _force_lineinfo():
     numba documents that code generation is unaffected; ``debug=True`` kernels keep theirs),
     so the sanitizer's findings in a whole program name source lines, not PTX lines.  Returns
     the function that undoes it (before uninstall(), which restores numba's own class)."""
-    disp = sys.modules["numba.cuda.dispatcher"]
-    base = disp._Kernel
+    base = sys.modules["numba.cuda.dispatcher"]._Kernel
 
     class LineInfoKernel(base):
         def __init__(self, *args, **kwargs):
@@ -69,9 +69,4 @@ def _force_lineinfo():
 
     LineInfoKernel.__name__ = LineInfoKernel.__qualname__ = base.__name__
     LineInfoKernel.__module__ = base.__module__
-    disp._Kernel = LineInfoKernel
-
-    def restore():
-        if disp._Kernel is LineInfoKernel:
-            disp._Kernel = base
-    return restore
+    return patches.push("numba.cuda.dispatcher:_Kernel", LineInfoKernel)

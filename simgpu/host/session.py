@@ -16,7 +16,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import SimGPUError
+from ..errors import SimGPUError, SimGPUWarning
 from ..hardware import get_gpu
 
 #: nominal host<->device link per preset: (bytes/s per direction, latency s, what).
@@ -28,10 +28,6 @@ HOST_LINKS = {
     "V100": (16e9, 2e-6, "PCIe Gen3 x16 (nominal)"),
     "GH200": (450e9, 1e-6, "NVLink-C2C (nominal, per direction)"),
 }
-
-
-class SimGPUWarning(UserWarning):
-    """Something about the modelled run the user should know (it does not stop the run)."""
 
 
 @dataclass
