@@ -6,7 +6,7 @@
 
 The package is in one-way layers (docs/design.md; enforced by the import contract in setup.cfg):
 cli > host > stepper | plot | validate | testing | sweeps > runtime > timing > memory > exec > frontend >
-ir | sass > model > hardware > units | errors.
+ir | sass > model > hardware > settings | patches > units | errors.
 """
 from . import cuda
 from . import model, patches, plot, settings, stepper, sweeps, validate

@@ -11,6 +11,8 @@ from simgpu.runtime.program import KernelProgram  # noqa: E402
 
 _lower, _specialize = KernelProgram.lower, KernelProgram.specialize
 
+settings.current()      # the run's SIMGPU_* environment, read before a test sets one for its children
+
 
 def _verified_lower(self):
     return verify(_lower(self))
@@ -28,12 +30,13 @@ def verify_every_ir(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def executor_of_module(request):
+def executor_of_module(request, monkeypatch):
     """A test module about one executor's own behaviour names it: EXECUTOR = "ir" runs its
     launches on simgpu's IR path (e.g. its frontend's error messages, its SASS estimate)
     whatever the default; modules without it run on the default (the compiled path)."""
     ex = getattr(request.module, "EXECUTOR", None)
     if ex:
+        monkeypatch.setenv("SIMGPU_EXECUTOR", ex)        # and in the processes a test starts
         with settings.override(executor=ex):
             yield
     else:

@@ -14,9 +14,10 @@ from simgpu.stepper.tui import Session, main, parse_commands
 
 
 @pytest.fixture(autouse=True)
-def ir_stepper():
+def ir_stepper(monkeypatch):
     """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
     default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")         # the stepper processes the tests start
     with settings.override(executor="ir"):
         yield
 
