@@ -39,7 +39,7 @@ from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 patch_numpy_for_numba()
 from numba import cuda  # noqa: E402
 
-ENV = "SIMGPU_PTX_KERNEL_CACHE"
+from simgpu import settings  # noqa: E402
 
 
 def math_kernel(out, x, n, s):
@@ -70,10 +70,10 @@ def saxpy_args(n=256):
 
 
 def timed(fn, cached):
-    os.environ[ENV] = "1" if cached else "0"
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+    with settings.override(ptx_kernel_cache=cached):       # $SIMGPU_PTX_KERNEL_CACHE
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
 
 
 def interleaved(fn, launches):
@@ -83,7 +83,6 @@ def interleaved(fn, launches):
     for _ in range(launches):
         on.append(timed(fn, True))
         off.append(timed(fn, False))
-    os.environ.pop(ENV, None)
     return statistics.median(on), statistics.median(off)
 
 

@@ -6,7 +6,7 @@
 
 The package is in one-way layers (docs/design.md; enforced by the import contract in setup.cfg):
 cli > host > stepper | plot | validate | testing | sweeps > runtime > timing > memory > exec > frontend >
-ir | sass > model > hardware > units | errors.
+ir | sass > model > hardware > settings | patches > units | errors | events.
 
 ``import simgpu`` is fast (numpy only): each name below is imported the first time it is used
 (PEP 562), so numba-cuda, simpy and matplotlib load with the part of simgpu that needs them.
@@ -14,9 +14,7 @@ benchmarks/bench_import.py measures it.
 """
 import importlib
 
-from ._compat import patch_numpy_for_numba
-
-patch_numpy_for_numba()          # before anything imports numba.cuda (numba 0.68.0 + numpy 2.5)
+from . import patches, settings  # noqa: F401  (numpy only; import changes nothing outside simgpu)
 
 __version__ = "0.1.0"
 
@@ -57,4 +55,4 @@ __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predic
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
            "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
-           "SimGPUWarning"]
+           "SimGPUWarning", "settings", "patches"]

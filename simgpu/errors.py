@@ -13,12 +13,6 @@ import runpy
 import traceback
 
 
-class SimGPUWarning(UserWarning):
-    """simgpu's one warning class: a kernel that runs but almost surely does not do what its
-    author meant (frontend lint), or something about the modelled run the user should know
-    (host). ``warnings.filterwarnings("ignore", category=simgpu.SimGPUWarning)`` silences all."""
-
-
 class SimGPUError(Exception):
     """Base class of every error simgpu raises for a user's mistake."""
 
@@ -59,6 +53,12 @@ class KernelError(SimGPUError):
         if where:
             text += " in " + " ".join(where)
         super().__init__(text)
+
+
+class SimGPUWarning(UserWarning):
+    """simgpu's one warning class: something the user should know that does not stop the run --
+    a kernel that runs but almost surely does not do what its author meant (frontend/lint.py),
+    or a fact about the modelled run (host/session.py)."""
 
 
 class ArgumentError(SimGPUError, TypeError):

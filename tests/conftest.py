@@ -5,10 +5,13 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from simgpu import settings  # noqa: E402
 from simgpu.ir.verify import verify  # noqa: E402
 from simgpu.runtime.program import KernelProgram  # noqa: E402
 
 _lower, _specialize = KernelProgram.lower, KernelProgram.specialize
+
+settings.current()      # the run's SIMGPU_* environment, read before a test sets one for its children
 
 
 def _verified_lower(self):
@@ -33,7 +36,11 @@ def executor_of_module(request, monkeypatch):
     whatever the default; modules without it run on the default (the compiled path)."""
     ex = getattr(request.module, "EXECUTOR", None)
     if ex:
-        monkeypatch.setenv("SIMGPU_EXECUTOR", ex)
+        monkeypatch.setenv("SIMGPU_EXECUTOR", ex)        # and in the processes a test starts
+        with settings.override(executor=ex):
+            yield
+    else:
+        yield
 
 
 # ---- recording the PTX forms the tests' kernels use (tests/test_ptx_table_coverage.py) ------

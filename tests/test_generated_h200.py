@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -47,12 +48,10 @@ def _load_compare():
 
 @pytest.fixture(scope="module")
 def cmp(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SIMGPU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "generated-h200-cache"))
-    mod = _load_compare()
-    mod._init(os.path.join(DATA, "h200_generated.npz"), os.path.join(DATA, "h200_generated_device.json"))
-    yield mod
-    mp.undo()
+    with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "generated-h200-cache")):
+        mod = _load_compare()
+        mod._init(os.path.join(DATA, "h200_generated.npz"), os.path.join(DATA, "h200_generated_device.json"))
+        yield mod
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -50,10 +51,8 @@ COEFFS = (3, -1, 4, 1, -5)
 
 @pytest.fixture(autouse=True, scope="module")
 def _private_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SIMGPU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ptx-dialect-cache"))
-    yield
-    mp.undo()
+    with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "ptx-dialect-cache")):
+        yield
 
 
 def ptx(kernel, *args, **kw):

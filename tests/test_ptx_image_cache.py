@@ -7,6 +7,7 @@ against numpy and against a fresh, uncached Kernel (``SIMGPU_PTX_KERNEL_CACHE=0`
 import numpy as np
 import pytest
 
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba
 
 patch_numpy_for_numba()
@@ -110,8 +111,7 @@ def test_repeated_launches_use_each_launchs_values(monkeypatch):
         np.testing.assert_array_equal(out[:, cols], want[:, cols])
         # the counter starts at its initializer in every launch: each thread got one old value
         np.testing.assert_array_equal(np.sort(out[:, 1]), 5 + np.arange(grid * block))
-        with monkeypatch.context() as m:       # the same launch, prepared from scratch
-            m.setenv("SIMGPU_PTX_KERNEL_CACHE", "0")
+        with settings.override(ptx_kernel_cache=False):       # the same launch, prepared from scratch
             fresh_image, _, fresh = launch(module, grid, block, dyn, scale, seed)
         assert fresh_image.kernel is not image.kernel
         np.testing.assert_array_equal(out, fresh)

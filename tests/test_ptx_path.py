@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -31,10 +32,8 @@ TB = 128          # threads per block of the reductions
 
 @pytest.fixture(autouse=True, scope="module")
 def _private_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SIMGPU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ptx-path-cache"))
-    yield
-    mp.undo()
+    with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "ptx-path-cache")):
+        yield
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -453,14 +452,15 @@ def test_out_of_bounds_names_thread_block_and_line():
     assert "out-of-bounds" in str(err) and "thread (36, 0, 0)" in str(err)
 
 
-def test_the_default_executor_is_the_compiled_path_and_the_environment_overrides(monkeypatch):
+def test_the_default_executor_is_the_compiled_path_and_the_setting_overrides():
     """executor="auto" (the default) runs the PTX where the toolchain is installed (here);
-    $SIMGPU_EXECUTOR=ir selects simgpu's IR path; an explicit executor= wins over both."""
+    the executor setting ($SIMGPU_EXECUTOR) "ir" selects simgpu's IR path; an explicit
+    executor= wins over both."""
     args = (np.float32(2), np.ones(64, np.float32), np.ones(64, np.float32), np.zeros(64, np.float32))
-    monkeypatch.delenv("SIMGPU_EXECUTOR", raising=False)
-    assert default_executor() == "ptx"
-    assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") == "ptx"
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
-    assert default_executor() == "ir"
-    assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") != "ptx"
-    assert simgpu.launch(saxpy, 1, 64, args, timing=False, executor="ptx").extras.get("executor") == "ptx"
+    with settings.override(executor="auto"):
+        assert default_executor() == "ptx"
+        assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") == "ptx"
+    with settings.override(executor="ir"):
+        assert default_executor() == "ir"
+        assert simgpu.launch(saxpy, 1, 64, args, timing=False).extras.get("executor") != "ptx"
+        assert simgpu.launch(saxpy, 1, 64, args, timing=False, executor="ptx").extras.get("executor") == "ptx"

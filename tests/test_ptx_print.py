@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -35,10 +36,8 @@ needs_tools = pytest.mark.skipif(not HAVE_TOOLS, reason="ptxas/nvdisasm not inst
 
 @pytest.fixture(autouse=True, scope="module")
 def _private_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("SIMGPU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ptx-print-cache"))
-    yield
-    mp.undo()
+    with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "ptx-print-cache")):
+        yield
 
 
 def launch(kernel, grid, block, *args, **kw):

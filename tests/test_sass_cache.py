@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -33,8 +34,11 @@ X = np.ones(64, np.float32)
 @pytest.fixture
 def counted(monkeypatch, tmp_path):
     """A fresh cache folder, and counters of numba compiles and tool runs."""
-    monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("SIMGPU_NO_CACHE", raising=False)
+    with settings.override(cache_dir=str(tmp_path), disk_cache=True):
+        yield _counted(monkeypatch)
+
+
+def _counted(monkeypatch):
     calls = {"numba": 0, "ptxas": 0, "nvdisasm": 0}
     real_run, real_compile = toolchain.run_tool, kernel.compile_ptx
 
@@ -101,11 +105,11 @@ def test_corrupt_entry_is_a_miss(counted, tmp_path):
         json.loads(p.read_text())
 
 
-def test_cache_can_be_switched_off(counted, monkeypatch, tmp_path):
-    """SIMGPU_NO_CACHE=1 compiles every time and writes nothing."""
-    monkeypatch.setenv("SIMGPU_NO_CACHE", "1")
-    kernel.compile_kernel(scaled_copy, (X, X))
-    kernel.compile_kernel(scaled_copy, (X, X))
+def test_cache_can_be_switched_off(counted, tmp_path):
+    """SIMGPU_NO_CACHE=1 (the setting disk_cache=False) compiles every time and writes nothing."""
+    with settings.override(disk_cache=False):
+        kernel.compile_kernel(scaled_copy, (X, X))
+        kernel.compile_kernel(scaled_copy, (X, X))
+        assert cache.load("ptx", "anything") is None
     assert counted["ptxas"] == 2
     assert not (tmp_path / "sass").exists()
-    assert cache.load("ptx", "anything") is None

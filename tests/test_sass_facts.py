@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -27,8 +28,9 @@ from simgpu.sass.ptxlines import number_ptx_lines  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "sass-facts"))
+def _private_cache(tmp_path_factory):
+    with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "sass-facts")):
+        yield
 
 
 def saxpy(a, x, y, out):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+from simgpu import settings  # noqa: E402
 from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
@@ -39,11 +40,10 @@ def test_tools_are_found_and_report_versions():
 def test_missing_tool_gives_a_clear_error(monkeypatch, tmp_path):
     """With no tool anywhere (no pathfinder hit, no wheel folder, empty PATH) the error names
     the tool and the pip package that installs it."""
-    monkeypatch.delenv("SIMGPU_PTXAS", raising=False)
     monkeypatch.setattr(toolchain, "_pathfinder_lookup", lambda name: None)
     monkeypatch.setattr(toolchain, "_wheel_bin_dirs", lambda: [tmp_path])
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(ToolNotFoundError) as err:
+    with settings.override(ptxas=None), pytest.raises(ToolNotFoundError) as err:
         toolchain.find_tool("ptxas")
     assert isinstance(err.value, SimGPUError)
     assert "'ptxas' not found" in str(err.value)
@@ -56,8 +56,7 @@ def test_tool_override_must_be_executable(monkeypatch, tmp_path):
     """$SIMGPU_PTXAS pointing at a non-executable file is reported, not silently ignored."""
     bogus = tmp_path / "ptxas"
     bogus.write_text("not a program")
-    monkeypatch.setenv("SIMGPU_PTXAS", str(bogus))
-    with pytest.raises(ToolNotFoundError, match="not an executable"):
+    with settings.override(ptxas=str(bogus)), pytest.raises(ToolNotFoundError, match="not an executable"):
         toolchain.find_tool("ptxas")
 
 

@@ -9,15 +9,17 @@ import numpy as np
 import pytest
 from numba import cuda, float32
 
+from simgpu import settings  # noqa: E402
 import simgpu
 from simgpu.stepper import StepError, Stepper, step
 
 
 @pytest.fixture(autouse=True)
-def ir_stepper(monkeypatch):
+def ir_stepper():
     """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
     default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    with settings.override(executor="ir"):
+        yield
 
 
 def parity(x, out):

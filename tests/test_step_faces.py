@@ -9,16 +9,18 @@ import numpy as np
 import pytest
 from numba import cuda
 
+from simgpu import settings  # noqa: E402
 from simgpu.stepper.plot import lane_matrix, warp_lanes
 from simgpu.stepper import step
 from simgpu.stepper.html import page_data
 
 
 @pytest.fixture(autouse=True)
-def ir_stepper(monkeypatch):
+def ir_stepper():
     """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
     default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    with settings.override(executor="ir"):
+        yield
 
 
 def parity(x, out):

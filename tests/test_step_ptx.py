@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
+from simgpu import settings  # noqa: E402
 from simgpu.runtime.executor import default_executor
 from simgpu.sass.toolchain import compiled_path_available
 from simgpu.stepper import PtxStepper, StepError, Stepper, ptxrec, step
@@ -187,11 +188,11 @@ def test_the_page_renders_the_compiled_record_in_headless_chromium(tmp_path):
     assert f"PTX line {want.ptx_line}: " in dom
 
 
-def test_the_default_executor_is_the_machines_default(monkeypatch):
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
-    assert default_executor() == "ir"
-    st = step(parity, 1, 32, parity_args(32))
-    assert st.executor == "ir"
+def test_the_default_executor_is_the_machines_default():
+    with settings.override(executor="ir"):
+        assert default_executor() == "ir"
+        st = step(parity, 1, 32, parity_args(32))
+        assert st.executor == "ir"
     with pytest.raises(StepError, match="executor"):
         step(parity, 1, 32, parity_args(32), executor="nope")
 

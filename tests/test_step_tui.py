@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from simgpu import settings  # noqa: E402
 from simgpu.stepper import step
 from simgpu.stepper.tui import Session, main, parse_commands
 
@@ -16,7 +17,9 @@ from simgpu.stepper.tui import Session, main, parse_commands
 def ir_stepper(monkeypatch):
     """These tests are about the stepper on simgpu's IR (executor="ir"), whatever the machine's
     default executor; the stepper on the compiled code is tested in test_step_ptx.py."""
-    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")
+    monkeypatch.setenv("SIMGPU_EXECUTOR", "ir")         # the stepper processes the tests start
+    with settings.override(executor="ir"):
+        yield
 
 KERNEL = textwrap.dedent("""\
     import numpy as np

@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-from .._compat import patch_numpy_for_numba
+from .._compat import load_numba_cuda
 from ..errors import SimGPUError
 from .presets import PRESETS
 from .spec import GPU, CacheSpec, DramSpec
@@ -17,7 +17,7 @@ def from_device(device_id=0, base=None) -> GPU:
     register limits, memory size and bus) replace the nearest preset's values; the rest (pipe
     widths, latencies) come from the preset of the same compute capability."""
     try:
-        patch_numpy_for_numba()                               # numba 0.68.0 with numpy >= 2.5
+        load_numba_cuda()
         from numba import cuda
         if not cuda.is_available():
             raise SimGPUError("no CUDA device was found (numba.cuda.is_available() is False)")

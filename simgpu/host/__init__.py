@@ -11,8 +11,9 @@ swapped in numba.cuda and why kernels still compile with numba-cuda) is describe
 host/install.py; device arrays in host/devicearray.py; streams, events and the modelled clock
 in host/session.py; kernels in host/kernels.py; running a program in host/program.py.
 """
+from ..errors import SimGPUWarning
 from .install import install, installed, is_installed, session, uninstall
-from .session import LaunchRecord, Session, SimGPUWarning, Transfer
+from .session import LaunchRecord, Session, Transfer
 from .devicearray import DeviceNDArray
 from .program import run_program
 

@@ -29,12 +29,15 @@ program bound before install() (``from numba.cuda import to_device`` at import) 
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from contextlib import contextmanager
 
-from .._compat import patch_numpy_for_numba
+from .. import patches
+from .. import settings
+from .._compat import load_numba_cuda
 from ..errors import SimGPUError
 from . import api
 from . import devicearray as da
@@ -42,59 +45,27 @@ from . import kernels
 from . import session as session_module
 from .session import Session, current_session, set_session
 
-_SAVED = {}           # (module name, attribute) -> original value
 _SAVED_ENV = {}       # environment variable -> value before install() (None: unset)
-ENV = "SIMGPU_INSTALL"                  # what a child process installs (JSON; startup/sitecustomize.py)
+ENV = settings.variable("install")      # what a child process installs (JSON; startup/sitecustomize.py)
 STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
 
 
 def host_api():
-    """numba.cuda name -> simgpu's implementation."""
-    names = {n: getattr(api, n) for n in (
-        "get_current_device", "current_context", "require_context", "select_device", "list_devices",
-        "close", "is_available", "cuda_error", "is_supported_version", "is_float16_supported",
-        "is_bfloat16_supported", "is_fp8_supported", "detect", "synchronize", "stream",
-        "default_stream", "legacy_default_stream", "per_thread_default_stream", "external_stream",
-        "event", "event_elapsed_time", "pinned", "mapped", "defer_cleanup", "profile_start",
-        "profile_stop", "profiling", "open_ipc_array", "set_memory_manager")}
-    names.update({n: getattr(da, n) for n in (
-        "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
-        "mapped_array", "mapped_array_like", "managed_array", "is_cuda_array", "as_cuda_array",
-        "from_cuda_array_interface")})
+    """numba.cuda name -> simgpu's implementation (the names: simgpu/patches.py)."""
+    names = {n: getattr(api, n) for n in patches.HOST_API}
+    names.update({n: getattr(da, n) for n in patches.HOST_ARRAYS})
     names["gpus"] = api.gpus_object()
     return names
 
 
 def _numba_cuda():
-    patch_numpy_for_numba()
-    import numba.cuda
-    import numba.cuda.api
-    import numba.cuda.compiler
-    import numba.cuda.cudadrv.devices
-    import numba.cuda.dispatcher
-    import numba.cuda.kernels.transpose
-    return sys.modules["numba.cuda"]     # (numba.cuda is not yet an attribute of numba while its
-                                         # __init__ runs: a child process installs right after it)
-
-
-def _swap(module, name, value):
-    key = (_key_name(module), name)
-    if key not in _SAVED:
-        _SAVED[key] = (module, getattr(module, name, _MISSING))
-    setattr(module, name, value)
-
-
-_MISSING = object()
-
-
-def _original(module, name):
-    """The value before install() swapped it (install() may run twice)."""
-    saved = _SAVED.get((_key_name(module), name))
-    return saved[1] if saved is not None else getattr(module, name)
-
-
-def _key_name(module):
-    return getattr(module, "__qualname__", None) or module.__name__
+    cuda = load_numba_cuda()
+    for name in ("numba.cuda.api", "numba.cuda.compiler", "numba.cuda.cudadrv.devices",
+                 "numba.cuda.dispatcher", "numba.cuda.kernels.transpose"):
+        importlib.import_module(name)
+    # (numba.cuda is not yet an attribute of numba while its __init__ runs: a child installs
+    # right after it)
+    return cuda or sys.modules["numba.cuda"]
 
 
 def install(gpu=None, memory=True, sass=True, children=True):
@@ -103,34 +74,34 @@ def install(gpu=None, memory=True, sass=True, children=True):
     to a new session (and GPU).  memory=False, sass=False: results only -- no memory model and
     no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent).
     children=True: Python processes this process starts (subprocess, multiprocessing) install
-    simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`)."""
+    simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`).
+    Every name it replaces is in simgpu/patches.py, checked before anything is changed: a
+    numba-cuda without one of them is a SimGPUError naming it."""
     cuda = _numba_cuda()
+    patches.check()
     drv = sys.modules["numba.cuda.cudadrv.driver"]
-    _swap(drv.Stream, "synchronize", session_module.model_synchronize)   # work ran when issued
+    patches.swap("numba.cuda.cudadrv.driver:Stream.synchronize", session_module.model_synchronize)
     session_module.STREAM_CLASSES[:] = session_module.numba_stream_classes(drv.Stream)
     session = Session(gpu, memory=memory, sass=sass)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
-    api_module = sys.modules["numba.cuda.api"]    # `from numba.cuda.api import ...` gets ours too
     for name, value in host_api().items():
-        _swap(cuda, name, value)
-        if hasattr(api_module, name):
-            _swap(api_module, name, value)
-    for mod in (sys.modules["numba.cuda.dispatcher"], sys.modules["numba.cuda.compiler"],
-                sys.modules.get("numba.cuda.api")):
-        if mod is not None and hasattr(mod, "get_current_device"):
-            _swap(mod, "get_current_device", api.get_current_device)
-    dispatcher = sys.modules["numba.cuda.dispatcher"]       # kernels: compiled by numba, run here
-    _swap(dispatcher, "_Kernel", kernels.kernel_class(_original(dispatcher, "_Kernel")))
-    _swap(dispatcher.ForAll, "_compute_thread_per_block", kernels.forall_block)
-    _swap(sys.modules["numba.cuda.cudadrv.driver"], "_to_core_stream", kernels.to_core_stream)
+        patches.swap(f"numba.cuda:{name}", value)
+        patches.swap(f"numba.cuda.api:{name}", value)    # `from numba.cuda.api import ...` gets ours too
+    for module in ("numba.cuda.dispatcher", "numba.cuda.compiler"):
+        patches.swap(f"{module}:get_current_device", api.get_current_device)
+    # kernels: compiled by numba, run here
+    patches.swap("numba.cuda.dispatcher:_Kernel",
+                 kernels.kernel_class(patches.original("numba.cuda.dispatcher:_Kernel")))
+    patches.swap("numba.cuda.dispatcher:ForAll._compute_thread_per_block", kernels.forall_block)
+    patches.swap("numba.cuda.cudadrv.driver:_to_core_stream", kernels.to_core_stream)
     # numba's own host code makes device arrays with numba's constructor (gufunc broadcasting,
     # from_array_like, the transpose kernel's output): simgpu's class takes the same arguments
-    _swap(sys.modules["numba.cuda.cudadrv.devicearray"], "DeviceNDArray", da.DeviceNDArray)
-    _swap(sys.modules["numba.cuda.kernels.transpose"], "driver", api.ModelDriver())
-    devices = sys.modules["numba.cuda.cudadrv.devices"]   # numba.cuda.testing asks it for the cc
-    _swap(devices, "get_context", api.current_context)
-    _swap(devices, "gpus", cuda.gpus)
+    patches.swap("numba.cuda.cudadrv.devicearray:DeviceNDArray", da.DeviceNDArray)
+    patches.swap("numba.cuda.kernels.transpose:driver", api.ModelDriver())
+    # numba.cuda.testing asks numba.cuda.cudadrv.devices for the cc
+    patches.swap("numba.cuda.cudadrv.devices:get_context", api.current_context)
+    patches.swap("numba.cuda.cudadrv.devices:gpus", cuda.gpus)
     if children:
         export_to_children(session)
     return session
@@ -151,7 +122,7 @@ def export_to_children(session):
 
 def install_from_env():
     """install() with the options in ``SIMGPU_INSTALL`` (a child process: startup/sitecustomize.py)."""
-    opts = json.loads(os.environ.get(ENV) or "{}")
+    opts = json.loads(settings.current().install or "{}")
     return install(opts.get("gpu"), memory=opts.get("memory", True), sass=opts.get("sass", True))
 
 
@@ -162,12 +133,7 @@ def _set_env(name, value):
 
 def uninstall():
     """Put numba.cuda's own host API back."""
-    for (_, name), (module, value) in list(_SAVED.items()):
-        if value is _MISSING:
-            delattr(module, name)
-        else:
-            setattr(module, name, value)
-    _SAVED.clear()
+    patches.restore()
     da.set_transfer_hook(None)
     session_module.STREAM_CLASSES[:] = [session_module.Stream, session_module.ExternalStream]
     for name, value in _SAVED_ENV.items():
@@ -179,7 +145,7 @@ def uninstall():
 
 
 def is_installed():
-    return bool(_SAVED)
+    return bool(patches.swapped_names())
 
 
 @contextmanager

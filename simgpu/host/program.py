@@ -5,6 +5,7 @@ import os
 import runpy
 import sys
 
+from .. import patches
 from ..errors import as_user_error, is_user_error, user_traceback
 from ..runtime.compile_errors import program_compile_error, values_for_types
 from ..runtime.program import KernelProgram
@@ -87,9 +88,4 @@ def _program_kernels(lineinfo=True):
 
     ProgramKernel.__name__ = ProgramKernel.__qualname__ = base.__name__
     ProgramKernel.__module__ = base.__module__
-    disp._Kernel = ProgramKernel
-
-    def restore():
-        if disp._Kernel is ProgramKernel:
-            disp._Kernel = base
-    return restore
+    return patches.push("numba.cuda.dispatcher:_Kernel", ProgramKernel)

@@ -16,7 +16,7 @@ import numpy as np
 from numba.core import types as nt
 
 from ..errors import TypingError
-from .._compat import patch_numpy_for_numba
+from .._compat import load_numba_cuda
 
 INT64, INT32, FLOAT32, FLOAT64, BOOL = nt.int64, nt.int32, nt.float32, nt.float64, nt.boolean
 UINT32, UINT64, FLOAT16 = nt.uint32, nt.uint64, nt.float16
@@ -71,7 +71,7 @@ _ctx = None
 def _context():
     global _ctx
     if _ctx is None:
-        patch_numpy_for_numba()
+        load_numba_cuda()
         try:
             from numba.cuda.descriptor import cuda_target
             _ctx = cuda_target.typing_context

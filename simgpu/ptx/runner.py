@@ -16,12 +16,12 @@ numpy arrays in place.
 from __future__ import annotations
 
 import collections
-import os
 import types as _types
 
 import numpy as np
 
-from simgpu._compat import patch_numpy_for_numba
+from simgpu import patches, settings
+from simgpu._compat import load_numba_cuda
 from simgpu.errors import SimGPUError
 from simgpu.ptx.compile import compile_instr
 from simgpu.ptx.instrs import imm_value
@@ -88,7 +88,7 @@ _KERNELS: collections.OrderedDict = collections.OrderedDict()    # (id(module), 
 def cache_enabled():
     """Whether launches reuse a cached :class:`Kernel` (``SIMGPU_PTX_KERNEL_CACHE=0``: every
     launch builds its own, as before the cache; benchmarks/bench_launch_overhead.py)."""
-    return os.environ.get("SIMGPU_PTX_KERNEL_CACHE", "1") != "0"
+    return settings.current().ptx_kernel_cache
 
 
 def kernel_for(module, entry):
@@ -319,30 +319,28 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
 
 def _numba_device_cc():
     """numba-cuda compiles device functions for the current device's compute capability;
-    without a GPU there is none, so pin it to sm_90 for compile_ptx."""
+    without a GPU there is none, so pin it to sm_90 for compile_ptx (a ``with`` block)."""
 
     import numba.cuda.dispatcher as disp
-    if not getattr(disp, "_simgpu_cc_pinned", False):
-        real = disp.get_current_device
+    real = disp.get_current_device
 
-        def current():
-            try:
-                return real()
-            except Exception:
-                return _types.SimpleNamespace(compute_capability=(9, 0))
-        disp.get_current_device = current
-        disp._simgpu_cc_pinned = True
+    def current():
+        try:
+            return real()
+        except Exception:
+            return _types.SimpleNamespace(compute_capability=(9, 0))
+    return patches.swapped("numba.cuda.dispatcher:get_current_device", current)
 
 
 def compile_numba(py_func, args, cc=(9, 0), **kw):
     """PTX text for ``py_func`` with the numba types of ``args`` (numba.typeof)."""
-    patch_numpy_for_numba()
+    load_numba_cuda()
     import numba
     from numba import cuda
-    _numba_device_cc()
     sig = tuple(numba.typeof(a) for a in args)
     fn = getattr(py_func, "py_func", py_func)
-    ptx, _ = cuda.compile_ptx(fn, sig, cc=cc, lineinfo=True, **kw)
+    with _numba_device_cc():
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=cc, lineinfo=True, **kw)
     return ptx, fn.__name__
 
 

@@ -8,9 +8,9 @@ second implementation of `Executor.run`, not a fork of `launch`.
 """
 from __future__ import annotations
 
-import os
 from typing import Protocol
 
+from .. import settings
 from ..exec.budget import LaunchWatch
 from ..exec.interp import Interpreter
 from ..exec.state import Chunk
@@ -50,7 +50,7 @@ EXECUTORS = {"ir": IRExecutor, "ptx": PTXExecutor}
 def default_executor():
     """The executor `executor="auto"` (the default) means: $SIMGPU_EXECUTOR if set, else the
     compiled code ("ptx") where numba-cuda and ptxas are installed, else simgpu's IR ("ir")."""
-    env = os.environ.get("SIMGPU_EXECUTOR", "").strip().lower()
+    env = settings.current().executor
     if env and env != "auto":
         return env
     return "ptx" if compiled_path_available()[0] else "ir"

@@ -14,6 +14,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+from .. import settings
 from ..errors import KernelError, LaunchError, user_facing
 from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
@@ -296,6 +297,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
     """
     budget = budget_of(budget, max_loop_iterations)
+    config = settings.current()                 # what is in force for this launch (rep.extras["config"])
     ex = get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
@@ -340,6 +342,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     for o in obs:
         o.launch_end(info)
     rep = make_report(k, info, counter, models, executed, sample)
+    rep.extras["config"] = {**config.record(), "executor_ran": getattr(ex, "name", type(ex).__name__)}
     if san is not None:
         rep.sanitizer = san.report
         if collector is not None:

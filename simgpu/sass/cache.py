@@ -1,10 +1,10 @@
 """A disk cache of compile facts, as JSON files named by a sha256 key.
 
-Location: ``$SIMGPU_CACHE_DIR`` if set, else ``~/.cache/simgpu``; entries live in its ``sass/``
+Location: ``$SIMGPU_CACHE_DIR`` (simgpu.settings' ``cache_dir``) if set, else ``~/.cache/simgpu``; entries live in its ``sass/``
 folder as ``<kind>-<key>.json``.  ``make_key`` hashes any JSON-able parts (PTX text or a
 function's source fingerprint, argument types, compute capability, tool versions, and
 ``SCHEMA`` - bump it when the stored records change shape).  Writes are atomic (temp file +
-rename); an unreadable entry counts as a miss.  ``SIMGPU_NO_CACHE=1`` turns the cache off.
+rename); an unreadable entry counts as a miss.  ``SIMGPU_NO_CACHE=1`` (``disk_cache=False``) turns the cache off.
 """
 from __future__ import annotations
 
@@ -14,18 +14,19 @@ import os
 import tempfile
 from pathlib import Path
 
+from simgpu import settings
+
 SCHEMA = 1
 
 
 def cache_dir():
     """The folder holding this package's cache entries (not created here)."""
-    root = os.environ.get("SIMGPU_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                               "simgpu")
+    root = settings.current().cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "simgpu")
     return Path(root) / "sass"
 
 
 def enabled():
-    return os.environ.get("SIMGPU_NO_CACHE", "") in ("", "0")
+    return settings.current().disk_cache
 
 
 def make_key(*parts):

@@ -26,7 +26,8 @@ import threading
 import types as pytypes
 from pathlib import Path
 
-from simgpu._compat import patch_numpy_for_numba
+from simgpu import patches, settings
+from simgpu._compat import load_numba_cuda
 from simgpu.sass import cache, devrt
 from simgpu.errors import SimGPUError
 
@@ -77,7 +78,7 @@ def _pathfinder_lookup(name):
 
 def find_tool(name):
     """Absolute path of NVIDIA tool ``name`` ("ptxas", "nvdisasm"); ToolNotFoundError if absent."""
-    override = os.environ.get(f"SIMGPU_{name.upper()}")
+    override = settings.current().tool(name)
     if override:
         if os.access(override, os.X_OK):
             return override
@@ -163,7 +164,7 @@ def supported_archs():
 
 
 def _numba_cuda():
-    patch_numpy_for_numba()
+    load_numba_cuda()
     from numba import cuda
     return cuda
 
@@ -253,11 +254,9 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``.
     Returns (ptx, entry_name).  numba's errors propagate unchanged."""
     cuda = _numba_cuda()
-    from numba.cuda import dispatcher
     func = numba_view(py_function(py_func), cuda)
-    with _compile_lock:
-        saved = dispatcher.get_current_device
-        dispatcher.get_current_device = lambda: _TargetDevice(tuple(cc))
+    with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
+                                        lambda: _TargetDevice(tuple(cc))):
         try:
             ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
             if _needs_linking(ptx):
@@ -265,8 +264,6 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
         except Exception as exc:
             _note_source_location(exc)
             raise
-        finally:
-            dispatcher.get_current_device = saved
     return ptx, entry_name(ptx)
 
 

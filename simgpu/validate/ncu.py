@@ -60,13 +60,13 @@ def ncu_path():
 
 
 # argv: kernel file, kernel name, args .npz, kernel module, simgpu/_compat.py (loaded by its path:
-# the child may not have simgpu on its path, and the numpy patch must run before numba.cuda loads)
+# the child may not have simgpu on its path, and numba.cuda must load through it with numpy >= 2.5)
 _DRIVER = r'''
 import sys, numpy as np
 import importlib, importlib.util, os
 _spec = importlib.util.spec_from_file_location("simgpu_compat", sys.argv[5])
 _compat = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_compat)
-_compat.patch_numpy_for_numba()
+_compat.load_numba_cuda()
 try:                                     # a module of an installed package (relative imports)
     mod = importlib.import_module(sys.argv[4]) if sys.argv[4] not in ("__main__", "") else None
 except Exception:

@@ -6,12 +6,12 @@ import types
 
 import numpy as np
 
-from .._compat import patch_numpy_for_numba
+from .._compat import load_numba_cuda
 from ..frontend.stubs import is_stub, stub_path
 
 
 def _cuda():
-    patch_numpy_for_numba()                 # numba 0.68.0 calls np.row_stack; numpy 2.5 removed it
+    load_numba_cuda()
     from numba import cuda
     return cuda
 

@@ -1,0 +1,165 @@
+"""simgpu's settings: every ``SIMGPU_*`` environment variable, read in this one module.
+
+    simgpu.settings.current()                       the Settings in force now
+    with simgpu.settings.override(executor="ir"):   ...launches in here run on the IR path...
+    rep.extras["config"]                            what was in force for that launch
+
+The environment is read once, at the first ``current()`` (so a program's ``os.environ`` edits
+after that are not seen; ``reload()`` reads it again).  ``override(**fields)`` changes fields
+for the block, for the whole process (every thread), and nests; child processes read their own
+environment.  Each field, its variable and its meaning:
+
+==================  =========================  ==================================================
+field               variable                   meaning
+==================  =========================  ==================================================
+executor            SIMGPU_EXECUTOR            what ``executor="auto"`` (every launch's default)
+                                               means: "auto" (the compiled path "ptx" where
+                                               numba-cuda and ptxas are installed, else "ir"),
+                                               "ptx" or "ir".  It changes which semantics run.
+ptx_kernel_cache    SIMGPU_PTX_KERNEL_CACHE    "0": every PTX launch builds its own Kernel
+                                               instead of reusing a cached one (same results).
+cache_dir           SIMGPU_CACHE_DIR           the disk cache's folder (default ~/.cache/simgpu).
+disk_cache          SIMGPU_NO_CACHE            "1" (anything but "" or "0") turns the disk cache
+                                               of compile facts off (same results, slower).
+ptxas               SIMGPU_PTXAS               the ptxas executable to use (default: found on
+                                               the wheels / PATH).  Its SASS sets the registers
+                                               and instruction mix the timing model uses.
+nvdisasm            SIMGPU_NVDISASM            the nvdisasm executable to use (likewise).
+install             SIMGPU_INSTALL             set by ``simgpu.install()`` for child processes:
+                                               the GPU and options (JSON) a child installs with
+                                               (host/install.py; host/startup/sitecustomize.py
+                                               only checks that it is set).
+==================  =========================  ==================================================
+
+This module imports nothing of simgpu's but errors: it is in the bottom layer.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+
+from .errors import SimGPUError
+
+EXECUTORS = ("auto", "ptx", "ir")
+
+
+def _text(raw):
+    return raw or None
+
+
+def _executor(raw):
+    value = (raw or "").strip().lower() or "auto"
+    return value
+
+
+def _not_zero(raw):
+    return raw != "0"
+
+
+def _empty_or_zero(raw):
+    return raw in ("", "0")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings in force (see the module docstring for each field's variable and meaning)."""
+    executor: str = "auto"
+    ptx_kernel_cache: bool = True
+    cache_dir: str | None = None
+    disk_cache: bool = True
+    ptxas: str | None = None
+    nvdisasm: str | None = None
+    install: str | None = None
+
+    def tool(self, name):
+        """The path set for NVIDIA tool ``name`` ("ptxas", "nvdisasm"), or None."""
+        return getattr(self, name, None) if name in TOOLS else None
+
+    def record(self):
+        """The settings as a plain dict (what ``rep.extras["config"]`` holds)."""
+        return dataclasses.asdict(self)
+
+
+# field -> (environment variable, how its text becomes the value; the text is "" when unset)
+ENV = {
+    "executor": ("SIMGPU_EXECUTOR", _executor),
+    "ptx_kernel_cache": ("SIMGPU_PTX_KERNEL_CACHE", _not_zero),
+    "cache_dir": ("SIMGPU_CACHE_DIR", _text),
+    "disk_cache": ("SIMGPU_NO_CACHE", _empty_or_zero),
+    "ptxas": ("SIMGPU_PTXAS", _text),
+    "nvdisasm": ("SIMGPU_NVDISASM", _text),
+    "install": ("SIMGPU_INSTALL", _text),
+}
+TOOLS = ("ptxas", "nvdisasm")
+FIELDS = tuple(f.name for f in fields(Settings))
+
+_lock = threading.RLock()
+_from_env = None          # Settings read from the environment (None: not read yet)
+_overrides = []           # [(token, {field: value})], innermost last
+_current = None           # the merged Settings (None: to be computed)
+
+
+def variable(field):
+    """The environment variable of ``field`` ("executor" -> "SIMGPU_EXECUTOR")."""
+    return ENV[field][0]
+
+
+def from_environment(environ=None):
+    """Settings read from ``environ`` (default os.environ) now, without caching."""
+    environ = os.environ if environ is None else environ
+    values = {name: parse(environ.get(var, "")) for name, (var, parse) in ENV.items()}
+    return _checked(Settings(**values), source="the environment")
+
+
+def _checked(s, source):
+    if s.executor not in EXECUTORS:
+        raise SimGPUError(f"{source}: executor {s.executor!r} ({variable('executor')}) is not one of "
+                          f"{', '.join(EXECUTORS)}")
+    return s
+
+
+def current() -> Settings:
+    """The Settings in force: the environment (read at the first call) under any overrides."""
+    global _from_env, _current
+    with _lock:
+        if _current is None:
+            if _from_env is None:
+                _from_env = from_environment()
+            merged = {}
+            for _, changes in _overrides:
+                merged.update(changes)
+            _current = dataclasses.replace(_from_env, **merged)
+        return _current
+
+
+def reload():
+    """Read the environment again at the next current() (overrides stay)."""
+    global _from_env, _current
+    with _lock:
+        _from_env = _current = None
+
+
+@contextmanager
+def override(**changes):
+    """``with simgpu.settings.override(executor="ir", disk_cache=False): ...`` -- these fields
+    have these values inside the block (process-wide); the environment is not changed."""
+    global _current
+    unknown = sorted(set(changes) - set(FIELDS))
+    if unknown:
+        raise SimGPUError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
+    if "executor" in changes:
+        changes["executor"] = _executor(changes["executor"])
+        _checked(dataclasses.replace(Settings(), executor=changes["executor"]), source="override")
+    token = object()
+    with _lock:
+        _overrides.append((token, dict(changes)))
+        _current = None
+    try:
+        yield current()
+    finally:
+        with _lock:
+            _overrides[:] = [(t, c) for t, c in _overrides if t is not token]
+            _current = None
