@@ -150,11 +150,15 @@ class Mask:
 
     @classmethod
     def all_valid(cls, chunk):
-        m = cls(chunk.valid, chunk, full=True)
-        m._any = True
-        m._n_threads = chunk.n_blocks * chunk.tpb
-        m._n_warps = chunk.valid_warps
-        return m
+        return cls(chunk.valid, chunk, full=True, n_threads=chunk.n_blocks * chunk.tpb,
+                   n_warps=chunk.valid_warps)
+
+    @classmethod
+    def of_lanes(cls, lanes, chunk):
+        """The mask of the chunk lanes ``lanes`` (an index array)."""
+        arr = np.zeros(chunk.n_lanes, bool)
+        arr[lanes] = True
+        return cls(arr, chunk)
 
     def any(self):
         if self._any is None:
@@ -251,9 +255,7 @@ class InstrEvent:
         """The lanes that executed it (guard-false lanes of a predicated PTX instruction count
         as executing, as in Nsight Compute's smsp__thread_inst_executed)."""
         if self._mask is None:
-            arr = np.zeros(self.chunk.n_lanes, bool)
-            arr[self.lanes] = True
-            self._mask = Mask(arr, self.chunk)
+            self._mask = Mask.of_lanes(self.lanes, self.chunk)
         return self._mask
 
     @property

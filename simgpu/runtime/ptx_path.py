@@ -287,7 +287,7 @@ class _Adapter:
             for o in self.inst_obs:
                 o.inst(ie)
         if self.barrier_obs and ev.opcode in ("bar", "barrier") and len(lanes):
-            be = BarrierEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self._mask(lanes),
+            be = BarrierEvent(self.facts.inst(ev.line, ev.opcode, ev.text), Mask.of_lanes(lanes, self.chunk),
                               "warp" if ".warp" in ev.text else "block")
             for o in self.barrier_obs:
                 o.barrier(be)
@@ -300,15 +300,10 @@ class _Adapter:
         node = self.facts.inst(ins.line, ins.opcode, ins.text)
         t = None
         if taken is not None and np.ndim(taken):
-            t = self._mask(np.asarray(lanes)[np.asarray(taken, bool)])
-        be = BranchEvent(node, self._mask(lanes), t, "bra")
+            t = Mask.of_lanes(np.asarray(lanes)[np.asarray(taken, bool)], self.chunk)
+        be = BranchEvent(node, Mask.of_lanes(lanes, self.chunk), t, "bra")
         for o in self.branch_obs:
             o.branch(be)
-
-    def _mask(self, lanes):
-        arr = np.zeros(self.chunk.n_lanes, bool)
-        arr[lanes] = True
-        return Mask(arr, self.chunk)
 
     def mem_access(self, ev):
         for f in self.raw_mem:
