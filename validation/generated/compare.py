@@ -188,7 +188,6 @@ _DEV = None
 
 def _init(ref_path, dev_path):
     global _REF, _DEV
-    os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
     with np.load(ref_path) as z:
         _REF = {k: z[k] for k in z.files}
     with open(dev_path) as f:
@@ -266,6 +265,8 @@ def main(argv=None):
             print(ex, p["summary"])
         return out
     import gen
+    # the script's own disk cache (set before simgpu reads its settings; forked workers inherit it)
+    os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
     _init(a.ref, a.dev)
     only = set(a.only.split(",")) if a.only else None
     jobs = [(b, s["name"], ex) for b, ks in gen.load_batches() for s in ks
