@@ -8,7 +8,8 @@ import sys
 import time
 
 from . import __version__
-from .errors import KernelError, SimGPUError, is_user_error, user_traceback
+from .errors import KernelError, SimGPUError
+from .tracebacks import is_user_error, user_traceback
 from .hardware import PRESETS
 from .model import attention as model_attention
 from .model import gemm as model_gemm

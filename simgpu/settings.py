@@ -29,6 +29,12 @@ install             SIMGPU_INSTALL             set by ``simgpu.install()`` for c
                                                the GPU and options (JSON) a child installs with
                                                (host/install.py; host/startup/sitecustomize.py
                                                only checks that it is set).
+traceback           SIMGPU_TRACEBACK           "full": a user's error keeps simgpu's internal
+                                               frames and chains (simgpu/tracebacks.py; for
+                                               simgpu's developers).  Default "short".
+numba_errors        SIMGPU_NUMBA_ERRORS        "full": numba's compile errors as numba raises
+                                               them, simgpu's reading as a note at the end
+                                               (runtime/compile_errors.py).  Default "short".
 ==================  =========================  ==================================================
 
 This module imports nothing of simgpu's but errors: it is in the bottom layer.
@@ -55,6 +61,10 @@ def _executor(raw):
     return value
 
 
+def _short_or_full(raw):
+    return "full" if (raw or "").strip().lower() == "full" else "short"
+
+
 def _not_zero(raw):
     return raw != "0"
 
@@ -73,6 +83,8 @@ class Settings:
     ptxas: str | None = None
     nvdisasm: str | None = None
     install: str | None = None
+    traceback: str = "short"
+    numba_errors: str = "short"
 
     def tool(self, name):
         """The path set for NVIDIA tool ``name`` ("ptxas", "nvdisasm"), or None."""
@@ -92,6 +104,8 @@ ENV = {
     "ptxas": ("SIMGPU_PTXAS", _text),
     "nvdisasm": ("SIMGPU_NVDISASM", _text),
     "install": ("SIMGPU_INSTALL", _text),
+    "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
+    "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
 }
 TOOLS = ("ptxas", "nvdisasm")
 FIELDS = tuple(f.name for f in fields(Settings))

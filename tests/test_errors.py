@@ -143,6 +143,7 @@ def test_compiled_path_errors_name_the_line_thread_and_block(kernel, args, err, 
 import os  # noqa: E402
 import traceback  # noqa: E402
 
+from simgpu import settings  # noqa: E402
 from simgpu.cli import main  # noqa: E402
 
 SIMGPU = os.path.dirname(os.path.abspath(simgpu.__file__)) + os.sep
@@ -177,9 +178,8 @@ def test_check_true_returns_the_report_with_the_out_of_bounds_finding():
     assert rep.sanitizer.errors == 1 and "Stopped by a fault" in str(rep)
 
 
-def test_simgpu_traceback_full_keeps_the_internal_frames(monkeypatch):
-    monkeypatch.setenv("SIMGPU_TRACEBACK", "full")
-    with pytest.raises(simgpu.KernelError) as e:
+def test_simgpu_traceback_full_keeps_the_internal_frames():
+    with settings.override(traceback="full"), pytest.raises(simgpu.KernelError) as e:
         simgpu.launch(oob_global, 2, 32, (np.zeros(64),), executor="ptx", timing=False)
     assert len([f for f in _frames(e.value) if f.filename.startswith(SIMGPU)]) > 3
 

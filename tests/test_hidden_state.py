@@ -230,11 +230,11 @@ def test_no_module_but_patches_writes_numba_attributes():
 def test_settings_read_the_environment_once():
     env = {"SIMGPU_EXECUTOR": " IR ", "SIMGPU_PTX_KERNEL_CACHE": "0", "SIMGPU_CACHE_DIR": "/tmp/c",
            "SIMGPU_NO_CACHE": "1", "SIMGPU_PTXAS": "/opt/ptxas", "SIMGPU_NVDISASM": "/opt/nvdisasm",
-           "SIMGPU_INSTALL": "{}"}
+           "SIMGPU_INSTALL": "{}", "SIMGPU_TRACEBACK": "Full", "SIMGPU_NUMBA_ERRORS": "full "}
     s = settings.from_environment(env)
     assert s == settings.Settings(executor="ir", ptx_kernel_cache=False, cache_dir="/tmp/c",
                                   disk_cache=False, ptxas="/opt/ptxas", nvdisasm="/opt/nvdisasm",
-                                  install="{}")
+                                  install="{}", traceback="full", numba_errors="full")
     assert settings.from_environment({}) == settings.Settings()
     assert sorted(settings.variable(f) for f in settings.FIELDS) == sorted(env)
     with pytest.raises(SimGPUError, match="SIMGPU_EXECUTOR"):
@@ -302,11 +302,7 @@ def _modules():
 
 # sitecustomize runs at every child's startup, before simgpu can be imported, and only checks
 # that SIMGPU_INSTALL is set (its value is read through simgpu.settings by install_from_env)
-ENV_READERS = {os.path.join("simgpu", "settings.py"), os.path.join("simgpu", "host", "startup", "sitecustomize.py"),
-               # not yet through settings (docs/design.md, what is not done): the two switches of
-               # error output, SIMGPU_TRACEBACK (errors.py, below the settings layer) and
-               # SIMGPU_NUMBA_ERRORS, read when an error is raised
-               os.path.join("simgpu", "errors.py"), os.path.join("simgpu", "runtime", "compile_errors.py")}
+ENV_READERS = {os.path.join("simgpu", "settings.py"), os.path.join("simgpu", "host", "startup", "sitecustomize.py")}
 
 
 def _simgpu_variable(node, constants):

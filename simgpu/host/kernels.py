@@ -32,7 +32,8 @@ from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
 from ..runtime.ptx_path import PlacedMemory, PTXExecutor
-from ..errors import LaunchError, user_facing
+from ..errors import LaunchError
+from ..tracebacks import user_facing
 from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_sizes

@@ -6,7 +6,7 @@ import runpy
 import sys
 
 from .. import patches
-from ..errors import as_user_error, is_user_error, user_traceback
+from ..tracebacks import as_user_error, is_user_error, user_traceback
 from ..runtime.compile_errors import program_compile_error, values_for_types
 from ..runtime.program import KernelProgram
 from ..sanitize import collecting, parse_tools

@@ -28,10 +28,12 @@ import sys
 
 import numpy as np
 
-from ..errors import DSLError, mark_user_error
+from .. import settings
+from ..errors import DSLError
+from ..tracebacks import mark_user_error
 from .binding import bind_args
 
-FULL_ENV = "SIMGPU_NUMBA_ERRORS"
+FULL_ENV = settings.variable("numba_errors")
 READING = "simgpu's reading of this mistake: "
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
@@ -41,8 +43,9 @@ _DURING_AT = re.compile(r"^During: .* at (.+) \((\d+)\)\s*$")
 
 
 def full_numba_errors():
-    """``SIMGPU_NUMBA_ERRORS=full``: numba's compile errors unchanged (text and traceback)."""
-    return os.environ.get(FULL_ENV, "").strip().lower() == "full"
+    """``SIMGPU_NUMBA_ERRORS=full`` (settings' ``numba_errors``): numba's compile errors
+    unchanged (text and traceback)."""
+    return settings.current().numba_errors == "full"
 
 
 def strip_ansi(text, stream=None):

@@ -2,7 +2,8 @@
 the modelled GPU (runtime/launch.py) and returns the Report."""
 from __future__ import annotations
 
-from ..errors import LaunchError, user_facing
+from ..errors import LaunchError
+from ..tracebacks import user_facing
 from .launch import launch
 from .program import KernelProgram
 

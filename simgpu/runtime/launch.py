@@ -15,7 +15,8 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import settings
-from ..errors import KernelError, LaunchError, user_facing
+from ..errors import KernelError, LaunchError
+from ..tracebacks import user_facing
 from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
