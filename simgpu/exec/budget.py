@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import KernelError
 from ..frontend.loops import loop_at
-from ..ir.nodes import Break, Call, Continue, If, Instr, Loop, Return
+from ..ir.nodes import Break, Call, Continue, If, Instr, Loop, Return, own_returns
 from .state import ArrayHandle, Observer
 
 NOTICE_S = 30.0
@@ -277,25 +277,13 @@ class IRLoopFacts:
                 if s.ret is not None:
                     defs.add(s.ret)
                     rets = set()
-                    for st in _returns(s.body):
+                    for st in own_returns(s.body):
                         _names_in(st.value, rets)
                     instrs.append((Instr("copy", s.ret, tuple(rets), s.loc), ctrl))
             elif isinstance(s, (Break, Continue, Return)):
                 conds |= set(ctrl)
                 if isinstance(s, Return):
                     _names_in(s.value, set())
-
-
-def _returns(stmts):
-    for s in stmts:
-        if isinstance(s, Return):
-            yield s
-        elif isinstance(s, If):
-            yield from _returns(s.then)
-            yield from _returns(s.orelse)
-        elif isinstance(s, Loop):
-            yield from _returns(s.cond_body)
-            yield from _returns(s.body)
 
 
 def _snap(v):

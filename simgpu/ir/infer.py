@@ -11,7 +11,7 @@ import math
 
 from ..errors import TypingError
 from . import types as T
-from .nodes import Call, Const, If, Instr, Loop, Return, walk
+from .nodes import Call, Const, Instr, Loop, own_returns, walk
 
 INT_OPS_ONLY = {"popc", "clz", "ffs", "brev"}
 
@@ -266,19 +266,6 @@ def _assign(env, name, t, loc, what):
     return False
 
 
-def _own_returns(stmts):
-    """The Returns of one device function's body: not those of the calls nested in it."""
-    for s in stmts:
-        if isinstance(s, Return):
-            yield s
-        elif isinstance(s, If):
-            yield from _own_returns(s.then)
-            yield from _own_returns(s.orelse)
-        elif isinstance(s, Loop):
-            yield from _own_returns(s.cond_body)
-            yield from _own_returns(s.body)
-
-
 def infer(fn, param_types: dict):
     """Fill fn.var_types and every instruction's .ty for the given parameter types."""
     env = dict(param_types)
@@ -302,7 +289,7 @@ def infer(fn, param_types: dict):
                 changed |= _assign(env, st.range_var, lt, st.loc, "loop variable")
         for st in walk(fn.body):
             if isinstance(st, Call) and st.ret is not None:
-                for r in _own_returns(st.body):
+                for r in own_returns(st.body):
                     if r.value is not None:
                         changed |= _assign(env, st.ret, _ty(env, r.value), r.loc, "return value of")
         if not changed:

@@ -112,15 +112,21 @@ class Function:
     #                                                    value when lowered, Loc of a read)
 
 
-def walk(stmts):
-    """Yield every statement, depth first, in program order."""
+def walk(stmts, into_calls=True):
+    """Yield every statement, depth first, in program order (with ``into_calls=False``, not
+    the statements of the inlined calls nested in them)."""
     for s in stmts:
         yield s
         if isinstance(s, If):
-            yield from walk(s.then)
-            yield from walk(s.orelse)
+            yield from walk(s.then, into_calls)
+            yield from walk(s.orelse, into_calls)
         elif isinstance(s, Loop):
-            yield from walk(s.cond_body)
-            yield from walk(s.body)
-        elif isinstance(s, Call):
-            yield from walk(s.body)
+            yield from walk(s.cond_body, into_calls)
+            yield from walk(s.body, into_calls)
+        elif isinstance(s, Call) and into_calls:
+            yield from walk(s.body, into_calls)
+
+
+def own_returns(stmts):
+    """The Returns of one function's body: not those of the calls nested in it."""
+    return (s for s in walk(stmts, into_calls=False) if isinstance(s, Return))
