@@ -309,9 +309,15 @@ class ProgramFacts:
     """What the program that runs says about itself, for the models (filled by the executor
     before the models are built: ``Launch.facts``).  local_frame_bytes: one thread's local
     memory frame (16-byte rounded, at least 16), by which the hardware interleaves local memory;
-    reduction_ids: the ids (``ins.id``) of atomics whose result is unused (compiled to RED)."""
+    reduction_ids: the ids (``ins.id``) of atomics whose result is unused (compiled to RED);
+    shared_access_bytes: the narrowest access that can reach shared memory (the IR: its shared
+    arrays' item sizes; the compiled code: the widths of its shared and generic ld/st/atom/red);
+    shared_symbols: the compiled code's shared variables, PTX name -> byte offset in the block's
+    window (the IR's events name their arrays themselves)."""
     local_frame_bytes: int = 16
     reduction_ids: frozenset = frozenset()
+    shared_access_bytes: int = 1
+    shared_symbols: dict = field(default_factory=dict)
 
 
 class Observer:
@@ -346,6 +352,14 @@ class Observer:
 
     def barrier(self, ev: BarrierEvent):
         """Every executed barrier."""
+
+    def barrier_divergence(self, ins, lane: int, other_loc, other_lane: int | None = None) -> bool:
+        """A block barrier ``ins`` reached by chunk lane ``lane`` while live threads of its block
+        wait at (or skipped) another barrier, at ``other_loc`` (chunk lane ``other_lane`` when
+        the executor knows which).  Return True when reported (the sanitizer's synccheck).  Where
+        no observer reports it, the executor's own rule applies (the IR interpreter stops with a
+        KernelError naming both barriers; the compiled code waits, as the GPU would hang)."""
+        return False
 
     def chunk_end(self, chunk):
         pass

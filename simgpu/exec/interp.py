@@ -89,7 +89,7 @@ class Interpreter:
         self.inst_observers = [o for o in self.observers if overrides(o, "inst")]
         self.branch_observers = [o for o in self.observers if overrides(o, "branch")]
         self.barrier_observers = [o for o in self.observers if overrides(o, "barrier")]
-        self.sync_observers = [o for o in self.observers if hasattr(o, "barrier_divergence")]
+        self.sync_observers = [o for o in self.observers if overrides(o, "barrier_divergence")]
         self.poison = poison             # the byte shared and local memory start as
         self.max_loop_iterations = max_loop_iterations     # deprecated per-loop cap (None: off)
         self.watch = watch          # exec.budget.LaunchWatch: the launch's budget (None: none)

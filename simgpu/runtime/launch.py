@@ -12,6 +12,7 @@ import numbers
 import sys
 import time
 import warnings
+
 from dataclasses import dataclass, field
 
 from .. import settings
@@ -21,6 +22,7 @@ from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
 from ..hardware import get_gpu
+from ..ir import types as ir_types
 from ..events import ProgramFacts
 from ..memory import MemoryModel
 from ..memory.model import ir_local_frame
@@ -245,7 +247,10 @@ def prepare(ex, k, info, values):
         hook(k, info, values)
     info.prepare_seconds = time.perf_counter() - t0
     if info.facts is None:                  # simgpu's IR is the program that runs
-        info.facts = ProgramFacts(ir_local_frame(info.fn), frozenset(reduction_ids(info.fn)))
+        shared = getattr(info.fn, "shared", None) or {}
+        widths = [ir_types.np_dtype(dt).itemsize for _, dt in shared.values()]
+        info.facts = ProgramFacts(ir_local_frame(info.fn), frozenset(reduction_ids(info.fn)),
+                                  shared_access_bytes=max(1, min(widths, default=1)))
 
 
 def budget_of(budget, max_loop_iterations):

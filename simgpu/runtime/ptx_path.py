@@ -40,12 +40,14 @@ from ..frontend.lint import warn_lint
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
+from ..ptx.executor import WAIT
 from ..ptx.executor import Executor as _PtxChunkExecutor
 from ..ptx.memory import ALIGN as PTX_ALIGN
 from ..ptx.memory import DeviceMemory
 from ..ptx.parser import parse_cached
 from ..ptx.analysis import PtxLoops
 from ..ptx.runner import Image, kernel_for
+from ..ptx.types import bits
 from ..sass import compile_kernel
 from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
@@ -268,6 +270,7 @@ class _Adapter:
         self.inst_obs = [o for o in observers if overrides(o, "inst")]
         self.branch_obs = [o for o in observers if overrides(o, "branch")]
         self.barrier_obs = [o for o in observers if overrides(o, "barrier")]
+        self.sync_obs = [o for o in observers if overrides(o, "barrier_divergence")]
         self._lanes = self._warps = self._full = None
         self.loops = None           # PtxLoopWatch: runaway loops and the launch's budget
         self.code = None            # the linked program (for branch events)
@@ -286,11 +289,35 @@ class _Adapter:
             ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes)
             for o in self.inst_obs:
                 o.inst(ie)
-        if self.barrier_obs and ev.opcode in ("bar", "barrier") and len(lanes):
-            be = BarrierEvent(self.facts.inst(ev.line, ev.opcode, ev.text), Mask.of_lanes(lanes, self.chunk),
-                              "warp" if ".warp" in ev.text else "block")
+        if ev.opcode in ("bar", "barrier") and len(lanes) and (self.barrier_obs or self.sync_obs):
+            ins = self.facts.inst(ev.line, ev.opcode, ev.text)
+            scope = "warp" if ".warp" in ev.text else "block"
+            if scope == "block" and self.sync_obs:
+                self._divergence(ev, ins)
+            be = BarrierEvent(ins, Mask.of_lanes(lanes, self.chunk), scope)
             for o in self.barrier_obs:
                 o.barrier(be)
+
+    def _divergence(self, ev, ins):
+        """Threads of the blocks reaching this barrier that already wait at a different one:
+        a barrier in divergent code (Observer.barrier_divergence)."""
+        ex, lanes, c = ev.executor, ev.lanes, self.chunk
+        if ex is None:
+            return
+        blocks = np.zeros(c.n_blocks, bool)
+        blocks[c.lane_block[lanes]] = True
+        waiting = (ex.status == WAIT) & blocks[c.lane_block] & (ex.pc != ev.pc + 1)
+        if not waiting.any():
+            return
+        other = int(np.argmax(waiting))
+        waits_at = ex.im.linked.code[int(ex.pc[other]) - 1]
+        code = self.facts.inst(waits_at.line, waits_at.opcode, waits_at.text)
+        other_loc = f"{code.loc.file}:{code.loc.line}" if code.loc.line else f"PTX line {code.id}"
+        b = int(c.lane_block[other])
+        same = np.asarray(lanes)[c.lane_block[lanes] == b]
+        lane = int(same[0]) if len(same) else int(lanes[0])
+        for o in self.sync_obs:
+            o.barrier_divergence(ins, lane, other_loc, other)
 
     def branch(self, pc, lanes, taken):
         """A ``bra`` at ``pc`` executed by ``lanes``; ``taken``: per lane, or None (uniform)."""
@@ -358,10 +385,24 @@ def program_facts(facts, ck):
     rounded, at least 16 B, as for the IR), its reductions the atomics ptxas compiled to RED
     (by PTX line, the id of the observers' PtxInst)."""
     module = parse_cached(ck.ptx)
-    local = kernel_for(module, module.entry(ck.entry)).local_size
+    kernel = kernel_for(module, module.entry(ck.entry))
+    local = kernel.local_size
     reds = frozenset(ln for ln, ops in facts.sass.items()
                      if any(base_opcode(op).startswith("RED") for op in ops))
-    return ProgramFacts(max(16, -(-int(local) // 16) * 16), reds)
+    widths = [_access_bytes(ins.types[0]) for ins in kernel.linked.code
+              if ins.opcode in ("ld", "ldu", "st", "atom", "red") and ins.types
+              and not any(m in ("global", "local", "const", "param") for m in ins.mods)]
+    return ProgramFacts(max(16, -(-int(local) // 16) * 16), reds,
+                        shared_access_bytes=max(1, min(widths, default=1)),
+                        shared_symbols=dict(kernel.shared_off))
+
+
+def _access_bytes(t):
+    """Bytes one lane's access of PTX type ``t`` moves (1 for a type without a numpy form)."""
+    try:
+        return max(1, bits(t) // 8)
+    except SimGPUError:
+        return 1
 
 
 # -- the executor ------------------------------------------------------------------------

@@ -22,12 +22,10 @@ import textwrap
 import numpy as np
 
 from ..exec.state import WARP, Observer
-from ..ptx.executor import WAIT
 from .findings import TOOLS, Finding, SanitizerReport
 from .scratch import ScratchShadow, tracked_handles
 from .shadow import MANY, NONE, BlockShadow, GlobalShadow, RowInit, expand, rep
 
-_PTX_KIND = {"load": "ld", "store": "st", "atomic": "atom"}
 _HAZARD = {"RAW": "read-after-write", "WAR": "write-after-read", "WAW": "write-after-write"}
 
 
@@ -63,7 +61,6 @@ class Sanitizer(Observer):
         self._locs, self._loc_id = [""], {"": 0}
         self.launch = None
         self.globals = {}
-        self._ex = None
         self._names = None
         self.scratch = {}               # id(handle) -> ScratchShadow: global scratch (initcheck)
 
@@ -77,11 +74,6 @@ class Sanitizer(Observer):
 
     def loc_of(self, i):
         return self._locs[int(i)] or None
-
-    @staticmethod
-    def ir_loc(ins):
-        loc = getattr(ins, "loc", None)
-        return f"{loc.file}:{loc.line}" if loc is not None else "<unknown>"
 
     # -- observer contract -------------------------------------------------------------------
     def attach(self, interpreter):
@@ -110,70 +102,54 @@ class Sanitizer(Observer):
             self.unit = self._granularity()
         self.shared = BlockShadow(chunk.n_blocks, -(-smem // self.unit)) if self.race or self.initc else None
         self.local = None
-        self._ex = None
 
     def _granularity(self):
         """The narrowest access that can reach shared memory, in bytes: shadow entries of that
         size are exact (every access is aligned to its width and at least that wide) and 4x
-        fewer than bytes for float32 kernels.  IR path: the shared arrays' item sizes;
-        compiled path: the widths of the PTX's shared and generic ld/st/atom/red."""
-        if self.interp is not None:
-            sizes = [h.itemsize for h in getattr(self.interp, "shared", {}).values()]
-            return min(sizes, default=1)
-        image = getattr(getattr(self.launch, "ptx", None), "image", None)
-        if image is None:
-            return 1
-        widths = []
-        for ins in image.linked.code:
-            if ins.opcode in ("ld", "ldu", "st", "atom", "red") and ins.types and \
-                    not any(m in ("global", "local", "const", "param") for m in ins.mods):
-                widths.append(_type_bytes(ins.types[0]))
-        return max(1, min(widths, default=1))
+        fewer than bytes for float32 kernels (the launch's ProgramFacts)."""
+        facts = self.launch.facts if self.launch is not None else None
+        return max(1, int(facts.shared_access_bytes)) if facts is not None else 1
 
-    # IR path ---------------------------------------------------------------------------------
+    # the executors' events (both paths) --------------------------------------------------
     def mem(self, ev):
-        if self.interp is None:         # the PTX path's adapted events: its raw ones are used
-            return
         m = ev.mask
         lanes = np.flatnonzero(m.arr)
-        if not len(lanes):
+        if not len(lanes) or ev.space not in ("shared", "local", "global"):
             return
         addr = np.broadcast_to(ev.addr, (self.chunk.n_lanes,))[lanes].astype(np.int64)
-        self.access(ev.space, ev.kind, lanes, addr, int(ev.size), self.loc_id(self.ir_loc(ev.inst)),
-                    ev.array)
+        self.access(ev.space, ev.kind, lanes, addr, int(ev.size), self.loc_id(_where(ev.inst)), ev.array)
 
     def barrier(self, ev):
-        if self.interp is None:         # the compiled path: barriers are counted in instruction()
-            return
-        ins, arr = ev.ins, ev.mask.arr
-        if ins.op == "syncthreads":
+        arr = ev.mask.arr
+        if ev.scope == "block":
             self.bep[arr] += 1
-            self.wep[arr] += 1
-        else:                           # syncwarp: its members are checked in inst()
-            self.wep[arr] += 1
+        self.wep[arr] += 1              # syncwarp: its members are checked in inst() (IR path)
 
     def inst(self, ev):
-        if self.interp is None:         # the compiled path: fences are seen in instruction()
-            return
-        ins, mask = ev.ins, ev.mask
-        op = ins.op
-        if op == "fence":
-            self.fenced[self.blk[mask.arr]] = True
+        op = ev.ins.op
+        if op in ("fence", "membar"):
+            self.fenced[self.blk[ev.mask.arr]] = True
         elif op in ("shfl", "vote", "syncwarp") and self.sync and self.interp is not None:
-            self._members_ir(ins, mask)
+            self._members_ir(ev.ins, ev.mask)     # the member mask's value: the IR's values
 
-    def barrier_divergence(self, ins, lane, other_loc):
-        """The IR interpreter: `lane` reached barrier `ins` after skipping the barrier at
-        other_loc while other live threads of its block waited there."""
+    def barrier_divergence(self, ins, lane, other_loc, other_lane=None):
+        """`lane` reached barrier `ins` while live threads of its block wait at (IR path: skipped)
+        the barrier at other_loc (Observer.barrier_divergence)."""
         if not self.sync:
             return False
         c = self.chunk
+        if other_lane is None:
+            message = ("Barrier error detected: divergent thread(s) in block -- a syncthreads() reached "
+                       "by only some of the block's live threads; the others reach a different barrier")
+            extra, label = {}, "the other threads of the block wait at"
+        else:
+            other = tuple(int(v) for v in c.thread_of(other_lane))
+            message = ("Barrier error detected: divergent thread(s) in block -- threads of the block wait "
+                       "at two different barriers")
+            extra, label = {"other_thread": c.thread_of(other_lane)}, f"while thread {other} waits at"
         self.report.add(Finding(
-            "synccheck", "divergent barrier",
-            "Barrier error detected: divergent thread(s) in block -- a syncthreads() reached "
-            "by only some of the block's live threads; the others reach a different barrier",
-            self.ir_loc(ins), other_loc, block=c.block_of(lane), thread=c.thread_of(lane),
-            details={"other_label": "the other threads of the block wait at"}))
+            "synccheck", "divergent barrier", message, _where(ins), _strip_col(other_loc),
+            block=c.block_of(lane), thread=c.thread_of(lane), details={"other_label": label}, **extra))
         return True
 
     def _members_ir(self, ins, mask):
@@ -197,63 +173,8 @@ class Sanitizer(Observer):
                 f"Invalid arguments: {name} member mask {int(mw[w]):#010x} names live lanes "
                 f"{int((missing[w] * bit).sum()):#010x} that do not execute it here "
                 "(inactive or diverged lanes)",
-                self.ir_loc(ins), block=c.block_of(lane), thread=c.thread_of(lane),
+                _where(ins), block=c.block_of(lane), thread=c.thread_of(lane),
                 count=int(missing.any(axis=1).sum())))
-
-    # PTX path --------------------------------------------------------------------------------
-    def instruction(self, ev):
-        ex = ev.executor
-        if ex is not self._ex:
-            self._ex = ex
-        op = ev.opcode
-        if op in ("bar", "barrier"):
-            lanes = ev.lanes
-            if ".warp" in ev.text:
-                self.wep[lanes] += 1
-                return
-            if self.sync and ex is not None:
-                self._divergence_ptx(ev, ex)
-            self.bep[lanes] += 1
-            self.wep[lanes] += 1
-        elif op in ("membar", "fence"):
-            self.fenced[self.blk[ev.lanes]] = True
-
-    def _divergence_ptx(self, ev, ex):
-        """Lanes of the same blocks already waiting at a different barrier."""
-        lanes = ev.lanes
-        c = self.chunk
-        blocks = np.zeros(c.n_blocks, bool)
-        blocks[c.lane_block[lanes]] = True
-        waiting = (ex.status == WAIT) & blocks[c.lane_block] & (ex.pc != ev.pc + 1)
-        if not waiting.any():
-            return
-        other = int(np.argmax(waiting))
-        opc = int(ex.pc[other]) - 1
-        try:
-            ins = ex.im.linked.code[opc]
-            other_loc = ex.im.module.source(ins.loc) or f"PTX line {ins.line}"
-        except Exception:   # noqa: BLE001 -- naming the other place is best effort
-            other_loc = None
-        b = int(c.lane_block[other])
-        lane = next(int(x) for x in lanes if c.lane_block[x] == b) if (c.lane_block[lanes] == b).any() \
-            else int(lanes[0])
-        self.report.add(Finding(
-            "synccheck", "divergent barrier",
-            "Barrier error detected: divergent thread(s) in block -- threads of the block wait "
-            "at two different barriers",
-            _ptx_loc(ev), _strip_col(other_loc), block=c.block_of(lane), thread=c.thread_of(lane),
-            other_thread=c.thread_of(other),
-            details={"other_label": f"while thread {tuple(int(v) for v in c.thread_of(other))} waits at"}))
-
-    def mem_access(self, ev):
-        if ev.space not in ("shared", "local", "global"):
-            return
-        lanes = np.asarray(ev.lanes, np.int64)
-        if not len(lanes):
-            return
-        addr = np.asarray(ev.addresses, np.uint64).astype(np.int64)
-        self.access(ev.space, _PTX_KIND[ev.kind], lanes, addr, int(ev.width), self.loc_id(_ptx_loc(ev)),
-                    None)
 
     # -- the core --------------------------------------------------------------------------------
     def access(self, space, kind, lanes, addr, w, loc, array):
@@ -359,8 +280,8 @@ class Sanitizer(Observer):
             if idx is not None:
                 shown = ", ".join(str(int(v)) for v in idx)
                 return repr(self._user_name(array.name)), f"[{shown}]"
-        if space == "shared" and self._ex is not None:
-            offs = getattr(self._ex.im, "shared_off", {})
+        offs = self.launch.facts.shared_symbols if self.launch is not None and self.launch.facts else {}
+        if space == "shared" and offs:
             best = max(((o, n) for n, o in offs.items() if o <= off), default=None)
             if best is not None:
                 user = self._ptx_shared_names(offs).get(best[1])
@@ -416,7 +337,9 @@ class Sanitizer(Observer):
         if kind == "atom" and not self.scratch:
             return                      # atomics are how blocks may share memory
         handles = self.launch.handles if self.launch is not None else ()
-        if array is not None and array.space == "global":
+        base = int(array.base_addr) if array is not None else 0
+        if array is not None and array.space == "global" and array.data.nbytes and \
+                int(addr.min()) >= base and int(addr.max()) + w <= base + array.data.nbytes:
             groups = [(array, slice(None))]
         else:
             groups = self._by_handle(handles, addr)
@@ -540,13 +463,6 @@ def _shared_targets(py_func):
     return out
 
 
-def _type_bytes(t):
-    """Bytes of a PTX type: 'f32' -> 4, 'u8' -> 1, 'f16x2' -> 4, 'pred' -> 1."""
-    digits = "".join(ch for ch in t.split("x")[0] if ch.isdigit())
-    n = int(digits) // 8 if digits else 1
-    return n * 2 if t.endswith("x2") else max(n, 1)
-
-
 def _walk(stmts):
     """Every Instr of an IR body, nested regions included."""
     for st in stmts:
@@ -568,5 +484,12 @@ def _strip_col(loc):
     return loc
 
 
-def _ptx_loc(ev):
-    return _strip_col(ev.loc) if ev.loc else f"PTX line {ev.line}"
+def _where(ins):
+    """An instruction's place, 'file:line' (the compiled code's instructions with no source
+    line: 'PTX line N')."""
+    loc = getattr(ins, "loc", None)
+    if loc is None:
+        return "<unknown>"
+    if not loc.line and "ptx" in getattr(ins, "attrs", {}):
+        return f"PTX line {ins.id}"
+    return f"{loc.file}:{loc.line}"
