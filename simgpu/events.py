@@ -249,6 +249,8 @@ class InstrEvent:
     chunk: Chunk
     lanes: np.ndarray | None = None     # executing lanes (PTX path); the mask is made when asked
     _mask: Mask | None = None
+    pc: int | None = None               # the compiled code's program counter (its index in the
+    #                                     linked program, which ptxas' SASS costs are keyed by); IR: None
 
     @property
     def mask(self) -> Mask:

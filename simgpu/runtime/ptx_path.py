@@ -286,7 +286,7 @@ class _Adapter:
         for f in self.raw_instr:
             f(ev)
         if self.inst_obs and len(lanes):
-            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes)
+            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes, pc=ev.pc)
             for o in self.inst_obs:
                 o.inst(ie)
         if ev.opcode in ("bar", "barrier") and len(lanes) and (self.barrier_obs or self.sync_obs):

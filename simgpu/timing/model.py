@@ -109,10 +109,6 @@ class TimingModel(Observer):
     def inst(self, ev):
         self.recorder.inst(ev)
 
-    def instruction(self, ev):
-        """The compiled path's executed PTX instruction (ptx/events.py)."""
-        self.recorder.instruction(ev)
-
     def mem(self, ev):
         self.recorder.mem(ev)
 

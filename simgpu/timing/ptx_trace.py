@@ -1,8 +1,8 @@
 """The timing model's view of the compiled code: PTX instructions costed by ptxas' SASS.
 
 On the compiled path (runtime/ptx_path.py) the executor reports every executed PTX
-instruction (``instruction(ev)``: its pc and the chunk lanes that ran it) and, after it, the
-memory access it made (``mem(ev)``, an exec.state.MemEvent).  `PtxTraceRecorder` turns these
+instruction (``inst(ev)``, an events.InstrEvent: its ``pc`` and the chunk lanes that ran it) and,
+after it, the memory access it made (``mem(ev)``, an events.MemEvent).  `PtxTraceRecorder` turns these
 into the same entries the IR recorder (trace.py) makes, so the sampling, the per-warp
 programs (program.py) and the SM simulation (sim.py) are shared by both paths.
 
@@ -183,14 +183,11 @@ class PtxTraceRecorder(TraceRecorder):
         wa[lanes >> 5] = True
         return [wa[cols] for _, cols, _, _ in self.views]
 
-    def inst(self, ev):
-        """The compiled code's instructions are recorded from the PTX executor's own stream
-        (``instruction``), which carries the PC the SASS costs are keyed by."""
-
     def branch(self, ev):
-        """Branches are instructions of the PTX stream (``instruction``)."""
+        """A ``bra`` is recorded as the instruction it is (``inst``)."""
 
-    def instruction(self, ev):
+    def inst(self, ev):
+        """One executed instruction of the compiled code: its ``pc`` keys the SASS costs."""
         op = self.code.op(ev.pc)
         lanes = ev.lanes
         if op.flops:
