@@ -3,6 +3,7 @@ sinf/cosf range reduction of large arguments (Payne-Hanek, a multi-word product 
 mad.lo.cc / madc.hi).  Before the chain was implemented, ``mad.lo.cc.u32`` ran through a
 permissive fallback table that dropped the carry and ``madc.hi.u32`` stopped the kernel."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -101,3 +102,26 @@ def test_sinf_cosf_of_large_arguments_within_libdevice_bound():
     # float64 sin/cos of these float32 inputs are accurate to far below a float32 ulp
     assert _ulps(s, np.sin(xd)).max() <= 2
     assert _ulps(c, np.cos(xd)).max() <= 2
+
+
+H200_SINCOS = os.path.join(os.path.dirname(__file__), "..", "validation", "ptx_semantics", "sincos",
+                           "h200_sincos_f32.npz")
+
+
+def test_sinf_cosf_of_large_arguments_equal_the_h200s():
+    """The same kernel on the H200 (validation/ptx_semantics/sincos/): every output bit for bit,
+    the Payne-Hanek path (|x| >= 105615, the carry chain) included."""
+    def k(x, s, c):
+        i = cuda.grid(1)
+        if i < x.size:
+            s[i] = math.sin(x[i])
+            c[i] = math.cos(x[i])
+    with np.load(H200_SINCOS) as z:
+        x, s_gpu, c_gpu = z["x"], z["sin"], z["cos"]
+    s, c = np.zeros_like(x), np.zeros_like(x)
+    simgpu.launch(k, -(-x.size // 128), 128, (x, s, c), executor="ptx", timing=False)
+    for got, want in ((s, s_gpu), (c, c_gpu)):
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan)
+        bad = np.flatnonzero(got[~nan].view(np.uint32) != want[~nan].view(np.uint32))
+        assert bad.size == 0, f"{bad.size} differ, first x={x[~nan][bad[0]]!r}"
