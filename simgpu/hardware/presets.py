@@ -196,7 +196,14 @@ H200_GEMM = {
     # loop draws 138 W (NVML, read right after it) of the 700 W limit: share 0.197
     "dobench": {"flush_s": 61.2e-6, "floor_s": 5.76e-6, "stream_start_s": 7.2e-6,
                 "stream_bytes_per_s": 4.24e12, "power_limited_sm_clock_hz": 1.655e9,
-                "flush_power_share": 138.0 / 700.0},
+                "flush_power_share": 138.0 / 700.0,
+                # call 2 (K = 6144, M = 2..96, N = 8191 / 8190 / 6144: no target shape): the rate at
+                # which cuBLAS's fallback kernels stream the big operand at small M, bytes / (time -
+                # floor - start), median per family as the profiler named it (derive.py): the align1
+                # and align2 kernels load 2 or 4 bytes at a time, far under the HBM bandwidth
+                "fallback_stream_bytes_per_s": {("sm75", "bf16"): 1.06e12, ("sm75", "fp16"): 1.53e12,
+                                                ("sm80", "bf16"): 2.25e12, ("sm80", "fp16"): 2.65e12,
+                                                ("simt", "fp32"): 1.60e12, ("gemv", "small_m"): 1.32e12}},
 }
 
 # achievable fractions of the datasheet roofs [DS-H100/DS-H200], for reading the numbers above:

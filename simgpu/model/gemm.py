@@ -209,7 +209,8 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
     nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
     if timing == "dobench":
-        compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split)
+        bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, "fp32" if family == "simt" else name.split("_")[-1]))
+        compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw)
     else:
         hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
         floor = p["kernel_floor_s"] * (2 if split > 1 else 1)
@@ -219,7 +220,7 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds)
 
 
-def _dobench_terms(gpu, p, compute_max_clock, nbytes, split):
+def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None):
     """The terms as ``triton.testing.do_bench`` sees them (L2 flushed before every call, events
     around the call alone).
 
@@ -230,7 +231,8 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split):
     while it runs: the clock c solves  t(c) ((c / c1)^3 - 1) = flush (1 - share),  t(c) = t_max cmax / c.
     HBM: every operand streamed after the flush, with the flush's dirty lines written back in
     proportion to the L2 those bytes replace.  No host floor (the host queues the call while the
-    GPU is still flushing)."""
+    GPU is still flushing).  ``stream_bytes_per_s``: the family's own streaming rate (the
+    align1 / align2 / SIMT fallbacks, measured at small M), else the cold GEMV curve's."""
     d = p["dobench"]
     cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"]
     a = compute_max_clock * cmax                       # t(c) = a / c
@@ -248,7 +250,7 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split):
         c = lo
     compute = a / c if a > 0 else 0.0
     start = d["stream_start_s"] * min(1.0, nbytes / gpu.l2.size_bytes)
-    hbm = start + nbytes / d["stream_bytes_per_s"]
+    hbm = start + nbytes / (stream_bytes_per_s or d["stream_bytes_per_s"])
     floor = d["floor_s"] + (p["kernel_floor_s"] if split > 1 else 0.0)
     return compute, hbm, floor, 0.0
 
@@ -317,7 +319,8 @@ def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="l
         l2 = nbytes / p["l2_read_bytes_per_s"]
         compute = batch * 2.0 * m * n * k / gpu.fp32_flops
         if timing == "dobench":
-            compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, 1)
+            bw = None if min(m, n) == 1 else p["dobench"]["fallback_stream_bytes_per_s"][("gemv", "small_m")]
+            compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, 1, bw)
         else:
             hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
             floor, host = p["kernel_floor_s"], p["host_floor_s"]
