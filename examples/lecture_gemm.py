@@ -207,19 +207,21 @@ def dobench(args, gpu):
                      f"{r['median_abs_err']:.1%}", r["beyond_2x"]))
     print("\ndo_bench (L2 flushed, median; validation/gemm_dobench, held-out sweeps) vs gemm(timing='dobench'):")
     print("targets: Spearman >= 0.85 / >= 0.7 (N >= 2048), median <= 10 %, recurring cliffs >= 80 %, step-1 cliffs"
-          " >= 80 %, odd depth / vocab / knee within 30 / 20 / 15 %, waves Pearson >= 0.8, LLM median <= 15 %, none > 2x")
+          " >= 80 %, odd depth / vocab / knee within 30 / 20 / 15 %, waves Pearson >= 0.8, LLM median <= 15 %,"
+          " none > 2x")
     print(common.table(("model", "Spearman", ">=2048", "median", "recurring", "step-1", "odd depth", "vocab",
                         "knee", "waves r", "LLM median", "LLM > 2x"), rows))
     ex = res["extra"]
     print("8192^3 under do_bench: " + ", ".join(f"{k} {v['err']:+.1%}" for k, v in ex.items()
-                                               if k not in ("flash_vs_math", "quantize")))
+                                                if k not in ("flash_vs_math", "quantize")))
     print("flash vs math: " + ", ".join(f"T={t} model {x['predicted']:.1f}x H200 {x['measured']:.1f}x"
                                         for t, x in ex["flash_vs_math"].items()))
     from simgpu.plot.model import mystery
     data = cmp.DATA
     ns = [r["n"] for r in data["square_b"]]
-    fig = mystery(ns, [2 * n ** 3 / (r["ms"] * 1e-3) / 1e12 for n, r in zip(ns, data["square_b"])], timing="dobench",
-                  title="square bf16 via do_bench on the H200 (held-out sweep b) vs simgpu.model.gemm(timing='dobench')")
+    tf = [2 * n ** 3 / (r["ms"] * 1e-3) / 1e12 for n, r in zip(ns, data["square_b"])]
+    fig = mystery(ns, tf, timing="dobench",
+                  title="square bf16 via do_bench on the H200 (held-out sweep b) vs gemm(timing='dobench')")
     common.save(fig, args.out, "lecture_gemm_dobench.png")
 
 

@@ -48,7 +48,7 @@ is 2 x 256 x 128 x 2048 = 134 MFLOP at 722.8/132 TFLOP/s per SM = 24.5 us; L2 ca
 """
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass, field
 
 from simgpu.hardware import get_gpu
@@ -209,7 +209,8 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
     nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
     if timing == "dobench":
-        bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, "fp32" if family == "simt" else name.split("_")[-1]))
+        dt = "fp32" if family == "simt" else name.split("_")[-1]
+        bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, dt))
         compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw)
     else:
         hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
@@ -353,10 +354,9 @@ def parse_kernel_name(name: str, grid=None):
 
     >>> parse_kernel_name("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT")
     ('sm90', (128, 192, 64), 1)
-    >>> parse_kernel_name("void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nn_align1>(...)", [8, 99, 2])
+    >>> parse_kernel_name("cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nn_align1", [8, 99, 2])
     ('sm75', (64, 64, 32), 2)
     """
-    import re
     grid_z = int(grid[2]) if grid is not None and len(grid) > 2 else 1
     m = re.search(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_(\d+)x\d+", name)
     if m:

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from simgpu.model.attention import attention             # noqa: E402
-from simgpu.model.gemm import gemm, parse_kernel_name, quantize_fp8   # noqa: E402
+from simgpu.model.gemm import gemm, quantize_fp8   # noqa: E402
 
 DATA = json.loads((HERE / "gemm_dobench.json").read_text())
 AUX = ("splitKreduce", "Memset", "scal_kernel", "FillFunctor")
@@ -108,8 +108,9 @@ def square_stats(rows, mode, extra_meas=None):
         rec = {n: float(np.mean([c[n] for c in cls])) for n in cls[0] if all(n in c for c in cls)}
         h = matched(rec, pred, ns)
         out.update({"recurring_cliffs": len(rec), "recurring_matched": len(h),
-                    "recurring": {str(n): {"depth": d, "predicted": float(1 - pred[ns.index(n)] / pred[ns.index(n) - 1]),
-                                           "matched": n in h} for n, d in rec.items()}})
+                    "recurring": {str(n): {"depth": d, "matched": n in h,
+                                           "predicted": float(1 - pred[ns.index(n)] / pred[ns.index(n) - 1])}
+                                  for n, d in rec.items()}})
     return out
 
 
@@ -133,14 +134,15 @@ def step1_stats(rows, mode):
 
 
 def rect_stats(rows, mode):
-    err, ratios, per = [], [], {}
+    ratios, per = [], {}
     worst = []
     for r in rows:
         e = predict(r["m"], r["n"], r["k"], r["dtype"], mode)
         q = e.seconds / meas_s(r)
         ratios.append(q)
         per.setdefault(r["dtype"], []).append(abs(q - 1))
-        per.setdefault(f"M<=64", []).append(abs(q - 1)) if r["m"] <= 64 else None
+        if r["m"] <= 64:
+            per.setdefault("M<=64", []).append(abs(q - 1))
         worst.append((max(q, 1 / q), f"{r['m']}x{r['n']}x{r['k']} {r['dtype']}", e.kernel,
                       TABLE.get((r["m"], r["n"], r["k"], r["dtype"]), ("?",))[0][:70]))
     a = np.abs(np.array(ratios) - 1)
