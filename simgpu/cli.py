@@ -231,7 +231,8 @@ def _clock(value):
 
 def cmd_gemm(a):
     try:
-        est = model_gemm(a.m, a.n, a.k, a.dtype, a.gpu, layout=a.layout, batch=a.batch, sm_clock_hz=_clock(a.clock))
+        est = model_gemm(a.m, a.n, a.k, a.dtype, a.gpu, layout=a.layout, batch=a.batch, sm_clock_hz=_clock(a.clock),
+                         timing=a.timing, kernel=a.kernel)
     except ValueError as e:
         raise SimGPUError(str(e)) from None
     print(est)
@@ -342,6 +343,11 @@ def build_parser():
     g.add_argument("--batch", type=int, default=1)
     g.add_argument("--clock", default=None, help="SM clock: sustained (default, back-to-back calls at the power "
                                                   "limit), max (a kernel alone) or Hz")
+    g.add_argument("--timing", default="loop", choices=("loop", "dobench"),
+                   help="loop: back-to-back calls on warm operands (default); dobench: triton.testing.do_bench "
+                        "(L2 flushed before each call, the call alone timed)")
+    g.add_argument("--kernel", default=None, help="cost this cuBLAS kernel (a name as torch.profiler shows it) "
+                                                   "instead of the fastest candidate")
     g.add_argument("--candidates", type=int, nargs="?", const=8, default=0, metavar="K",
                    help="also list the K fastest candidates (default 8)")
     g.add_argument("--gpu", default="H200")

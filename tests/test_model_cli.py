@@ -49,3 +49,11 @@ def test_mystery_writes_the_plot(tmp_path, capsys):
     out = tmp_path / "m.png"
     assert main(["mystery", "--out", str(out), "--step", "512", "--max", "4096"]) == 0
     assert out.stat().st_size > 10_000 and "cliffs labelled" in capsys.readouterr().out
+
+
+def test_gemm_dobench_timing_and_a_named_kernel(capsys):
+    assert main(["gemm", "4096", "4096", "4096", "--timing", "dobench"]) == 0
+    assert f"{gemm(4096, 4096, 4096, timing='dobench').seconds * 1e6:.1f} us" in capsys.readouterr().out
+    k = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+    assert main(["gemm", "4096", "4096", "4096", "--timing", "dobench", "--kernel", k]) == 0
+    assert "128x256" in capsys.readouterr().out

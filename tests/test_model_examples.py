@@ -18,7 +18,7 @@ KEY_NUMBERS = {
     # the GEMM/attention model beside the H200: align1 fallback, vocab padding, knee, flash vs math
     "lecture_gemm": ["sm75_align1", "vocab padding", "knee", "flash vs math", "lecture_gemm.png",
                      "repeated 5x", "lecture_gemm_repeats.png", "fresh hold-out", "lecture_gemm_holdout.png",
-                     "sm_clock_hz="],
+                     "sm_clock_hz=", "do_bench (L2 flushed", "lecture_gemm_dobench.png"],
     # 528 units vs 8, MXU padding of a 96 head dim
     "lecture_tpu": ["528", "0.562", "TPU v5p", "tpu_vs_gpu.png"],
 }

@@ -184,6 +184,26 @@ H200_GEMM = {
     # A kernel alone after an idle gap (a profiler's view) starts at up to the 1.98 GHz maximum.
     "sustained_sm_clock_hz": 1.684e9,
     "source": "validation/data/lecture_h200_params.json (validation/lecture/derive.py)",
+    # timing="dobench": triton.testing.do_bench, a 256 MB zero_ (the L2 flush) before every call,
+    # events around the call alone.  Microbenchmarks of validation/gemm_dobench (call 1,
+    # 2026-12-02, "micro" part only; derive.py there): the flush alone 61.2 us; a 64^3 bf16 call
+    # 5.76 us (launch + smallest kernel inside the events); the cold GEMV curve 1 x n @ 8192 x n
+    # bf16 (n = 4096..28672, never 8192) = 13.0 us + bytes / 4.24 TB/s, so a kernel streaming its
+    # operands from HBM after the flush pays 13.0 - 5.76 = 7.2 us more than the floor (the flush's
+    # dirty lines written back as they are evicted, the stream's ramp); 16384 x 16384 x 8192 bf16
+    # at 687.4 TFLOP/s, 0.9826 of the back-to-back 699.6 on the same shape: a long compute-bound
+    # kernel settles at 0.9826 x 1.684 = 1.655 GHz under do_bench; the flush alone in a do_bench
+    # loop draws 138 W (NVML, read right after it) of the 700 W limit: share 0.197
+    "dobench": {"flush_s": 61.2e-6, "floor_s": 5.76e-6, "stream_start_s": 7.2e-6,
+                "stream_bytes_per_s": 4.24e12, "power_limited_sm_clock_hz": 1.655e9,
+                "flush_power_share": 138.0 / 700.0,
+                # call 2 (K = 6144, M = 2..96, N = 8191 / 8190 / 6144: no target shape): the rate at
+                # which cuBLAS's fallback kernels stream the big operand at small M, bytes / (time -
+                # floor - start), median per family as the profiler named it (derive.py): the align1
+                # and align2 kernels load 2 or 4 bytes at a time, far under the HBM bandwidth
+                "fallback_stream_bytes_per_s": {("sm75", "bf16"): 1.06e12, ("sm75", "fp16"): 1.53e12,
+                                                ("sm80", "bf16"): 2.25e12, ("sm80", "fp16"): 2.65e12,
+                                                ("simt", "fp32"): 1.60e12, ("gemv", "small_m"): 1.32e12}},
 }
 
 # achievable fractions of the datasheet roofs [DS-H100/DS-H200], for reading the numbers above:

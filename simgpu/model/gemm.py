@@ -48,7 +48,7 @@ is 2 x 256 x 128 x 2048 = 134 MFLOP at 722.8/132 TFLOP/s per SM = 24.5 us; L2 ca
 """
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass, field
 
 from simgpu.hardware import get_gpu
@@ -77,6 +77,15 @@ SM80_TILES = ((256, 128),)
 SM75_TILES = ((256, 128),)
 SIMT_TILES = ((256, 128), (128, 128), (64, 64))
 SPLITS = (2, 3, 4, 6, 8)
+# issue 24: the small-M / unaligned kernels in call 1's profile (validation/gemm_dobench), in the
+# model's (BM for M, BN for N) orientation (cuBLAS is column-major: a name's first number is the
+# tile along torch's N): cutlass_80 s16816 align2 256x64 / 64x64 / wmma 32x32, cutlass_75 s1688
+# align1 64x64 / 128x64 / wmma 32x32, sm80_xmma ffma 32x64, cutlass_80_simt_sgemm 128x32; with
+# split-K in the grid's z (2, 8, 16 seen).  Used by timing="dobench".
+SM80_TILES_SMALL_M = ((256, 128), (64, 256), (64, 64), (32, 32))
+SM75_TILES_SMALL_M = ((256, 128), (64, 64), (64, 128), (32, 32))
+SIMT_TILES_SMALL_M = ((64, 32), (32, 128))
+GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
 
 def _ceil(a: int, b: int) -> int:
@@ -180,7 +189,10 @@ def alignment_bytes(m: int, n: int, k: int, dtype: str, layout: str = "NN") -> i
     return 1
 
 
-def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2):
+def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2,
+                    timing="loop"):
+    """One tile kernel costed.  ``rate``: the family's chip rate at the clock the compute term runs
+    at (the sustained clock for "loop", the maximum clock for "dobench")."""
     bm, bn, bk = tile
     sms = gpu.sm_count
     tiles = _ceil(m, bm) * _ceil(n, bn)
@@ -195,59 +207,125 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     if split > 1:
         l2_bytes += batch * split * m * n * 8          # fp32 partials written and read back
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
-    hbm = 0.0 if fits_l2 else batch * ((m * k + k * n) * e_in + m * n * e_out) / p["gemv_bytes_per_s"]
-    floor = p["kernel_floor_s"] * (2 if split > 1 else 1)
-    seconds = max(max(compute, l2, hbm) + floor, p["host_floor_s"])
+    nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
+    if timing == "dobench":
+        dt = "fp32" if family == "simt" else name.split("_")[-1]
+        bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, dt))
+        compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw)
+    else:
+        hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
+        floor = p["kernel_floor_s"] * (2 if split > 1 else 1)
+        host = p["host_floor_s"]
+    seconds = max(max(compute, l2, hbm) + floor, host)
     kname = f"{name}_{bm}x{bn}" + (f"_splitk{split}" if split > 1 else "")
     return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds)
 
 
-def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0):
-    """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained)."""
+def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None):
+    """The terms as ``triton.testing.do_bench`` sees them (L2 flushed before every call, events
+    around the call alone).
+
+    compute: the kernel runs at the maximum clock unless that would hold the card above its power
+    limit over a flush + call cycle.  Power is taken as the cube of the SM clock while the kernel
+    runs (dynamic power ~ f V^2 with V ~ f at the top of the clock range), equal to the limit at
+    the clock a long kernel settles at (c1, measured), and the flush's measured share of the limit
+    while it runs: the clock c solves  t(c) ((c / c1)^3 - 1) = flush (1 - share),  t(c) = t_max cmax / c.
+    HBM: every operand streamed after the flush, with the flush's dirty lines written back in
+    proportion to the L2 those bytes replace.  No host floor (the host queues the call while the
+    GPU is still flushing).  ``stream_bytes_per_s``: the family's own streaming rate (the
+    align1 / align2 / SIMT fallbacks, measured at small M), else the cold GEMV curve's."""
+    d = p["dobench"]
+    cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"]
+    a = compute_max_clock * cmax                       # t(c) = a / c
+    head = d["flush_s"] * (1.0 - d["flush_power_share"])
+
+    def excess(c):
+        return a / c * ((c / c1) ** 3 - 1.0) - head
+
+    c = cmax
+    if a > 0 and excess(cmax) > 0:
+        lo, hi = c1, cmax
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
+        c = lo
+    compute = a / c if a > 0 else 0.0
+    start = d["stream_start_s"] * min(1.0, nbytes / gpu.l2.size_bytes)
+    hbm = start + nbytes / (stream_bytes_per_s or d["stream_bytes_per_s"])
+    floor = d["floor_s"] + (p["kernel_floor_s"] if split > 1 else 0.0)
+    return compute, hbm, floor, 0.0
+
+
+def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None):
+    """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained).
+    ``only`` = (family, (BM, BN, BK), split or None) keeps the one kernel a profiler named."""
     e_in, e_out = IN_BYTES[dtype], OUT_BYTES[dtype]
     fits_l2 = batch * ((m * k + k * n) * e_in + m * n * e_out) <= gpu.l2.size_bytes
+    few = _ceil(m, 64) * _ceil(n, 64) * batch < gpu.sm_count
     out = []
 
     def tiles(family, name, shapes, bk, rate, splits=(1,)):
+        if only is not None:
+            if only[0] != family:
+                return
+            shapes, bk = (only[1][:2],), only[1][2] or bk
+            splits = (only[2],) if only[2] else (1,) + SPLITS
         seen = set()
         for a, b in shapes:
-            r = rate[(a, b)] if isinstance(rate, dict) else rate
-            for tile in ((a, b, bk), (b, a, bk)):
+            if isinstance(rate, dict):
+                r = rate.get((a, b), rate.get((b, a), min(rate.values())))
+            else:
+                r = rate
+            for tile in ((a, b, bk), (b, a, bk)) if only is None else ((a, b, bk),):
                 if tile in seen:
                     continue
                 seen.add(tile)
                 for s in splits:
                     out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r * clock_scale,
-                                               e_in, e_out, fits_l2))
+                                               e_in, e_out, fits_l2, timing))
 
+    # the fallbacks get split-K (the grid's z in cuBLAS's launch) and their small tiles only in
+    # the "dobench" model (issue 24): the "loop" model keeps the catalogue it was validated with
+    fb_splits = (1,) + (SPLITS + (16,) if few else ()) if timing == "dobench" else (1,)
     tensor = dtype in ("bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "tf32")
     if tensor and align == 16:
         bk = {"tf32": 32, "fp8_e4m3": 128, "fp8_e5m2": 128}.get(dtype, 64)
-        few = _ceil(m, 64) * _ceil(n, 64) * batch < gpu.sm_count
         tiles("sm90", f"sm90_{dtype}", SM90_TILES, bk, p["tensor_flops"][dtype],
               (1,) + (SPLITS if few else ()))
     elif dtype in ("fp8_e4m3", "fp8_e5m2"):
         raise ValueError(f"fp8 GEMM needs every row pitch a multiple of 16 bytes (cuBLASLt); "
                          f"{m}x{n}x{k} has {align}-byte rows")
     elif dtype in ("bf16", "fp16") and align >= 4:
-        tiles("sm80", f"sm80_align{align // 2}_{dtype}", SM80_TILES, 64, p["sm80_align2_flops"][dtype])
+        tiles("sm80", f"sm80_align{align // 2}_{dtype}", SM80_TILES if timing == "loop" else SM80_TILES_SMALL_M,
+              64 if timing == "loop" else 32, p["sm80_align2_flops"][dtype], fb_splits)
     elif dtype in ("bf16", "fp16"):
-        tiles("sm75", f"sm75_align1_{dtype}", SM75_TILES, 32, p["sm75_align1_flops"][dtype])
+        tiles("sm75", f"sm75_align1_{dtype}", SM75_TILES if timing == "loop" else SM75_TILES_SMALL_M, 32,
+              p["sm75_align1_flops"][dtype], fb_splits)
     elif dtype == "tf32":
-        tiles("sm75", "sm75_align1_tf32", SM75_TILES, 32, p["tf32_align1_flops"])
+        tiles("sm75", "sm75_align1_tf32", SM75_TILES, 32, p["tf32_align1_flops"], fb_splits)
     if dtype == "fp32":
         rates = dict(p["simt_tile_flops"])
         if align != 16:
             rates[(256, 128)] = p["simt_fp32_unaligned_flops"]
-        tiles("simt", "simt_sgemm", SIMT_TILES, 8, rates)
-    if min(m, n) == 1:
+        shapes = SIMT_TILES
+        if timing == "dobench":
+            shapes = SIMT_TILES + SIMT_TILES_SMALL_M
+            for t in SIMT_TILES_SMALL_M:
+                rates[t] = p["simt_tile_flops"][(64, 64)]
+        tiles("simt", "simt_sgemm", shapes, 8, rates, fb_splits)
+    gemv_ok = min(m, n) == 1 or (timing == "dobench" and min(m, n) <= GEMV_MAX_SMALL_DIM)
+    if gemv_ok and (only is None or only[0] == "gemv"):
         # one pass over the matrix operand (A when N = 1, B when M = 1), the vectors and output
         nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
-        hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
         l2 = nbytes / p["l2_read_bytes_per_s"]
         compute = batch * 2.0 * m * n * k / gpu.fp32_flops
-        floor = p["kernel_floor_s"]
-        seconds = max(max(compute, l2, hbm) + floor, p["host_floor_s"])
+        if timing == "dobench":
+            bw = None if min(m, n) == 1 else p["dobench"]["fallback_stream_bytes_per_s"][("gemv", "small_m")]
+            compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, 1, bw)
+        else:
+            hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
+            floor, host = p["kernel_floor_s"], p["host_floor_s"]
+        seconds = max(max(compute, l2, hbm) + floor, host)
         out.append(GemmCandidate(f"gemv_{dtype}", "gemv", (0, 0, 0), 1, _ceil(max(m, n), 128) * batch, 1,
                                  compute, l2, hbm, floor, seconds))
     return out
@@ -264,32 +342,95 @@ def _clock_scale(gpu: GPU, p: dict, sm_clock_hz) -> float:
     return float(sm_clock_hz) / p["sustained_sm_clock_hz"]
 
 
+TIMINGS = ("loop", "dobench")
+
+
+def parse_kernel_name(name: str, grid=None):
+    """(family, (BM, BM, BK), split or None) of a cuBLAS kernel name as torch.profiler shows it,
+    in the model's orientation (BM along torch's M).  cuBLAS is column-major, so a name's first
+    tile number runs along torch's N.  ``split``: the grid's z for the CUTLASS kernels (their
+    split-K slices), None where the name says split-K without a count (nvjet ``_splitK_``: the
+    model then tries its split counts) and 1 where it says none.
+
+    >>> parse_kernel_name("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT")
+    ('sm90', (128, 192, 64), 1)
+    >>> parse_kernel_name("cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nn_align1", [8, 99, 2])
+    ('sm75', (64, 64, 32), 2)
+    """
+    grid_z = int(grid[2]) if grid is not None and len(grid) > 2 else 1
+    m = re.search(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_(\d+)x\d+", name)
+    if m:
+        return "sm90", (int(m.group(2)), int(m.group(1)), int(m.group(3))), (None if "splitK" in name else 1)
+    m = re.search(r"cutlass_80_(?:wmma_)?tensorop_\w*?gemm_\w*?_(\d+)x(\d+)_(\d+)x\d+_", name)
+    if m:
+        return "sm80", (int(m.group(2)), int(m.group(1)), int(m.group(3))), grid_z
+    m = re.search(r"cutlass_75_(?:wmma_)?tensorop_\w*?gemm_\w*?_(\d+)x(\d+)_(?:(\d+)x\d+_)?nn", name)
+    if m:
+        return "sm75", (int(m.group(2)), int(m.group(1)), int(m.group(3) or 32)), grid_z
+    m = re.search(r"tilesize(\d+)x(\d+)x(\d+)", name)
+    if m:
+        return "simt", (int(m.group(2)), int(m.group(1)), int(m.group(3))), (None if "split_k" in name else grid_z)
+    m = re.search(r"simt_sgemm_(\d+)x(\d+)_(\d+)x", name)
+    if m:
+        return "simt", (int(m.group(2)), int(m.group(1)), int(m.group(3))), grid_z
+    if "sgemm_largek" in name:
+        return "simt", (64, 64, 8), None
+    if "gemv" in name or "gemmSN" in name:
+        return "gemv", (0, 0, 0), 1
+    raise ValueError(f"unknown cuBLAS kernel name {name[:80]!r}")
+
+
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = "NN",
-         batch: int = 1, sm_clock_hz=None) -> GemmEstimate:
+         batch: int = 1, sm_clock_hz=None, timing: str = "loop", kernel=None) -> GemmEstimate:
     """Predicted time of ``batch`` products (M x K) @ (K x N) through cuBLAS; see the module doc.
 
     ``sm_clock_hz``: None or ``"sustained"`` (back-to-back calls at the power limit, as the
     lecture's plot is measured), ``"max"`` (a kernel alone at the GPU's maximum clock, as a
     profiler sees it) or a clock in Hz; it scales the compute term only.
 
+    ``timing``: ``"loop"`` (back-to-back calls on warm operands, the default) or ``"dobench"``
+    (``triton.testing.do_bench``: the L2 flushed before every call, the call alone timed; the
+    clock is the maximum unless the kernel is long enough to hold the card at its power limit;
+    sm_clock_hz must then be left None).  ``kernel``: a cuBLAS kernel name as torch.profiler
+    shows it, or (name, grid): cost that kernel only instead of the fastest candidate (a table
+    of cuBLAS's picks; see ``parse_kernel_name``).
+
     >>> a, b = gemm(8192, 8192, 8192), gemm(8192, 8192, 8192, sm_clock_hz="max")
     >>> round(a.seconds / b.seconds, 2)       # compute-bound: about 1.98 / 1.684 GHz
     1.16
     >>> round(gemm(4096, 4096, 4096).seconds / gemm(4096, 4096, 4096, sm_clock_hz="max").seconds, 2)
     1.04
+    >>> round(gemm(1, 8192, 8192, timing="dobench").seconds * 1e6, 1)   # the weight from HBM
+    44.6
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    if timing not in TIMINGS:
+        raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     m, n, k, batch = int(m), int(n), int(k), int(batch)
     if min(m, n, k, batch) <= 0:
         raise ValueError(f"GEMM sizes must be positive, got M={m} N={n} K={k} batch={batch}")
     gpu = get_gpu(gpu)
     p = library_params(gpu)
-    scale = _clock_scale(gpu, p, sm_clock_hz)
+    if timing == "dobench":
+        if sm_clock_hz is not None:
+            raise ValueError("timing='dobench' sets its own clock; leave sm_clock_hz None")
+        if "dobench" not in p:
+            raise ValueError(f"no do_bench parameters measured for {gpu.name}")
+        scale = gpu.clock_hz / p["sustained_sm_clock_hz"]
+    else:
+        scale = _clock_scale(gpu, p, sm_clock_hz)
     align = alignment_bytes(m, n, k, dtype, layout)
-    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale)
+    only = None
+    if kernel is not None:
+        name, grid = (kernel, None) if isinstance(kernel, str) else kernel
+        only = parse_kernel_name(name, grid)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only)
+    if not cands:
+        raise ValueError(f"kernel {kernel!r} ({only[0]}) does not run {m}x{n}x{k} {dtype} "
+                         f"({align}-byte rows) in this model")
     best = min(cands, key=lambda c: (c.seconds, c.ctas))
     return GemmEstimate(m, n, k, dtype, layout, batch, align, best, tuple(cands))
 
@@ -336,5 +477,5 @@ def quantize_fp8(rows: int, cols: int, gpu="H200", dtype: str = "bf16") -> float
             + 3 * p["elementwise_host_floor_s"])
 
 
-__all__ = ["DTYPES", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
-           "library_params", "quantize_fp8"]
+__all__ = ["DTYPES", "TIMINGS", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
+           "library_params", "parse_kernel_name", "quantize_fp8"]

@@ -222,7 +222,7 @@ def mystery_cliffs(sizes, est, drop=0.05):
 
 
 def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, title=None, spread=None,
-            reproducible=None):
+            reproducible=None, timing="loop"):
     """The lecture's mystery plot from ``simgpu.model.gemm``: predicted TFLOP/s of square
     N x N x N matmuls against N, the measured curve beside it when ``measured`` (a sequence of
     TFLOP/s for ``sizes``) is given, and every predicted cliff (a drop of more than ``drop``
@@ -234,9 +234,10 @@ def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, titl
     A sweep with more than DENSE_MARKERS cliffs (every N: odd N, N = 2 mod 4, ...) is drawn as
     one curve per alignment of the rows, each cliff within a curve marked; the alignment cliffs
     between them are then the gaps between the curves, named in the legend rather than marked
-    at each of thousands of sizes."""
+    at each of thousands of sizes.  ``timing``: as ``simgpu.model.gemm`` ("loop" back-to-back,
+    "dobench" as triton.testing.do_bench times it)."""
     sizes = list(range(64, 8193, 64)) if sizes is None else [int(s) for s in sizes]
-    est = [gemm(n, n, n, dtype, gpu) for n in sizes]
+    est = [gemm(n, n, n, dtype, gpu, timing=timing) for n in sizes]
     pred = np.array([e.tflops for e in est])
     align = np.array([e.alignment_bytes for e in est])
     fig = _figure(11.0, 5.5)
@@ -246,7 +247,7 @@ def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, titl
     cliffs = mystery_cliffs(sizes, est, drop)
     dense = len(cliffs) > DENSE_MARKERS
     if len(classes) == 1 or not dense:
-        ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype})")
+        ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype}, timing={timing})")
     else:
         for c, color in zip(classes, ("C0", "C9", "C5", "C8", "C7")):
             m = align == c
