@@ -146,7 +146,7 @@ def bind_python(k, sig, gpu, grid, block, values, registers_per_thread, max_loop
     """bind() for the compiled path: arrays placed as bind() places them; the static shared
     memory is ptxas' (set, and checked, when the executor compiles: PTXExecutor.prepare)."""
     check_launch(gpu, grid, block, 0, k.name)
-    bindings, handles = bind_memory_python(sig, values)
+    bindings, handles = bind_memory_python(sig, values, keep_offsets=isinstance(k, ForeignProgram))
     return Launch(k.name, sig, gpu, grid, block, handles, shared_bytes, bindings=bindings,
                   registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations,
                   dynamic_smem_bytes=shared_bytes)
