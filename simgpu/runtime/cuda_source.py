@@ -122,7 +122,8 @@ class CudaProgram(ForeignProgram):
         # NVRTC's .file names a relative name under the working directory: give it a whole path
         filename = os.path.abspath(filename) if filename else f"/cuda_source/{name}_{digest}.cu"
         super().__init__(name, params, filename, line)
-        self.src, self.cc, self.suffix = src, *parse_arch(arch)
+        self.src = src
+        self.cc, self.suffix = parse_arch(arch)
         self.compile_options = tuple(options)
         lines = src.splitlines(keepends=True)
         linecache.cache[filename] = (len(src), None, lines, filename)     # the Report's source lines
