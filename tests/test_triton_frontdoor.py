@@ -185,3 +185,42 @@ def test_cpu_torch_tensors_filled_in_place():
     out = torch.empty(n)
     simgpu.jit(add_kernel)[(1,)](x, y, out, n, BLOCK_SIZE=1024)
     assert torch.equal(out, x + y)
+
+
+@triton.heuristics(values={"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def heur_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+    else:
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1.0, mask=m)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})], key=["n"],
+                 restore_value=["acc_ptr"])
+@triton.jit
+def accumulate(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(acc_ptr + offs, tl.load(acc_ptr + offs, mask=m) + tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+def test_heuristics():
+    for n in (1024, 1000):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros_like(x)
+        rep = simgpu.jit(heur_copy)[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
+        np.testing.assert_array_equal(out, x + 1)
+        assert ("setp.lt" in rep.extras["ptx"]["compiled"].ptx) == (n % 256 != 0)    # the masked branch
+
+
+def test_autotune_restores_values_between_trials():
+    """An in-place kernel: each trial starts from the values given (restore_value), so the
+    result is one accumulation, not one per config tried."""
+    n = 1000
+    x = np.full(n, 2, np.float32)
+    acc = np.ones(n, np.float32)
+    simgpu.jit(accumulate)[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, acc, n)
+    np.testing.assert_array_equal(acc, np.full(n, 3, np.float32))

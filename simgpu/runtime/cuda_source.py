@@ -23,7 +23,7 @@ from ..errors import ArgumentError, LaunchError, SimGPUError, user_facing
 from ..sass import analyze_ptx
 from ..sass.kernel import CompiledKernel
 from ..sass.toolchain import nvrtc_kernel_ptx
-from .foreign import SCALAR_DTYPES, ForeignParam, ForeignProgram, host_array
+from .foreign import SCALAR_DTYPES, ForeignParam, ForeignProgram
 from .launch import launch
 from .ptx_binding import HostArray
 from .ptx_path import cc_for

@@ -294,8 +294,11 @@ def config_meta(config):
 
 
 def tune_key(tuner, args, meta):
+    """Triton's Autotuner key: the values of its `key` arguments, then every array's dtype."""
     named = named_args(tuner, args, meta)
-    return tuple(named.get(k) for k in tuner.keys)
+    key = [named[k] for k in tuner.keys if k in named]
+    key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
+    return tuple(v if isinstance(v, (int, float, str, bool, type(None))) else repr(v) for v in key)
 
 
 def pruned_configs(tuner, args, meta):
