@@ -204,6 +204,10 @@ class TritonProgram(ForeignProgram):
         key = (tuple(cc), str(specialization), str(options))
         done = self.tf.compiled.get(key)
         if done is None:
+            if not hasattr(self.tf.jitfn, "_pack_args"):
+                raise SimGPUError(f"simgpu's Triton front door was written against Triton 3.6, whose JIT "
+                                  f"packs a call's signature with JITFunction._pack_args; Triton "
+                                  f"{triton.__version__} has none")
             opts, signature, constexprs, attrs = self.tf.jitfn._pack_args(backend, kwargs, bound_args,
                                                                           specialization, options)
             kernel = triton.compile(ASTSource(self.tf.jitfn, signature, constexprs, attrs),
