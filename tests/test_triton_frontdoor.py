@@ -174,7 +174,7 @@ def test_wrong_argument_count_and_types():
         simgpu.jit(add_kernel)[(1,)](x, [1.0], out, 16, BLOCK_SIZE=16)
     with pytest.raises(LaunchError, match="block is 32 x num_warps"):
         simgpu.launch(add_kernel, (1,), (128,), (x, y, out, 16), BLOCK_SIZE=16)
-    with pytest.raises(LaunchError, match="meta-parameters are for Triton"):
+    with pytest.raises(ArgumentError, match="meta-parameters are for Triton"):
         simgpu.launch(simgpu.cuda_source("__global__ void k(float* a) {}", "k"), 1, 32, (x,), BLOCK=4)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import settings
-from ..errors import KernelError, LaunchError, user_facing
+from ..errors import ArgumentError, KernelError, LaunchError, user_facing
 from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
 from ..exec.state import POISON
@@ -314,7 +314,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
                     executor=executor, shared_bytes=shared_bytes, budget=budget, check=check, poison=poison)
         return launch_triton(kernel, grid, block, args, meta, opts)
     if meta:
-        raise LaunchError(f"launch() got unexpected keyword argument(s) {', '.join(map(repr, meta))} "
+        raise ArgumentError(f"launch() got unexpected keyword argument(s) {', '.join(map(repr, meta))} "
                           "(meta-parameters are for Triton kernels)")
     budget = budget_of(budget, max_loop_iterations)
     config = settings.current()                 # what is in force for this launch (rep.extras["config"])
