@@ -30,7 +30,8 @@ _LAZY = {
                                                   "SimGPUError", "TypingError")},
     **{name: ("simgpu.hardware", name) for name in ("GPU", "PRESETS", "get_gpu")},
     **{name: ("simgpu.host", name) for name in ("install", "installed", "uninstall")},
-    **{name: ("simgpu.runtime", name) for name in ("Kernel", "Report", "jit", "launch", "predict")},
+    **{name: ("simgpu.runtime", name) for name in ("Kernel", "Report", "jit", "launch", "predict",
+                                                    "cuda_source")},
     "step": ("simgpu.stepper", "step"),
     "SweepTable": ("simgpu.sweeps", "SweepTable"), "sweep": ("simgpu.sweeps", "sweep"),
 }
@@ -55,4 +56,4 @@ __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predic
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
            "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
-           "SimGPUWarning", "settings", "patches"]
+           "SimGPUWarning", "settings", "patches", "cuda_source"]

@@ -14,7 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "simgpu")
 
 # optional or heavy third-party packages a function may import when it is called
-LOCAL_THIRD_PARTY_OK = {"matplotlib", "numba", "numba_cuda", "hypothesis", "IPython", "cuda"}
+LOCAL_THIRD_PARTY_OK = {"matplotlib", "numba", "numba_cuda", "hypothesis", "IPython", "cuda",
+                        "triton"}  # triton: optional (the Triton front door), and slow to import
 
 
 def _local_imports():

@@ -104,7 +104,16 @@ class DeviceAddresses:
         return addr
 
 
-def global_array(name, host, orig, addresses, compiled=False):
+def offset_in_allocation(arr):
+    """Where `arr` starts in the array that owns its memory, modulo ALIGN: a view's address on a
+    GPU is its tensor's allocation plus this (what Triton's 16-divisibility sees)."""
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % ALIGN
+
+
+def global_array(name, host, orig, addresses, compiled=False, keep_offset=False):
     """An argument array at its device address, worked on in place where possible.
 
     compiled=True (the PTX path: numba-cuda compiled the kernel for the array's own layout,
@@ -123,8 +132,10 @@ def global_array(name, host, orig, addresses, compiled=False):
             data = work.reshape(-1, order="A") if work.size else work.reshape(-1)
         own = getattr(orig, "__simgpu_place__", None)      # simgpu.host's device arrays: their own address
         base = own(data) if own is not None and work is host else None
-        return ArrayHandle(name, "global", host.shape, host.dtype, data,
-                           base_addr=addresses.place(data.nbytes) if base is None else base,
+        if base is None:        # keep_offset: a view starts where it would in its allocation
+            off = offset_in_allocation(data) if keep_offset and work is host else 0
+            base = addresses.place(data.nbytes + off) + off
+        return ArrayHandle(name, "global", host.shape, host.dtype, data, base_addr=base,
                            host=host, orig=orig, work=work)
     work, strides = host, _elem_strides(host)
     if strides is None or not host.flags.writeable:

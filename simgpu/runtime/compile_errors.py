@@ -13,7 +13,7 @@ what to write instead.  What the user sees (:func:`readable_compile_error`):
 * no ANSI colour codes unless stderr is a terminal (numba colours its messages when colorama
   is installed);
 * numba's traceback left out (the entry point's frame and the caller's stay:
-  ``errors.user_facing``); the error keeps numba's type, so ``except numba...TypingError``
+  ``tracebacks.user_facing``); the error keeps numba's type, so ``except numba...TypingError``
   still catches it.
 
 ``SIMGPU_NUMBA_ERRORS=full`` in the environment gives numba's error as numba raises it: its
@@ -110,7 +110,7 @@ def numba_compile_error(exc):
 def readable_compile_error(exc, py_func=None):
     """numba's compile error `exc` (with simgpu's notes: the reading, the location) rewritten
     in place for the user (the module docstring): simgpu's reading first, numba's message
-    trimmed, no ANSI codes off a terminal, marked a user error (``errors.user_facing`` then
+    trimmed, no ANSI codes off a terminal, marked a user error (``tracebacks.user_facing`` then
     cuts its traceback).  Returns `exc`; unchanged under ``SIMGPU_NUMBA_ERRORS=full`` or
     when it is not numba's."""
     if full_numba_errors() or not numba_compile_error(exc) or getattr(exc, "_simgpu_readable", False):
@@ -132,7 +132,7 @@ def readable_compile_error(exc, py_func=None):
 
 
 def readable_error(exc):
-    """``errors.user_facing``'s translate for simgpu's entry points: numba's compile errors
+    """``tracebacks.user_facing``'s translate for simgpu's entry points: numba's compile errors
     made readable (:func:`readable_compile_error`), simgpu's own error that a numba failure
     caused given one line of numba's text as a note; other errors as they are."""
     if numba_compile_error(exc):

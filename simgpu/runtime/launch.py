@@ -12,11 +12,12 @@ import numbers
 import sys
 import time
 import warnings
-
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import settings
-from ..errors import KernelError, LaunchError
+from ..errors import ArgumentError, KernelError, LaunchError
 from ..tracebacks import user_facing
 from ..exec.budget import as_budget
 from ..exec.counters import InstCounter
@@ -36,9 +37,12 @@ from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .compile_errors import readable_error
 from .executor import get_executor
+from .foreign import ForeignProgram, ForeignPTXExecutor
 from .program import as_program
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report, kernel_title
+from .triton_door import (TIME_METRIC, apply_heuristics, config_meta, is_triton, layers, named_args,
+                          pruned_configs, triton_function, tune_key)
 
 DEFAULT_CHUNK_LANES = 1 << 19
 SANITIZE_CHUNK_LANES = 1 << 15       # smaller chunks bound the sanitizer's shadow memory
@@ -130,9 +134,11 @@ DYNAMIC_SMEM_IR = ("dynamic shared memory is not supported yet on the IR path; u
 def specialise_python(kernel, args):
     """The compiled path's first step: no simgpu frontend -- the parameters from the Python
     signature, the argument values as given (numba-cuda types them when it compiles)."""
-    k = as_program(kernel)
     if not isinstance(args, (tuple, list)):
         args = (args,)
+    if isinstance(kernel, ForeignProgram):      # PTX from Triton or NVRTC (runtime/foreign.py)
+        return kernel, kernel.signature(), kernel.bind_args(args)
+    k = as_program(kernel)
     sig = python_signature(k.py_func)
     return k, sig, bind_args_python(sig, args)
 
@@ -142,7 +148,7 @@ def bind_python(k, sig, gpu, grid, block, values, registers_per_thread, max_loop
     """bind() for the compiled path: arrays placed as bind() places them; the static shared
     memory is ptxas' (set, and checked, when the executor compiles: PTXExecutor.prepare)."""
     check_launch(gpu, grid, block, 0, k.name)
-    bindings, handles = bind_memory_python(sig, values)
+    bindings, handles = bind_memory_python(sig, values, keep_offsets=isinstance(k, ForeignProgram))
     return Launch(k.name, sig, gpu, grid, block, handles, shared_bytes, bindings=bindings,
                   registers_per_thread=registers_per_thread, max_loop_iterations=max_loop_iterations,
                   dynamic_smem_bytes=shared_bytes)
@@ -266,8 +272,12 @@ def budget_of(budget, max_loop_iterations):
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=None, progress=None,
            registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,
-           budget=None, check=None, poison=POISON):
+           budget=None, check=None, poison=POISON, **meta):
     """Run `kernel` on the modelled GPU and return a Report.  Arrays in `args` are updated in place.
+
+    kernel: a simgpu or numba.cuda kernel, a ``@triton.jit`` function (then `block` is None,
+        `grid` is Triton's -- a tuple or a callable of the meta-parameters -- and `meta` holds
+        the constexprs, num_warps and num_stages: docs/triton.md) or ``simgpu.cuda_source(...)``.
 
     gpu: a preset name ("H200", "H100", "A100", "V100") or a simgpu.hardware.GPU; default H200.
     memory / timing: switch the memory and timing models on or off (timing=None: on).  memory
@@ -302,9 +312,18 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         repeats is stopped at once whatever the budget (exec/budget.py).
     max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
     """
+    if is_triton(kernel):
+        opts = dict(gpu=gpu, observers=observers, memory=memory, timing=timing, chunk_lanes=chunk_lanes,
+                    max_loop_iterations=max_loop_iterations, progress=progress,
+                    registers_per_thread=registers_per_thread, sample=sample, timing_detail=timing_detail,
+                    executor=executor, shared_bytes=shared_bytes, budget=budget, check=check, poison=poison)
+        return launch_triton(kernel, grid, block, args, meta, opts)
+    if meta:
+        raise ArgumentError(f"launch() got unexpected keyword argument(s) {', '.join(map(repr, meta))} "
+                          "(meta-parameters are for Triton kernels)")
     budget = budget_of(budget, max_loop_iterations)
     config = settings.current()                 # what is in force for this launch (rep.extras["config"])
-    ex = get_executor(executor)
+    ex = foreign_executor(executor) if isinstance(kernel, ForeignProgram) else get_executor(executor)
     timing = check_timing(ex, timing)
     gpu = get_gpu(gpu)
     grid, block = dim3(grid, "grid"), dim3(block, "block")
@@ -408,3 +427,72 @@ def predict(kernel, grid, block, args, gpu=None, registers_per_thread=None, deta
     (all blocks / executed blocks).  The difference is measured in tests/test_timing_sampling.py."""
     return launch(kernel, grid, block, args, gpu=gpu, registers_per_thread=registers_per_thread,
                   timing=True, timing_detail=detail, sample=sample, **launch_options)
+
+
+# -- PTX from other compilers (runtime/foreign.py, triton_door.py, cuda_source.py) ----------
+def foreign_executor(executor):
+    """The executor of a ForeignProgram: the PTX executor (there is no IR of Triton or C)."""
+    if isinstance(executor, ForeignPTXExecutor):
+        return executor
+    if executor in ("auto", "ptx", None):
+        return ForeignPTXExecutor()
+    raise LaunchError(f"PTX from Triton or CUDA C runs on the PTX executor; executor={executor!r} cannot run it")
+
+
+def launch_triton(fn, grid, block, args, meta, opts):
+    """A ``@triton.jit`` function (under any @triton.autotune / @triton.heuristics) launched
+    as Triton's JIT would launch it, on the modelled GPU (runtime/triton_door.py)."""
+    if block is not None:
+        raise LaunchError("a Triton kernel's block is 32 x num_warps threads: launch it as "
+                          "simgpu.launch(fn, grid, None, args, **meta) or simgpu.jit(fn)[grid](*args, **meta)")
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    outer, jf = layers(fn)
+    return _triton_layers(outer, triton_function(jf), grid, tuple(args), dict(meta), opts)
+
+
+def _triton_layers(outer, tf, grid, args, meta, opts):
+    if not outer:
+        prog = tf.program(args, meta)
+        return launch(prog, prog.grid_of(grid), prog.block, prog.runtime_values, **opts)
+    (kind, w), rest = outer[0], outer[1:]
+    if kind == "heuristics":
+        return _triton_layers(rest, tf, grid, args, apply_heuristics(w, named_args(w, args, meta), meta), opts)
+    if kind != "autotune":
+        raise LaunchError(f"simgpu does not know Triton's {kind} wrapper")
+    return autotune(w, rest, tf, grid, args, meta, opts)
+
+
+_TUNED: dict = {}
+
+
+def autotune(tuner, rest, tf, grid, args, meta, opts):
+    """@triton.autotune on the model: every config launched with the timing model, the
+    shortest predicted time picked (remembered per value of the tuner's key), then the best
+    config launched again so the outputs and the Report are its own."""
+    key = (id(tuner), tune_key(tuner, args, meta))
+    hit = _TUNED.get(key)
+    trials = None
+    if hit is None or hit[0] is not tuner:
+        configs = pruned_configs(tuner, args, meta)
+        if not configs:
+            raise LaunchError(f"@triton.autotune of {tf.name!r} has no configs to try")
+        named = named_args(tuner, args, meta)
+        keep = {n: np.array(named[n], copy=True) for n in (getattr(tuner, "restore_value", None) or [])
+                if isinstance(named.get(n), np.ndarray)}
+        trials = []
+        trial_opts = {**opts, "timing": True, "observers": (), "check": False, "progress": False}
+        for c in configs:
+            for n in getattr(tuner, "reset_to_zero", None) or []:
+                if isinstance(named.get(n), np.ndarray):
+                    named[n][...] = 0
+            rep = _triton_layers(rest, tf, grid, args, {**meta, **config_meta(c)}, trial_opts)
+            trials.append((c, float(rep.metrics[TIME_METRIC])))
+            for n, v in keep.items():
+                named[n][...] = v
+        best = min(trials, key=lambda t: t[1])[0]
+        hit = _TUNED[key] = (tuner, best, trials)
+    _, best, _ = hit
+    rep = _triton_layers(rest, tf, grid, args, {**meta, **config_meta(best)}, opts)
+    rep.extras["autotune"] = {"best": str(best), "predicted_ns": {str(c): t for c, t in hit[2]}}
+    return rep

@@ -115,14 +115,16 @@ def _host_value(kernel, name, a):
     return host
 
 
-def bind_memory_python(sig, values):
+def bind_memory_python(sig, values, keep_offsets=False):
     """Give each argument array (also inside tuples, depth first: the order numba flattens
-    them) a device address and a handle, exactly as binding.bind_memory does."""
+    them) a device address and a handle, exactly as binding.bind_memory does.  keep_offsets:
+    a view is placed at its offset in its allocation (modulo the alignment), as a GPU tensor's
+    view is (Triton specialises on the pointer's 16-divisibility)."""
     bindings, handles, addresses = {}, [], DeviceAddresses()
 
     def place(name, v):
         if isinstance(v, HostArray):
-            h = global_array(name, v.host, v.orig, addresses, compiled=True)
+            h = global_array(name, v.host, v.orig, addresses, compiled=True, keep_offset=keep_offsets)
             handles.append(h)
             return h
         if isinstance(v, HostRecord):

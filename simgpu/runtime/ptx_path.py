@@ -420,6 +420,7 @@ class PTXExecutor:
     name = "ptx"
     supports_timing = True
     binds_python = True     # launch binds from the Python signature, not simgpu's frontend
+    bare_pointers = False   # arrays as numba's array structs; PTX from C or Triton takes bare pointers
 
     def __init__(self, use_cache=True):
         self.use_cache = use_cache
@@ -449,12 +450,17 @@ class PTXExecutor:
             if mine is not None:
                 err.add_note(f"simgpu's reading of this mistake: {mine}")
             raise err from e
-        check_externs(ck, program.name)
+        return self.adopt(ck, launch, program.name, program.py_func.__code__.co_filename, args)
+
+    def adopt(self, ck, launch, program_name, kernel_file, args):
+        """The launch runs CompiledKernel `ck` with `args` (its parameters in order): the SASS
+        facts, the counter, ptxas' registers and shared memory, the checks."""
+        check_externs(ck, program_name)
         res = ck.resources
-        facts = SassFacts(ck, program.py_func.__code__.co_filename)
+        facts = SassFacts(ck, kernel_file)
         counter = SassInstCounter()
         counter.set_facts(facts, res)
-        counter.max_steps, counter.kernel = launch.max_loop_iterations, program.name
+        counter.max_steps, counter.kernel = launch.max_loop_iterations, program_name
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         launch.facts = program_facts(facts, ck)
         if launch.registers_per_thread is None and res.registers is not None:
@@ -462,8 +468,8 @@ class PTXExecutor:
         dyn = int(launch.dynamic_smem_bytes or 0)
         if res.shared_bytes or dyn:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
-        check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program.name)
-        check_cooperative(launch, ck, program.name)
+        check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program_name)
+        check_cooperative(launch, ck, program_name)
         add_source = getattr(launch.fn, "add_source", None)
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
@@ -495,7 +501,8 @@ class PTXExecutor:
         exec_obs = [o for o in observers if o is not counter]
         raw = [o for o in observers if overrides(o, "instruction") or overrides(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
-        values, memory, copies = flatten_args(st.args, memory=self.make_memory(places))
+        values, memory, copies = flatten_args(st.args, memory=self.make_memory(places),
+                                              pointers=self.bare_pointers)
         module = parse_cached(st.compiled.ptx)
         entry = module.entry(st.compiled.entry)
         image = Image(module, entry, launch.grid, launch.block, values, memory,

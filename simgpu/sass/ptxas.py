@@ -150,10 +150,20 @@ def elf_section_sizes(data):
     return {name(h[0]): h[5] for h in headers}
 
 
+_TARGET = re.compile(r"^\s*\.target\s+sm_\d+([af]?)\b", re.M)
+
+
+def arch_suffix(ptx):
+    """'a' (or 'f') when the PTX targets an architecture-specific sm_XYa (Triton's and NVRTC's
+    compute_90a output: wgmma, setmaxnreg): ptxas -arch=sm_90 refuses such PTX, sm_90a takes it."""
+    m = _TARGET.search(ptx)
+    return m.group(1) if m else ""
+
+
 def assemble(ptx, cc, lineinfo=True, extra_args=()):
     """Run ptxas on ``ptx`` for compute capability ``cc``; return (cubin bytes, PtxasReport)."""
     check_arch(cc)
-    arch = f"sm_{cc[0]}{cc[1]}"
+    arch = f"sm_{cc[0]}{cc[1]}" + arch_suffix(ptx)
     with tempfile.TemporaryDirectory(prefix="simgpu-ptxas-") as tmp:
         src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
         src.write_text(ptx)

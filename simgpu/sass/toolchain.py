@@ -427,6 +427,34 @@ def nvrtc_ptx(source, name, cc, lineinfo=True):
     return buf.rstrip(b"\0").decode()
 
 
+def nvrtc_kernel_ptx(source, name, arch, filename="kernel.cu", options=()):
+    """(PTX, entry name) of kernel `name` in CUDA C++ `source`, compiled whole-program by NVRTC
+    for virtual architecture `arch` ("compute_90", "compute_90a"), with line information naming
+    `filename`.  The entry name is NVRTC's lowered (mangled) name of `name` (the name itself
+    for an ``extern "C"`` kernel)."""
+    from cuda.bindings import nvrtc
+    opts = [f"-arch={arch}", "-lineinfo", *[f"-I{d}" for d in _nvrtc_includes()], *options]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], [])
+    try:
+        nvrtc.nvrtcAddNameExpression(prog, name.encode())
+        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        log = log.rstrip(b"\0").decode(errors="replace").strip()
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise ToolFailedError(f"NVRTC could not compile {filename}:\n{log}")
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        buf = b" " * size
+        nvrtc.nvrtcGetPTX(prog, buf)
+        err, lowered = nvrtc.nvrtcGetLoweredName(prog, name.encode())
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise ToolFailedError(f"NVRTC does not know a kernel {name!r} in {filename}")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return buf.rstrip(b"\0").decode(), lowered.decode()
+
+
 _HEADER = re.compile(r"^\s*\.(version|target|address_size|file|loc)\b[^\n]*\n?", re.M)
 _FUNC_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
 
