@@ -320,7 +320,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         return launch_triton(kernel, grid, block, args, meta, opts)
     if meta:
         raise ArgumentError(f"launch() got unexpected keyword argument(s) {', '.join(map(repr, meta))} "
-                          "(meta-parameters are for Triton kernels)")
+                            "(meta-parameters are for Triton kernels)")
     budget = budget_of(budget, max_loop_iterations)
     config = settings.current()                 # what is in force for this launch (rep.extras["config"])
     ex = foreign_executor(executor) if isinstance(kernel, ForeignProgram) else get_executor(executor)
