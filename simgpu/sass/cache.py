@@ -16,7 +16,7 @@ from pathlib import Path
 
 from simgpu import settings
 
-SCHEMA = 1
+SCHEMA = 2                # 2: SassInstr.label (the branch labels, for sass/paths.py)
 
 
 def cache_dir():

@@ -40,6 +40,7 @@ class SassInstr:
     predicate: str = ""     # "@P0", "@!P1" or ""
     ptx_line: int | None = None  # line in the original PTX (None: no line-table entry)
     function: str = ""      # the function symbol the instruction belongs to
+    label: str = ""         # the branch label(s) naming this instruction (".L_x_1"; several: ",")
 
     @property
     def base(self):
@@ -109,21 +110,24 @@ class KernelSass:
 def parse_nvdisasm(text, line_file=SYNTHETIC_FILE):
     """{section name: [SassInstr]} from ``nvdisasm -g -c`` text.  ``ptx_line`` is set from
     ``//## File`` comments naming ``line_file``; comments naming other files leave it None."""
-    sections, cur, func, pending, line = {}, None, "", None, None
+    sections, cur, func, pending, line, labels = {}, None, "", None, None, []
     for raw in text.splitlines():
         if m := _SECTION.match(raw):
             cur = sections.setdefault(m.group(1), [])
-            func, pending, line = m.group(1), None, None
+            func, pending, line, labels = m.group(1), None, None, []
         elif m := _TYPE_FUNC.match(raw):
             pending = m.group(1)
         elif (m := _LABEL.match(raw)) and m.group(1) == pending:
             func, pending, line = pending, None, None
+        elif m := _LABEL.match(raw):
+            labels.append(m.group(1))
         elif m := _LINE.match(raw):
             line = int(m.group(2)) if m.group(1).endswith(line_file) else None
         elif (m := _INSTR.match(raw)) and cur is not None:
             cur.append(SassInstr(offset=int(m.group(1), 16), opcode=m.group(3),
                                  operands=m.group(4), predicate=(m.group(2) or "").strip(),
-                                 ptx_line=line, function=func))
+                                 ptx_line=line, function=func, label=",".join(labels)))
+            labels = []
     return sections
 
 

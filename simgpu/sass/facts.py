@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..ir.nodes import Loc
 from .opclasses import base_opcode, pipe_of
+from .paths import line_paths
 
 _IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
 _CALL_TARGET = re.compile(r"`\(([^)]+)\)")
@@ -30,21 +31,20 @@ class PtxInst:
 
 
 class SassFacts:
-    """What the compiled kernel's SASS says per PTX line: SASS instructions (own + called
-    subroutines, once per call), their pipes, the user's source line."""
+    """What the compiled kernel's SASS says per PTX line: the SASS instructions it runs (its own
+    and the subroutines it calls, on the fast path where ptxas made a slow path: sass/paths.py),
+    their pipes, the user's source line."""
 
     def __init__(self, compiled, kernel_file=""):
         self.compiled = compiled
         self.kernel_file = kernel_file
-        self.sass = {}                      # PTX line -> [opcode] (subroutines included)
+        self.sass = {}                      # PTX line -> [opcode] its fast path runs (sass/paths.py)
+        self.slow_paths = {}                # PTX line -> LinePath, for lines with a slow path
         for ks in compiled.facts.kernels.values():
-            for ins in ks.instructions:
-                if ins.ptx_line is None:
-                    continue
-                ops = self.sass.setdefault(ins.ptx_line, [])
-                ops.append(ins.opcode)
-                if ins.base == "CALL" and (m := _CALL_TARGET.search(ins.operands)):
-                    ops.extend(s.opcode for s in ks.subroutines.get(m.group(1), ()))
+            for line, path in line_paths(ks.instructions, ks.subroutines).items():
+                self.sass.setdefault(line, []).extend(path.fast)
+                if path.slow is not None:
+                    self.slow_paths[line] = path
         self.count = {ln: len(v) for ln, v in self.sass.items()}
         self.pipes = {ln: histogram(pipe_of(op) for op in v) for ln, v in self.sass.items()}
         self.source = compiled.ptx_source
