@@ -1,0 +1,154 @@
+"""simgpu.ptx's tensor-core instructions (ops_mma.py: mma.sync, ldmatrix) on hand-written PTX
+(validation/tensor_cores/kernels.py), against
+
+* numpy references built from the PTX ISA's fragment layouts (integer-valued inputs, so the
+  sums are exact whatever the accumulation does), and
+* the bits an NVIDIA H200 returned for the same kernels and inputs
+  (validation/data/h200_tensor_cores.npz, validation/tensor_cores/device_run.py).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from simgpu.errors import KernelError
+from simgpu.ptx import ops_mma
+from simgpu.ptx.runner import run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "validation", "tensor_cores"))
+
+import kernels as K  # noqa: E402
+
+NPZ = os.path.join(ROOT, "validation", "data", "h200_tensor_cores.npz")
+STORED = np.load(NPZ) if os.path.exists(NPZ) else None
+CASES = sorted({tuple(k.split("/")[:2]) for k in STORED.files if k.count("/") == 2}) if STORED else []
+
+
+def run_mma(name, a, b, c):
+    form = K.MMA_FORMS[name]
+    nd = 2 if form[1] == "f16" else 4
+    d = np.full((a.shape[0], nd), 0xDEADBEEF, np.uint32)
+    run(K.mma_ptx(*form), "k", a.shape[0] // 32, 32, (a, b, c, d))
+    return d
+
+
+@pytest.mark.parametrize("name, family", CASES, ids=[f"{n}-{f}" for n, f in CASES])
+def test_mma_bits_equal_the_h200(name, family):
+    """Every stored output of every form and input family, bit for bit (the accumulation model
+    of ops_mma's docstring; the fragment layouts)."""
+    a, b, c, want = (STORED[f"{name}/{family}/{k}"] for k in "ABCD")
+    got = run_mma(name, a, b, c)
+    np.testing.assert_array_equal(got, want)
+
+
+def _exact_inputs(name, W, rng):
+    """Small integer-valued operands: every partial sum is exact in f16/f32, so D = A B + C
+    exactly, whatever order or truncation the tensor core uses."""
+    shape, d, ta, tb, tc, _ = K.MMA_FORMS[name]
+    Kk = K.SHAPES[shape]
+    A = rng.integers(-3, 4, (W, 16, Kk)).astype(np.float64)
+    B = rng.integers(-3, 4, (W, Kk, 8)).astype(np.float64)
+    C = rng.integers(-20, 21, (W, 16, 8)).astype(np.float64)
+    if ta in ("s8", "u8"):
+        A = rng.integers(0 if ta == "u8" else -128, 256 if ta == "u8" else 128, (W, 16, Kk))
+        B = rng.integers(-128, 128, (W, Kk, 8))
+        C = rng.integers(-1000, 1000, (W, 16, 8))
+        bits = lambda v: (v & 0xFF).astype(np.uint32)  # noqa: E731
+        return A, B, C, bits(A), bits(B), (C & 0xFFFFFFFF).astype(np.uint32)
+    if ta in ("e4m3", "e5m2"):
+        from simgpu.ptx.ops_fp8 import encode
+        enc = lambda v: encode(ta + "x2", v).astype(np.uint32)  # noqa: E731
+        return A, B, C, enc(A), enc(B), K._to_bits("f32", C)
+    return A, B, C, K._to_bits(ta, A), K._to_bits(tb, B), K._to_bits(tc, C)
+
+
+@pytest.mark.parametrize("name", sorted(K.MMA_FORMS))
+def test_mma_fragment_layouts_against_numpy(name):
+    """D = A B + C for A, B, C placed in the registers by the ISA's layouts (kernels.py):
+    a wrong row, column or register order gives a different product."""
+    rng = np.random.default_rng(sorted(K.MMA_FORMS).index(name))
+    W = 3
+    A, B, C, ab, bb, cb = _exact_inputs(name, W, rng)
+    a, b, c = K.pack_case(name, ab, bb, cb)
+    D = K.unpack_d(name, run_mma(name, a, b, c))
+    ref = np.matmul(A, B) + C
+    d = K.MMA_FORMS[name][1]
+    if d == "s32":
+        np.testing.assert_array_equal(D.view(np.int32), ref.astype(np.int32))
+    else:
+        np.testing.assert_array_equal(ops_mma.values(d, D), ref)
+
+
+def test_tf32_ignores_the_low_13_bits():
+    name = "tf32_f32_k8"
+    rng = np.random.default_rng(5)
+    A, B, C, ab, bb, cb = _exact_inputs(name, 1, rng)
+    ab = ab | rng.integers(0, 1 << 13, ab.shape).astype(np.uint32)   # noise below tf32
+    D = K.unpack_d(name, run_mma(name, *K.pack_case(name, ab, bb, cb)))
+    np.testing.assert_array_equal(ops_mma.values("f32", D), np.matmul(A, B) + C)
+
+
+def test_truncation_is_visible_where_an_exact_sum_is_not():
+    """One dominant product 2^20 and 15 products of 2^-6: the tensor core truncates every term
+    to a multiple of 2^(20 - 25) = 2^-5, so the small ones vanish and D = 2^20, while the
+    correctly rounded sum is 2^20 + 2^-2 (the H200 does the same on the stored 'onebig' data)."""
+    name = "f16_f32_k16"
+    A, B, C = np.zeros((1, 16, 16)), np.zeros((1, 16, 8)), np.zeros((1, 16, 8))
+    A[0, :, 0], B[0, 0, :] = 1024.0, 1024.0
+    A[0, :, 1:], B[0, 1:, :] = 0.125, 0.125
+    bits = K.pack_case(name, K._to_bits("f16", A), K._to_bits("f16", B), K._to_bits("f32", C))
+    D = ops_mma.values("f32", K.unpack_d(name, run_mma(name, *bits)))
+    assert float(np.float32(2.0 ** 20 + 15 * 2.0 ** -6)) == 2.0 ** 20 + 0.25
+    assert (D == 2.0 ** 20).all()
+
+
+def test_mma_by_part_of_a_warp_is_an_error():
+    name = "f16_f32_k16"
+    ptx = K.mma_ptx(*K.MMA_FORMS[name]).replace(
+        " mma.sync", " setp.lt.u32 %p1, %r1, 16;\n @%p1 mma.sync").replace(
+        " .reg .b32 %r<8>;", " .reg .b32 %r<8>;\n .reg .pred %p<2>;")
+    a, b, c = (np.zeros((32, n), np.uint32) for n in (4, 2, 4))
+    with pytest.raises(KernelError, match="part of a warp"):
+        run(ptx, "k", 1, 32, (a, b, c, np.zeros((32, 4), np.uint32)))
+
+
+# ---- ldmatrix ------------------------------------------------------------------------------
+def _ldmatrix_ref(src, off):
+    h = src.view(np.uint16).reshape(src.shape[0], -1)
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    cols = []
+    for num, trans in ((1, False), (2, False), (4, False), (1, True), (2, True), (4, True)):
+        rows = off[:, :8 * num].reshape(-1, num, 8) // 2                # element offsets
+        M = h[np.arange(len(h))[:, None, None, None], rows[..., None] + np.arange(8)]  # (blk, mat, row, col)
+        lo, hi = (M[:, :, 2 * t, g], M[:, :, 2 * t + 1, g]) if trans else (M[:, :, g, 2 * t], M[:, :, g, 2 * t + 1])
+        w = lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)         # (blk, mat, lane)
+        cols.append(np.transpose(w, (0, 2, 1)).reshape(-1, num))
+    return np.concatenate(cols, axis=1)
+
+
+def test_ldmatrix_against_numpy_and_the_h200():
+    rng = np.random.default_rng(1)
+    src = rng.integers(0, 1 << 32, (4, 256), dtype=np.uint64).astype(np.uint32)
+    off = (rng.integers(0, 64, (4, 32)) * 16).astype(np.uint32)
+    out = np.zeros((128, 14), np.uint32)
+    run(K.LDMATRIX_PTX, "k", 4, 32, (src, off, out))
+    np.testing.assert_array_equal(out, _ldmatrix_ref(src, off))
+    if STORED is None:
+        pytest.skip("no stored H200 data")
+    src, off, want = (STORED[f"ldmatrix/{k}"] for k in ("src", "off", "out"))
+    np.testing.assert_array_equal(_ldmatrix_ref(src, off), want)     # the reference is the H200's
+    out = np.zeros_like(want)
+    run(K.LDMATRIX_PTX, "k", 4, 32, (src.copy(), off.copy(), out))
+    np.testing.assert_array_equal(out, want)
+
+
+def test_ldmatrix_misaligned_row_is_an_error():
+    src = np.zeros((1, 256), np.uint32)
+    off = np.full((1, 32), 8, np.uint32)
+    with pytest.raises(KernelError, match="16-byte aligned"):
+        run(K.LDMATRIX_PTX, "k", 1, 32, (src, off, np.zeros((32, 14), np.uint32)))
