@@ -112,3 +112,19 @@ def test_memory_events_count_both_levels():
                       ("global", "load", 4, nz(5)), ("shared", "store", 4, 32),
                       ("global", "load", 8, nz(9)), ("shared", "store", 8, 32),
                       ("global", "load", 4, 32), ("shared", "store", 4, 32)]
+
+
+def test_cache_hint_modifiers_parse():
+    from simgpu.ptx.parser import parse
+    m = parse(""".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<4>;
+ .reg .b64 %rd<4>;
+ cp.async.cg.shared::cta.global.L2::128B [%r1], [%rd1], 16, %r2;
+ ret;
+}""")
+    ins = m.functions["k"].body[0]
+    assert ins.mods == ("async", "cg", "shared", "global", "L2::128B")

@@ -152,3 +152,51 @@ def test_ldmatrix_misaligned_row_is_an_error():
     off = np.full((1, 32), 8, np.uint32)
     with pytest.raises(KernelError, match="16-byte aligned"):
         run(K.LDMATRIX_PTX, "k", 1, 32, (src, off, np.zeros((32, 14), np.uint32)))
+
+
+def test_the_stated_bound_of_one_instruction():
+    """ops_mma's docstring: |D - (C + sum a_k b_k)| < (K + 1) 2^(emax - 25) + 2^-23 |D|, emax the
+    largest alignment exponent; and the bound is nearly reached (the truncation is real)."""
+    rng = np.random.default_rng(9)
+    n, Kk = 20000, 16
+    a = K._to_bits("f16", rng.standard_normal((n, Kk)) * np.exp2(rng.integers(-8, 8, (n, Kk))))
+    b = K._to_bits("f16", rng.standard_normal((n, Kk)))
+    A, B = ops_mma.values("f16", a), ops_mma.values("f16", b)
+    C = rng.standard_normal(n).astype(np.float32).astype(np.float64)
+    pexp = ops_mma.exponents("f16", A) + ops_mma.exponents("f16", B)
+    D = ops_mma.fused_sum(C, A * B, pexp)
+    emax = np.maximum(pexp.max(axis=1), ops_mma.exponents("f32", C))
+    err = np.abs(D - (C + (A * B).sum(axis=1)))
+    bound = (Kk + 1) * np.exp2(emax - 25.0) + 2.0 ** -23 * np.abs(D)
+    assert (err < bound).all()
+    assert (err / bound).max() > 0.25
+
+
+def test_stmatrix_is_the_inverse_of_ldmatrix():
+    """stmatrix of what ldmatrix loaded (same addresses, same variant) writes the same bytes
+    back to a cleared buffer: each variant stores the rows it read."""
+    for num, trans in ((1, False), (2, False), (4, False), (1, True), (2, True), (4, True)):
+        regs = ", ".join(f"%o{j}" for j in range(num))
+        v = f"m8n8.x{num}{'.trans' if trans else ''}.shared.b16"
+        ptx = K.LDMATRIX_PTX
+        a = ptx.index(" ldmatrix.sync.aligned.m8n8.x1.shared.b16")
+        body = (f" ldmatrix.sync.aligned.{v} {{{regs}}}, [%r9];\n bar.sync 0;\n"
+                " st.shared.v4.b32 [%r5], {%r0, %r0, %r0, %r0};\n"
+                " st.shared.v4.b32 [%r5+16], {%r0, %r0, %r0, %r0};\n bar.sync 0;\n"
+                f" stmatrix.sync.aligned.{v} [%r9], {{{regs}}};\n bar.sync 0;\n"
+                + "".join(f" ld.shared.b32 %r{10 + j}, [%r5+{4 * j}];\n" for j in range(8))
+                + " add.s64 %rd10, %rd3, %rd4;\n"
+                + "".join(f" st.global.b32 [%rd10+{4 * j}], %r{10 + j};\n" for j in range(8))
+                + " ret;\n}\n")
+        ptx = (ptx[:a] + body).replace(" mov.u32 %r1, %tid.x;", " mov.b32 %r0, 0;\n mov.u32 %r1, %tid.x;")
+        rng = np.random.default_rng(num + 10 * trans)
+        src = rng.integers(0, 1 << 32, (1, 256), dtype=np.uint64).astype(np.uint32)
+        off = (rng.permutation(64)[:32] * 16).astype(np.uint32)[None, :]   # distinct rows
+        out = np.zeros((1, 256), np.uint32)
+        run(ptx.replace(".target sm_80", ".target sm_90").replace(".version 7.0", ".version 7.8"),
+            "k", 1, 32, (src, off, out))
+        rows = off[0, :8 * num] // 16
+        got, want = out.reshape(64, 4), src.reshape(64, 4)
+        np.testing.assert_array_equal(got[rows], want[rows])
+        others = np.setdiff1d(np.arange(64), rows)
+        assert (got[others] == 0).all()

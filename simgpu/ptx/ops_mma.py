@@ -34,7 +34,9 @@ This reproduces the H200's result bits for every stored output of m16n8k16 and m
 f32, f16 -> f16, bf16 -> f32 and tf32 m16n8k8 (7 input families: normal, wide exponent range,
 near-total cancellation, one dominant product, dominant C, tiny C, specials with inf/NaN/
 subnormals/overflow): 28672 of 28672 outputs per form.  Integer mma (s8/u8 -> s32, wrapping or
-.satfinite) is exact and bit-equal.
+.satfinite) is exact and bit-equal.  Not measured: tf32 m16n8k4 and int8 m16n8k16 (the same
+layout rules).  The bound this leaves against the exact sum, per instruction:
+|D - (C + sum a_k b_k)| < (K + 1) 2^(emax - 25) + 2^-23 |D| (tests/test_ptx_mma.py checks it).
 
 fp8 (e4m3/e5m2 m16n8k32): sm_90 has no fp8 mma.sync; ptxas 13.0 lowers it (seen in the SASS)
 to F2FP.F16.E4M3/E5M2.UNPACK_B conversions (exact), an HMMA.16816.F32 from zero over the
@@ -43,7 +45,8 @@ an FADD (f32, round to nearest) of C.  simgpu does the same with the fused sum a
 exponents); bit-equal on all 24576 stored fp8 outputs (finite inputs only: NaN and e5m2
 infinities were not in the measured inputs).
 
-ldmatrix.sync.aligned.m8n8{.x1,.x2,.x4}{.trans}{.shared}.b16 d, [a]: lanes 8i..8i+7 give
+ldmatrix.sync.aligned.m8n8{.x1,.x2,.x4}{.trans}{.shared}.b16 d, [a] (and its inverse,
+stmatrix, sm_90, unmeasured): lanes 8i..8i+7 give
 the row addresses (16 bytes each, 16-byte aligned) of matrix i; register i of lane l holds
 row g, columns 2t, 2t+1 of matrix i (``.trans``: rows 2t, 2t+1 of column g).
 """
@@ -220,8 +223,8 @@ def _warps(ex, ins, sub):
 def build_mma(ctx, ins):
     try:
         shape, d, a, b, c, sat = _parse_mma(ins)
-    except SimGPUError as e:
-        return unsupported(ctx, ins, str(e))
+    except SimGPUError as err:
+        return unsupported(ctx, ins, str(err))
     K = K_OF[shape]
     e = 32 // ELEM_BITS[a]
     ops = ins.operands
@@ -350,4 +353,57 @@ def build_ldmatrix(ctx, ins):
     return run
 
 
-HANDLERS = {"mma": build_mma, "ldmatrix": build_ldmatrix}
+def build_stmatrix(ctx, ins):
+    """stmatrix.sync.aligned.m8n8{.x1,.x2,.x4}{.trans}.shared{::cta}.b16 [a], {r...} (sm_90):
+    ldmatrix's inverse.  Not measured on the H200: the layout is the ISA's (ldmatrix's)."""
+    mods = set(ins.mods)
+    if not {"sync", "aligned", "m8n8"} <= mods or ins.types != ("b16",):
+        return unsupported(ctx, ins, "only stmatrix.sync.aligned.m8n8{.x1,.x2,.x4}{.trans}.b16 "
+                                     "is modelled")
+    num = next((int(m[1:]) for m in ins.mods if m in ("x1", "x2", "x4")), 1)
+    trans = "trans" in mods
+    space = "shared" if "shared" in mods else "generic"
+    src = ins.operands[1]
+    regs = src[1] if src[0] == "vec" else [src]
+    if len(regs) != num:
+        return unsupported(ctx, ins, f"stmatrix .x{num} stores {num} registers")
+    rd = [reader(ctx, r, "b32") for r in regs]
+    addr = address_reader(ctx, ins.operands[0])
+    guard = guarded(ctx, ins)
+    g, t = _G, _T
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            warps = _warps(ex, ins, sub)
+            nw, n = len(warps), len(sub)
+            a = np.broadcast_to(addr(ex, sub), (n,)).astype(np.uint64)
+            rows_lanes = warps[:, :8 * num].reshape(-1)
+            ra = a.reshape(nw, 32)[:, :8 * num].reshape(-1)
+            bad = (ra & np.uint64(15)) != 0
+            if bad.any():
+                p = int(np.argmax(bad))
+                ex.fault(ins, f"stmatrix row address {int(ra[p]):#x} is not 16-byte aligned",
+                         rows_lanes[p])
+            words = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,))
+                              for r in rd]).reshape(num, nw, 32).transpose(1, 0, 2)
+            M = np.zeros((nw, num, 8, 8), np.uint16)
+            lo, hi = (words & 0xFFFF).astype(np.uint16), (words >> 16).astype(np.uint16)
+            if trans:
+                M[:, :, 2 * t, g], M[:, :, 2 * t + 1, g] = lo, hi
+            else:
+                M[:, :, g, 2 * t], M[:, :, g, 2 * t + 1] = lo, hi
+            el = (ra[:, None] + np.arange(0, 16, 2, dtype=np.uint64)[None, :]).reshape(-1)
+            try:
+                groups = resolve(ex, space, el, 2, np.dtype(np.uint16), np.repeat(rows_lanes, 8), [])
+            except MemFault as err:
+                ex.fault(ins, err.msg, err.pos)
+            vals = M.reshape(-1)
+            for view, idx, pos in groups:           # rows in lane order: later lanes win
+                view[idx] = vals[pos]
+            _emit(ex, ins, pc, "store", 16, rows_lanes, [(space, slice(None), ra)])
+        ex.advance(lanes)
+    return run
+
+
+HANDLERS = {"mma": build_mma, "ldmatrix": build_ldmatrix, "stmatrix": build_stmatrix}

@@ -426,7 +426,7 @@ class Parser:
                     and self.peek(3)[1] == "B":                                # .L2::128B
                 self.i += 2
                 m = f"{m}::{self.next()[1]}{self.next()[1]}"
-                m = m[:-len("::cta")] if m == "shared::cta" else m     # the same space (PTX ISA)
+            m = m[:-len("::cta")] if m == "shared::cta" else m     # the same space (PTX ISA)
             (types if m in TYPES else mods).append(m)
         ops = []
         if not self.at(";"):

@@ -1,19 +1,17 @@
 """Fit and check simgpu's tensor-core accumulation model against the H200's stored results.
 
-    python validation/tensor_cores/compare.py [NPZ] [--fit]
+    python validation/tensor_cores/compare.py [NPZ] [--no-write]
 
 For every float mma form and input family in the NPZ (device_run.py's output), unpacks the
 fragments with the PTX ISA layouts (kernels.py), and compares the H200's D with
 
 * the exact sum (float64, rounded once to f32): how far the hardware is from exact;
-* simgpu.ptx.ops_mma's model (MODEL): bits equal, and the largest difference in f32 ulps;
-* with --fit: every candidate (G products per fused block, W kept bits, final rounding) and
-  prints the candidates that match the most outputs.
+* simgpu.ptx.ops_mma's model (MODEL): bits equal, and the largest difference in f32 ulps
+  (``simulate(..., model=...)`` tries another model: how the candidates were compared).
 Writes validation/data/h200_tensor_cores.json (the report) unless --no-write.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sys
@@ -95,7 +93,7 @@ def ulps(d, got, bits_dt):
     return np.abs(ordered(d) - ordered(got))
 
 
-def compare(cases, fit=False):
+def compare(cases):
     report = {}
     for (name, fam), words in sorted(cases.items()):
         A, B, C, D = matrices(name, words)
@@ -117,16 +115,19 @@ def compare(cases, fit=False):
             entry["exact_equal"] = int((ex == D).sum())
             entry["exact_max_ulp"] = int(ulps(D, ex, width).max())
         report[f"{name}/{fam}"] = entry
-        print(f"{name:16s} {fam:8s} model {entry['model_equal']}/{entry['n']} max {entry['model_max_ulp']} ulp"
-              + (f" err/scale {entry['model_max_err_over_scale']:.2e} nonfinite-mism {entry['nonfinite_mismatches']}" if "nonfinite_mismatches" in entry else "")
-              + (f"   exact-RN {entry['exact_equal']} max {entry['exact_max_ulp']} ulp" if "exact_equal" in entry else ""))
+        line = f"{name:16s} {fam:8s} model {entry['model_equal']}/{entry['n']} max {entry['model_max_ulp']} ulp"
+        if "exact_equal" in entry:
+            line += (f" err/scale {entry['model_max_err_over_scale']:.2e}"
+                     f" nonfinite-mismatches {entry['nonfinite_mismatches']}"
+                     f"   exact-RN {entry['exact_equal']} max {entry['exact_max_ulp']} ulp")
+        print(line)
     return report
 
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     cases, _ = load(args[0] if args else NPZ)
-    rep = compare(cases, fit="--fit" in sys.argv)
+    rep = compare(cases)
     if "--no-write" not in sys.argv:
         with open(REPORT, "w") as f:
             json.dump(rep, f, indent=1, sort_keys=True)

@@ -104,7 +104,6 @@ HEAD = """.version {ver}
 
 def mma_ptx(shape, d, a, b, c, extra=""):
     """The fragment round-trip kernel for mma.sync.aligned.<shape>.row.col<extra>.d.a.b.c."""
-    K = SHAPES[shape]
     na, nb = nregs(shape, a)[0], nregs(shape, b)[1]
     nc = 2 if c == "f16" else 4
     nd = 2 if d == "f16" else 4
@@ -142,7 +141,8 @@ def _ldm_body():
     return "\n".join(out)
 
 
-LDMATRIX_PTX = HEAD.format(ver="7.0", target="sm_80") + """.visible .entry k(.param .u64 psrc, .param .u64 poff, .param .u64 pout)
+LDMATRIX_PTX = HEAD.format(ver="7.0", target="sm_80") + \
+    ".visible .entry k(.param .u64 psrc, .param .u64 poff, .param .u64 pout)" + """
 {
  .reg .b32 %r<40>;
  .reg .b32 %o<14>;
