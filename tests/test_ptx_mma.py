@@ -200,3 +200,30 @@ def test_stmatrix_is_the_inverse_of_ldmatrix():
         np.testing.assert_array_equal(got[rows], want[rows])
         others = np.setdiff1d(np.arange(64), rows)
         assert (got[others] == 0).all()
+
+
+class _Mem:
+    def __init__(self):
+        self.ev = []
+
+    def mem_access(self, ev):
+        if ev.opcode == "ldmatrix":
+            self.ev.append((ev.space, ev.kind, ev.width, len(ev.lanes), int(ev.addresses.max())))
+
+
+def test_ldmatrix_through_a_generic_address_and_its_events():
+    """A generic address into shared memory (cvta.shared) loads the same and is reported as a
+    shared access of 16 bytes per row-giving lane (8, 16, 32 lanes for .x1, .x2, .x4)."""
+    ptx = K.LDMATRIX_PTX.replace(" add.u32 %r9, %r3, %r8;",
+                                 " add.u32 %r9, %r3, %r8;\n cvt.u64.u32 %rd11, %r9;\n"
+                                 " cvta.shared.u64 %rd12, %rd11;")
+    ptx = ptx.replace(".shared.b16", ".b16").replace("[%r9]", "[%rd12]")
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 1 << 32, (1, 256), dtype=np.uint64).astype(np.uint32)
+    off = (rng.integers(0, 64, (1, 32)) * 16).astype(np.uint32)
+    out = np.zeros((32, 14), np.uint32)
+    obs = _Mem()
+    run(ptx, "k", 1, 32, (src, off, out), observers=[obs])
+    np.testing.assert_array_equal(out, _ldmatrix_ref(src, off))
+    assert [e[:4] for e in obs.ev] == [("shared", "load", 16, n) for n in (8, 16, 32, 8, 16, 32)]
+    assert all(e[4] < 1024 for e in obs.ev)          # shared-space addresses

@@ -14,10 +14,10 @@ destination bytes are overwritten with the poison byte (0xFF: every float width 
 integer -1) and the data lands only when a wait of the same thread covers its group.  A read
 of the destination before the wait sees the poison.  Copies still pending when the thread
 exits are dropped (their destination stays poisoned).  Each wait applies the covered copies in
-issue order, so a later copy to the same bytes wins.  The copies' memory events: a global
-``load`` of cp-size bytes per lane when the cp.async executes (with the src-size in
-``MemEvent.width`` only where all lanes agree; otherwise cp-size) and a shared ``store``
-of cp-size bytes at the same step, so every level's byte counts see the traffic.
+issue order, so a later copy to the same bytes wins.  The copies' memory events, at the step
+the cp.async executes: a global ``load`` of cp-size bytes for each lane whose src-size is not 0
+(a shorter read lies in the same 32-byte sector, so the sectors are the same) and a shared
+``store`` of cp-size bytes for every lane, so every level's byte counts see the traffic.
 
 Not modelled: ``cp.async.mbarrier.arrive`` (an error naming the instruction), the .L2 cache
 hints and prefetch sizes (accepted, no effect on results).

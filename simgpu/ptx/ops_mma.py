@@ -57,7 +57,7 @@ import numpy as np
 from simgpu.errors import SimGPUError
 from simgpu.ptx import sem_fp as fp
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
-from simgpu.ptx.memory import MemFault
+from simgpu.ptx.memory import SHARED_WINDOW, MemFault, classify_generic
 from simgpu.ptx.ops_fp8 import decode as fp8_decode
 from simgpu.ptx.ops_mem import _emit, address_reader, resolve
 
@@ -302,6 +302,20 @@ def _float_mma(a, b, c, d):
 
 
 # ---- ldmatrix -----------------------------------------------------------------------------
+def _row_events(space, ra):
+    """(space, positions, addresses) of the row addresses: a generic address is reported in the
+    space it falls in (shared, as the ISA requires), with that space's address."""
+    if space != "generic":
+        return [(space, slice(None), ra)]
+    sh = classify_generic(ra)[0]
+    out = []
+    if sh.any():
+        out.append(("shared", np.flatnonzero(sh), ra[sh] - np.uint64(SHARED_WINDOW)))
+    if (~sh).any():
+        out.append(("global", np.flatnonzero(~sh), ra[~sh]))
+    return out
+
+
 def build_ldmatrix(ctx, ins):
     mods = set(ins.mods)
     if not {"sync", "aligned", "m8n8"} <= mods or ins.types != ("b16",):
@@ -348,7 +362,7 @@ def build_ldmatrix(ctx, ins):
             words = lo | (hi << np.uint32(16))                          # (warp, matrix, lane)
             for i, w in enumerate(wr):
                 w(ex, words[:, i, :].reshape(-1), sub)
-            _emit(ex, ins, pc, "load", 16, rows_lanes, [(space, slice(None), ra)])
+            _emit(ex, ins, pc, "load", 16, rows_lanes, _row_events(space, ra))
         ex.advance(lanes)
     return run
 
@@ -401,7 +415,7 @@ def build_stmatrix(ctx, ins):
             vals = M.reshape(-1)
             for view, idx, pos in groups:           # rows in lane order: later lanes win
                 view[idx] = vals[pos]
-            _emit(ex, ins, pc, "store", 16, rows_lanes, [(space, slice(None), ra)])
+            _emit(ex, ins, pc, "store", 16, rows_lanes, _row_events(space, ra))
         ex.advance(lanes)
     return run
 
