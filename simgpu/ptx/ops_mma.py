@@ -149,10 +149,11 @@ def values(t, bits):
 
 
 def exponents(t, v):
-    """floor(log2 |v|) of element values of type t, subnormals at the format's smallest
-    normal exponent (the exponent field as the hardware sees it); zeros get -100000."""
+    """floor(log2 |v|) of element values of type t (int16), subnormals at the format's smallest
+    normal exponent (the exponent field as the hardware sees it); zeros (and inf/NaN, whose
+    results do not depend on it) get -10000."""
     _, e = np.frexp(v)
-    return np.where(v != 0, np.maximum(e - 1, EMIN[t]), -100000)
+    return np.where((v != 0) & np.isfinite(v), np.maximum(e - 1, EMIN[t]), -10000).astype(np.int16)
 
 
 def fused_sum(c, prod, pexp, frac=FRACTION_BITS, final=fp.RZ):
@@ -160,24 +161,17 @@ def fused_sum(c, prod, pexp, frac=FRACTION_BITS, final=fp.RZ):
     of f32), ``prod`` (..., K) the exact products, ``pexp`` (..., K) their alignment exponents
     (Ea + Eb).  Every term is truncated toward zero to a multiple of 2^(emax - frac), emax the
     largest of the products' Ea + Eb and the accumulator's exponent; the truncated terms are
-    summed exactly and the sum rounded to f32 (``final``).  Returns float64 values."""
+    summed exactly and the sum rounded to f32 (``final``; a sum of magnitude >= 2^128 is
+    +-inf).  An infinite or NaN term passes through the sum as numpy adds it: inf, or NaN
+    for a NaN or inf - inf.  Returns float64 values."""
     with np.errstate(all="ignore"):
-        terms = np.concatenate([c[..., None], prod], axis=-1)
-        fin = np.isfinite(terms)
-        t = np.where(fin, terms, 0.0)
-        ex = np.concatenate([exponents("f32", np.where(np.isfinite(c), c, 0.0))[..., None],
-                             np.where(np.isfinite(prod) & (prod != 0), pexp, -100000)], axis=-1)
-        emax = ex.max(axis=-1, keepdims=True)
-        q = np.ldexp(1.0, (emax - frac).clip(-1074, 1023))
-        s = (np.trunc(t / q) * q).sum(axis=-1)          # exact: < 2^(frac + 7) quanta
-        out = fp.to_f64(fp.FMT["f32"], fp.round_f64(fp.FMT["f32"], s, final))
-        out = np.where(np.abs(s) >= 2.0 ** 128, np.copysign(np.inf, s), out)   # overflow: inf
-        special = ~fin.all(axis=-1)
-        if special.any():
-            nan = np.isnan(terms).any(-1) | (np.isposinf(terms).any(-1) & np.isneginf(terms).any(-1))
-            inf = np.where(np.isposinf(terms).any(-1), np.inf, -np.inf)
-            out = np.where(special, np.where(nan, np.nan, inf), out)
-    return out
+        emax = np.maximum(pexp.max(axis=-1), exponents("f32", c)).clip(-900, None)
+        iq = np.ldexp(1.0, (frac - emax).astype(np.int32))  # 1 / quantum, a power of two
+        x = prod * iq[..., None]                            # exact: scaling by 2^n
+        np.trunc(x, out=x)
+        s = (x.sum(axis=-1) + np.trunc(c * iq)) / iq        # integers < 2^(frac + 7): exact
+        r = fp.to_f64(fp.FMT["f32"], fp.round_f64(fp.FMT["f32"], s, final))
+        return np.where(np.abs(s) >= 2.0 ** 128, s * np.inf, r)   # overflow, inf, NaN
 
 
 def _parse_mma(ins):
