@@ -128,3 +128,23 @@ def test_cache_hint_modifiers_parse():
 }""")
     ins = m.functions["k"].body[0]
     assert ins.mods == ("async", "cg", "shared", "global", "L2::128B")
+
+
+def test_ignore_src_writes_zeros():
+    """cp.async ... 16, p: a true ignore-src predicate reads nothing and writes 16 zeros."""
+    ptx = K.CP_ASYNC_PTX.replace(" rem.u32 %r6, %r1, 17;\n cp.async.cg.shared.global [%r5], [%rd4], 16, %r6;",
+                                 " setp.lt.u32 %p1, %r1, 8;\n cp.async.cg.shared.global [%r5], [%rd4], 16, %p1;")
+    ptx = ptx.replace(" .reg .b32 %r<40>;", " .reg .b32 %r<40>;\n .reg .pred %p<2>;")
+    src = _src(4)
+    got = _run(ptx, src)
+    want = expected(src)
+    sb = src.view(np.uint8)
+    for lane in range(32):
+        want[16 * lane:16 * lane + 16] = 0 if lane < 8 else sb[16 * lane:16 * lane + 16]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cp_async_mbarrier_arrive_is_refused_by_name():
+    ptx = K.CP_ASYNC_PTX.replace(" cp.async.wait_group 0;", " cp.async.mbarrier.arrive.shared.b64 [%r2];")
+    with pytest.raises(Exception, match="cp.async.mbarrier.arrive"):
+        _run(ptx, _src())
