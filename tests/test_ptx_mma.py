@@ -227,3 +227,32 @@ def test_ldmatrix_through_a_generic_address_and_its_events():
     np.testing.assert_array_equal(out, _ldmatrix_ref(src, off))
     assert [e[:4] for e in obs.ev] == [("shared", "load", 16, n) for n in (8, 16, 32, 8, 16, 32)]
     assert all(e[4] < 1024 for e in obs.ev)          # shared-space addresses
+
+
+@pytest.mark.parametrize("t, final", [("f16", "rz"), ("bf16", "rz"), ("tf32", "rz"), ("f16", "rn")])
+def test_the_compiled_sum_equals_the_numpy_definition(t, final):
+    """ops_mma.fused_mma (numba, what the executor runs) gives the bits of fused_sum + to_f32
+    over the broadcast products (the definition), specials and overflow included."""
+    rng = np.random.default_rng(len(t) + len(final))
+    W, Kk = 64, 16 if t != "tf32" else 8
+    lo, hi = (-14, 15) if t == "f16" else (-70, 70)
+    A = rng.standard_normal((W, 16, Kk)) * np.exp2(rng.integers(lo, hi, (W, 16, Kk)))
+    B = rng.standard_normal((W, Kk, 8)) * np.exp2(rng.integers(lo, hi, (W, Kk, 8)))
+    C = rng.standard_normal((W, 16, 8)) * np.exp2(rng.integers(2 * lo, 2 * hi, (W, 16, 8)))
+    A = ops_mma.values(t, K._to_bits(t, A))
+    B = ops_mma.values(t, K._to_bits(t, B))
+    C = C.astype(np.float32).astype(np.float64)
+    A.reshape(-1)[rng.integers(0, A.size, 20)] = np.inf
+    B.reshape(-1)[rng.integers(0, B.size, 20)] = -np.inf
+    C.reshape(-1)[rng.integers(0, C.size, 20)] = np.nan
+    A.reshape(-1)[rng.integers(0, A.size, 200)] = 0.0
+    Bt = np.swapaxes(B, 1, 2)
+    with np.errstate(all="ignore"):
+        prod = A[:, :, None, :] * Bt[:, None, :, :]
+    pexp = (ops_mma.exponents(t, A)[:, :, None, :].astype(np.int32)
+            + ops_mma.exponents(t, Bt)[:, None, :, :])
+    want = ops_mma.to_f32(ops_mma.fused_sum(C, prod, pexp, final=final), final)
+    got = ops_mma.fused_mma(A, B, C, t, t, final=final)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    assert same.all()
+    assert np.isinf(got).any() and np.isnan(got).any()

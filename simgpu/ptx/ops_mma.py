@@ -52,7 +52,10 @@ row g, columns 2t, 2t+1 of matrix i (``.trans``: rows 2t, 2t+1 of column g).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from simgpu.errors import SimGPUError
 from simgpu.ptx import sem_fp as fp
@@ -170,8 +173,69 @@ def fused_sum(c, prod, pexp, frac=FRACTION_BITS, final=fp.RZ):
         x = prod * iq[..., None]                            # exact: scaling by 2^n
         np.trunc(x, out=x)
         s = (x.sum(axis=-1) + np.trunc(c * iq)) / iq        # integers < 2^(frac + 7): exact
+    return to_f32(s, final)
+
+
+def to_f32(s, final=fp.RZ):
+    """The exact sum rounded to f32 (``final``), +-inf from 2^128 on, inf/NaN kept."""
+    with np.errstate(all="ignore"):
         r = fp.to_f64(fp.FMT["f32"], fp.round_f64(fp.FMT["f32"], s, final))
-        return np.where(np.abs(s) >= 2.0 ** 128, s * np.inf, r)   # overflow, inf, NaN
+        return np.where(np.abs(s) >= 2.0 ** 128, s * np.inf, r)
+
+
+@njit(cache=True)
+def _exponent(v, emin):
+    """exponents() of one value."""
+    if v == 0 or not math.isfinite(v):
+        return -10000
+    e = math.frexp(v)[1] - 1
+    return e if e > emin else emin
+
+
+@njit(cache=True)
+def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out, ea, eb):
+    """fused_sum + to_f32 of every output of a batch of mma instructions at once, without the
+    (warps, 16, 8, K) intermediates: A (W, 16, K), B (W, K, 8), C (W, 16, 8) float64 values;
+    out (W, 16, 8) gets the f32 results (as float64); ea (K,), eb (K, 8) int64 work arrays."""
+    W, M, K = A.shape
+    N = B.shape[2]
+    for w in range(W):
+        for k in range(K):
+            for j in range(N):
+                eb[k, j] = _exponent(B[w, k, j], emin_b)
+        for i in range(M):
+            for k in range(K):
+                ea[k] = _exponent(A[w, i, k], emin_a)
+            for j in range(N):
+                em = _exponent(C[w, i, j], -126)
+                for k in range(K):
+                    e = ea[k] + eb[k, j]
+                    if e > em:
+                        em = e
+                if em < -900:
+                    em = -900
+                iq = math.ldexp(1.0, frac - em)
+                t = np.trunc(C[w, i, j] * iq)
+                for k in range(K):
+                    t += np.trunc(A[w, i, k] * B[w, k, j] * iq)
+                s = t / iq                                  # exact
+                r = np.float32(s)                           # round to nearest
+                if abs(s) >= 2.0 ** 128:
+                    r = np.float32(math.copysign(math.inf, s))
+                elif rz and abs(np.float64(r)) > abs(s):
+                    r = np.nextafter(r, np.float32(0.0))
+                out[w, i, j] = r
+
+
+def fused_mma(A, B, C, ta, tb, frac=FRACTION_BITS, final=fp.RZ):
+    """fused_sum + to_f32 for whole instructions (A (W,16,K), B (W,K,8), C (W,16,8) values),
+    compiled: the same bits as ``to_f32(fused_sum(...))`` over the broadcast products
+    (tests/test_ptx_mma.py).  ``final``: RZ or RN."""
+    out = np.empty(C.shape)
+    _fused_mma(np.ascontiguousarray(A, np.float64), np.ascontiguousarray(B, np.float64),
+               np.ascontiguousarray(C, np.float64), EMIN[ta], EMIN[tb], frac, final == fp.RZ, out,
+               np.empty(A.shape[-1], np.int64), np.empty(B.shape[1:], np.int64))
+    return out
 
 
 def _parse_mma(ins):
@@ -272,20 +336,16 @@ def _float_mma(a, b, c, d):
     def compute(Am, Bm, Cm):
         A, B = values(a, Am), values(b, Bm)
         C = values("f16", Cm) if c == "f16" else values("f32", Cm)
-        Bt = np.swapaxes(B, 1, 2)
         with np.errstate(all="ignore"):
-            prod = A[:, :, None, :] * Bt[:, None, :, :]   # (warps, 16, 8, K): exact in float64
             if model == "exact":
-                r = fp.to_f64(f32, fp.round_f64(f32, prod.sum(axis=-1) + C, fp.RN))
+                r = fp.to_f64(f32, fp.round_f64(f32, np.matmul(A, B) + C, fp.RN))
             elif model == "fp8":                  # two f16 HMMAs from 0, then + C (FADD.RN)
-                pexp = exponents("f16", A)[:, :, None, :] + exponents("f16", Bt)[:, None, :, :]
-                lo = (np.arange(prod.shape[-1]) & 3) < 2
-                r = fused_sum(np.zeros(C.shape), prod[..., lo], pexp[..., lo])
-                r = fused_sum(r, prod[..., ~lo], pexp[..., ~lo])
+                lo = (np.arange(A.shape[-1]) & 3) < 2
+                r = fused_mma(A[..., lo], B[:, lo], np.zeros(C.shape), "f16", "f16")
+                r = fused_mma(A[..., ~lo], B[:, ~lo], r, "f16", "f16")
                 r = fp.to_f64(f32, fp.round_f64(f32, r + C, fp.RN))     # inf - inf: NaN
             else:
-                pexp = exponents(a, A)[:, :, None, :] + exponents(b, Bt)[:, None, :, :]
-                r = fused_sum(C, prod, pexp, *model)
+                r = fused_mma(A, B, C, a, b, *model)
         if d == "f16":
             h = fp.round_f64(fp.FMT["f16"], r, fp.RN)
             bits = fp.bits_of(fp.FMT["f16"], h).astype(np.uint32)
