@@ -11,9 +11,11 @@ mma.sync.aligned.{shape}.row.col{.satfinite}.{d}.{a}.{b}.{c} d, a, b, c  (PTX IS
   4ej + te + [0, e); f32/s32 C/D register j row g + 8(j >> 1), column 2t + (j & 1); f16 C/D
   register j row g + 8j, columns 2t, 2t + 1.  Lower element = lower bits.
 * Every warp that executes the instruction at this step is done at once: the lanes' registers
-  are gathered into (warps, 16, K) / (warps, K, 8) / (warps, 16, 8) arrays, the products are
-  one broadcast multiply (integers: one ``np.matmul``), and the results are scattered back.
-  All 32 lanes of a warp must execute it together (``.aligned``): otherwise a clear error.
+  are gathered into (warps, 16, K) / (warps, K, 8) / (warps, 16, 8) arrays, multiplied in one
+  call (integers: one ``np.matmul``; floats: ``fused_mma``, one numba loop nest over all warps'
+  outputs, bit-equal to the numpy definition ``fused_sum``), and the results are scattered
+  back.  All 32 lanes of a warp must execute it together (``.aligned``): otherwise a clear
+  error.
 
 Accumulation (floating point), measured on an NVIDIA H200 (sm_90, driver 580.159.04, ptxas
 13.0, 2026-12-02; validation/tensor_cores/, 4096 outputs per form and input family, against
