@@ -117,14 +117,27 @@ def _c_index(f16):
 
 def gather(words, idx, e, shape):
     """(warps*32, regs) uint32 fragment words -> (warps, R, C) element bits (uint32)."""
-    rows, cols = idx
     w = 32 // e
     W = words.shape[0] // 32
     sh = np.arange(e, dtype=np.uint32) * np.uint32(w)
     el = (words.reshape(W, 32, -1)[..., None] >> sh) & np.uint32((1 << w) - 1 if w < 32 else 0xFFFFFFFF)
-    out = np.zeros((W,) + shape, np.uint32)
-    out[:, rows, cols] = el
-    return out
+    return el.reshape(W, -1)[:, _source(idx, shape)].reshape((W,) + shape)
+
+
+_SOURCES: dict = {}
+
+
+def _source(idx, shape):
+    """For each element of an R x C fragment matrix (row-major), its position in the flattened
+    (lane, register, slot) order of ``idx`` (which covers every element once)."""
+    key = (id(idx[0]), shape)
+    got = _SOURCES.get(key)
+    if got is None or got[0] is not idx:
+        rows, cols = idx
+        src = np.empty(shape[0] * shape[1], np.int64)
+        src[(rows * shape[1] + cols).reshape(-1)] = np.arange(rows.size)
+        got = _SOURCES[key] = (idx, src)
+    return got[1]
 
 
 def scatter(mat, idx, e):
