@@ -14,10 +14,12 @@ destination bytes are overwritten with the poison byte (0xFF: every float width 
 integer -1) and the data lands only when a wait of the same thread covers its group.  A read
 of the destination before the wait sees the poison.  Copies still pending when the thread
 exits are dropped (their destination stays poisoned).  Each wait applies the covered copies in
-issue order, so a later copy to the same bytes wins.  The copies' memory events, at the step
-the cp.async executes: a global ``load`` of cp-size bytes for each lane whose src-size is not 0
-(a shorter read lies in the same 32-byte sector, so the sectors are the same) and a shared
-``store`` of cp-size bytes for every lane, so every level's byte counts see the traffic.
+issue order, so a later copy to the same bytes wins.  The copies' memory events (the cp.async
+instruction's, so every level's byte counts see the traffic): a global ``load`` of cp-size
+bytes for each lane whose src-size is not 0 (a shorter read lies in the same 32-byte sector)
+at the step the cp.async executes, and a shared ``store`` of cp-size bytes per lane at the
+step its data lands (the covering wait): a sanitizer sees the destination written only then,
+and never when no wait covers it.
 
 Not modelled: ``cp.async.mbarrier.arrive`` (an error naming the instruction), the .L2 cache
 hints and prefetch sizes (accepted, no effect on results).
@@ -35,11 +37,12 @@ _U8 = np.dtype(np.uint8)
 
 class _Pending:
     """The copies of one chunk not yet completed: per cp.async execution, the lanes, their
-    group numbers, the destination byte positions and the data."""
+    group numbers, the destination byte positions, the data, which lanes landed, and
+    (instruction, pc, cp-size, destination addresses) for the store's event."""
 
     def __init__(self, L):
         self.commits = np.zeros(L, np.int64)      # groups committed so far, per lane
-        self.copies = []                          # [lanes, group, dest (view, idx), data, done]
+        self.copies = []                          # [lanes, group, dest, data, done, event]
 
 
 def _state(ex):
@@ -85,7 +88,6 @@ def _build_copy(ctx, ins):
             src_size = reader(ctx, op, "u32")
     dspace = "shared" if "shared" in mods else "generic"
     guard = guarded(ctx, ins)
-    line = ins.line
 
     def run(ex, lanes, pc):
         sub = ex.all_lanes(guard(ex, lanes))
@@ -138,11 +140,9 @@ def _build_copy(ctx, ins):
                 view[idx] = POISON
             st = _state(ex)
             st.copies.append([sub.copy(), st.commits[sub].copy(), dg, data.reshape(-1),
-                              np.zeros(m, bool), line])
+                              np.zeros(m, bool), (ins, pc, n, d)])
             if ev_src:
                 _emit(ex, ins, pc, "load", n, sub, ev_src)
-            _emit(ex, ins, pc, "store", n, sub, [(dspace if dspace != "generic" else "shared",
-                                                 slice(None), d)])
         ex.advance(lanes)
     return run
 
@@ -193,6 +193,8 @@ def complete(ex, st, sub, N):
                 ok = sel[p]
                 view[np.asarray(idx)[ok]] = data[p[ok]]
             done |= now
+            ins, pc, w, d = cp[5]                 # the copy's shared store, as it lands
+            _emit(ex, ins, pc, "store", w, lanes, [("shared", np.flatnonzero(now), d[now])])
         if not done.all():
             keep.append(cp)
     st.copies = keep
