@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.ptx.instrs import guarded, reader, unsupported
-from simgpu.ptx.memory import POISON, MemFault
+from simgpu.ptx.memory import POISON, SHARED_WINDOW, MemFault, classify_generic
 from simgpu.ptx.ops_mem import _emit, address_reader, resolve
 
 _U8 = np.dtype(np.uint8)
@@ -140,11 +140,20 @@ def _build_copy(ctx, ins):
                 view[idx] = POISON
             st = _state(ex)
             st.copies.append([sub.copy(), st.commits[sub].copy(), dg, data.reshape(-1),
-                              np.zeros(m, bool), (ins, pc, n, d)])
+                              np.zeros(m, bool), (ins, pc, n, _shared_address(dspace, d))])
             if ev_src:
                 _emit(ex, ins, pc, "load", n, sub, ev_src)
         ex.advance(lanes)
     return run
+
+
+def _shared_address(space, d):
+    """The destination's shared-space address (a generic address into shared memory: minus
+    the window's base)."""
+    if space != "generic":
+        return d
+    sh = classify_generic(d)[0]
+    return np.where(sh, d - np.uint64(SHARED_WINDOW), d)
 
 
 def _build_commit(ctx, ins):
