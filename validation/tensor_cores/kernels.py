@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-SHAPES = {"m16n8k16": 16, "m16n8k8": 8, "m16n8k32": 32}
+SHAPES = {"m16n8k16": 16, "m16n8k8": 8, "m16n8k32": 32, "m16n8k4": 4}
 ELEM_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8,
              "f32": 32, "s32": 32}
 
@@ -251,6 +251,9 @@ MMA_FORMS = {
     "s8_s32_k32_sat": ("m16n8k32", "s32", "s8", "s8", "s32", ".satfinite"),
     "e4m3_f32_k32": ("m16n8k32", "f32", "e4m3", "e4m3", "f32", ""),
     "e5m2_f32_k32": ("m16n8k32", "f32", "e5m2", "e5m2", "f32", ""),
+    # added after the 2026-12-02 measurement (not in the stored data): the same layout rules
+    "tf32_f32_k4": ("m16n8k4", "f32", "tf32", "tf32", "f32", ""),
+    "s8_s32_k16": ("m16n8k16", "s32", "s8", "s8", "s32", ""),
 }
 
 
