@@ -422,7 +422,11 @@ class Parser:
             if self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "id":   # .shared::cta
                 self.i += 2
                 m = f"{m}::{self.next()[1]}"
-                m = m[:-len("::cta")] if m == "shared::cta" else m     # the same space (PTX ISA)
+            elif self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "int" \
+                    and self.peek(3)[1] == "B":                                # .L2::128B
+                self.i += 2
+                m = f"{m}::{self.next()[1]}{self.next()[1]}"
+            m = m[:-len("::cta")] if m == "shared::cta" else m     # the same space (PTX ISA)
             (types if m in TYPES else mods).append(m)
         ops = []
         if not self.at(";"):

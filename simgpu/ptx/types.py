@@ -76,7 +76,8 @@ SIGNATURES = {
     "setp": lambda m, t: ("pred", [t[0], t[0], "pred"]),
     "selp": lambda m, t: (t[0], [t[0], t[0], "pred"]),
     "slct": lambda m, t: (t[0], [t[0], t[0], t[1]]),
-    "cvt": lambda m, t: (t[0], [t[1]]),
+    # cvt.rn.{f16x2,bf16x2}.f32 d, a, b: two sources (a -> the upper half)
+    "cvt": lambda m, t: (t[0], [t[1], t[1]] if t[0] in ("f16x2", "bf16x2") else [t[1]]),
     "popc": lambda m, t: ("u32", [t[0]]), "clz": lambda m, t: ("u32", [t[0]]),
     "bfind": lambda m, t: ("u32", [t[0]]),
     "testp": lambda m, t: ("pred", [t[0]]),
