@@ -151,3 +151,27 @@ def test_the_page_in_headless_chromium_stops_at_the_if_with_32_lanes(tmp_path):
     assert f'id="status">step {s.step} of {len(st)} - line {IF_L} -' in dom
     assert len(re.findall(r'<div class="on">', dom)) == 32
     assert "32/32 run line 26 on this visit" in dom and "first of line" in dom
+
+
+def test_the_lanes_plot_steps_as_the_terminal_does():
+    """st.plot(): a column per visit of a line in line mode (the lanes that run the line), per
+    instruction in instruction mode; the exit in its own colour; both efficiencies in the title."""
+    from simgpu.stepper.plot import lane_matrix
+    st = relu()
+    fig = st.plot()
+    ax = fig.axes[0]
+    assert ax.images[0].get_array().shape[:2] == (32, len(st.visits))
+    assert "as compiled 95.5 %" in ax.get_title() and "as written 74.2 % (simgpu's IR)" in ax.get_title()
+    assert ax.get_xlabel().startswith("visit of a source line")
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "the kernel's exit (ret, epilogue)" in labels
+    m, keys = lane_matrix(st, "line")
+    col = {v.line: j for j, v in enumerate(st.visits) if v.place == "body"}
+    assert (m[:, col[IF_L]] >= 0).sum() == 32
+    assert (m[:, col[ELSE_L]] >= 0).sum() == 18 and (m[:, col[THEN_L]] >= 0).sum() == 14
+    assert keys[m[0, -1]][1] == "exit"
+    inst = st.plot(mode="inst").axes[0]
+    assert inst.images[0].get_array().shape[:2] == (32, len(st))
+    assert inst.get_xlabel() == "PTX instruction (step)"
+    with pytest.raises(ValueError, match="'line'"):
+        st.plot(mode="lines")
