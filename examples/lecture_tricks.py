@@ -1,6 +1,6 @@
 """Tricks 1, 4, 5 and 6 as TIMES: closed form, simulated kernel and the H200, side by side.
 
-    python examples/lecture_tricks.py [--quick]
+    python examples/lecture_tricks.py [--full | --quick]
 
 For each trick the same kernel source runs three ways:
   closed form  simgpu.model.tricks.*_time: a formula over the preset's measured rates
@@ -13,8 +13,15 @@ For each trick the same kernel source runs three ways:
   5 coalescing     simgpu.kernels.copy_strided over a 128 MiB array at stride 1..32
   6 tiling         simgpu.kernels.matmul_coalesced (naive) vs matmul_tiled_shape (16 x 16 tiles)
 
-Nothing is fitted to the H200 column: it is read only to print it.  --quick skips the
-simulated column (the simulations take a few minutes on a shared CPU).
+Nothing is fitted to the H200 column: it is read only to print it.
+
+What is simulated (the sizes are the H200's, so no size is cut): by default the simulated
+column covers tricks 4 and 5, each kernel sampled (sample=True: SM 0's blocks of the first
+and last wave, loops of more than 32 iterations simulated at 16 and 32 and extrapolated;
+docs/timing.md measures the error this adds).  Tricks 1 and 6 are the slow ones to simulate
+(SM 0 runs every iteration of a 256-iteration loop over 8 blocks, and of a 512-long dot
+product): --full simulates them too (about 2 minutes on a shared 2-core machine, under 60 s
+by default).  --quick skips the simulated column.
 """
 from __future__ import annotations
 
@@ -39,6 +46,7 @@ RECOMP_N = 1 << 25                          # 128 MiB per fp32 array, > 2x the L
 COAL_N = 1 << 25                            # array of 128 MiB; thread i copies element i x stride
 COAL_STRIDES = (1, 2, 4, 8, 16, 32)
 MM_N = 512                                  # 1024 blocks of 16 x 16: 0.97 of a wave
+DEFAULT_SIMULATED = (4, 5)                  # the tricks simulated without --full (see above)
 
 
 # -- trick 4: x -> sigmoid -> sigmoid -> sigmoid -> out, forward and backward --------------------
@@ -125,8 +133,15 @@ def closed_form(gpu, trick, name):
     raise ValueError(trick)
 
 
+def num(v, fmt=".2f"):
+    """A table cell: '-' for what was not simulated (or not measured)."""
+    return "-" if v != v else format(v, fmt)
+
+
 def main(argv=None) -> int:
-    quick = "--quick" in (argv if argv is not None else sys.argv[1:])
+    argv = argv if argv is not None else sys.argv[1:]
+    quick, full = "--quick" in argv, "--full" in argv
+    simulated = () if quick else ((1, 4, 5, 6) if full else DEFAULT_SIMULATED)
     gpu = "H200"
     meas = json.loads(DATA.read_text()) if DATA.exists() else {}
     mk = {(r["trick"], r["name"]): r for r in meas.get("tricks", [])}
@@ -135,14 +150,18 @@ def main(argv=None) -> int:
     for trick, name, k, grid, block, args in cases():
         cf = closed_form(gpu, trick, name)
         sim = float("nan")
-        if not quick:
+        if trick in simulated:
             rep = simgpu.predict(k, grid, block, args, gpu=gpu, sample=True)
             sim = rep.metrics["gpu__time_duration.sum"] * 1e-9
         m = mk.get((trick, name), {}).get("time_ns", float("nan")) * 1e-9
         res[(trick, name)] = (cf, sim, m)
-        rows.append((f"{trick} {titles[trick]}", name, f"{cf * 1e6:.1f}", f"{sim * 1e6:.1f}", f"{m * 1e6:.1f}",
-                     f"{cf / m:.2f}" if m == m else "n/a", f"{sim / m:.2f}" if m == m and sim == sim else "n/a"))
+        rows.append((f"{trick} {titles[trick]}", name, f"{cf * 1e6:.1f}", num(sim * 1e6, ".1f"), num(m * 1e6, ".1f"),
+                     num(cf / m), num(sim / m)))
     print("Tricks as times on the H200 (us): closed form, simulated kernel, measured\n")
+    skipped = [titles[t] for t in titles if t not in simulated]
+    if skipped:
+        print(f"simulated (sampled waves and loops): {', '.join(titles[t] for t in simulated) or 'none'}; "
+              f"{', '.join(skipped)}: '-', simulated with --full (about 2 min)\n")
     print(common.table(("trick", "kernel", "closed form", "simulated", "H200", "cf/H200", "sim/H200"), rows))
 
     def ratio(t, a, b, col):
@@ -152,10 +171,10 @@ def main(argv=None) -> int:
     print("\nThe lecture's ratios (time of the slow version over the fast one):")
     rr = []
     for label, t, a, b in lines:
-        rr.append((label, *(f"{ratio(t, a, b, c):.2f}" for c in range(3))))
+        rr.append((label, *(num(ratio(t, a, b, c)) for c in range(3))))
     st = [sum(res[(4, f"store {p}")][c] for p in ("fwd", "bwd")) for c in range(3)]
     rc = [sum(res[(4, f"recompute {p}")][c] for p in ("fwd", "bwd")) for c in range(3)]
-    rr.append(("recompute / store (fwd+bwd)", *(f"{rc[c] / st[c]:.2f}" for c in range(3))))
+    rr.append(("recompute / store (fwd+bwd)", *(num(rc[c] / st[c]) for c in range(3))))
     print(common.table(("ratio", "closed form", "simulated", "H200"), rr))
     if meas:
         print(f"\nH200: {meas.get('env', {}).get('gpu')}, {meas.get('env', {}).get('date_utc')} "

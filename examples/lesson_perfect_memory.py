@@ -7,8 +7,13 @@ gap to the real prediction is what memory costs.
 
 A 64 MiB copy is bound by L2/DRAM bandwidth; with perfect memory about half its time goes,
 and what is left is its integer index arithmetic.  A loop of dependent fused multiply-adds
-barely touches memory: perfect memory changes almost nothing.  The tiled matmul waits on
-its loads with too few warps to hide them: memory is a large part of its time too.
+barely touches memory: perfect memory changes almost nothing.  The tiled matmul (256 x 256:
+256 blocks on 132 SMs, two blocks on the busiest SM) waits on its loads with too few warps
+to hide them: memory is about half of its time too.
+
+Each launch is sampled (sample=True): only the blocks the timing model simulates run (SM 0's
+blocks of the first and the last wave) and long loops are simulated at 16 and 32 iterations
+and extrapolated (docs/timing.md measures the error).  About 20 s of CPU (a fresh clone, with compiling).
 
     python examples/lesson_perfect_memory.py
 """
@@ -19,17 +24,19 @@ from simgpu.kernels import copy_gridstride, fp32_fma, matmul_tiled
 from simgpu.memory import PerfectMemory
 
 N = 1 << 24
+MM_N = 256          # 16 x 16 blocks of 16 x 16 threads: fewer blocks than SMs x 2, latency-bound
 
 
 def cases():
     rng = np.random.default_rng(0)
     x = rng.random(N, dtype=np.float32)
-    a = rng.random((512, 512), dtype=np.float32)
-    b = rng.random((512, 512), dtype=np.float32)
+    a = rng.random((MM_N, MM_N), dtype=np.float32)
+    b = rng.random((MM_N, MM_N), dtype=np.float32)
     return [
         ("copy 64 MiB", copy_gridstride, 132 * 4, 512, lambda: (x, np.empty_like(x))),
         ("fp32 FMA chain", fp32_fma, 264, 256, lambda: (x[:264 * 256].copy(), np.empty(264 * 256, np.float32), 256)),
-        ("tiled matmul 512", matmul_tiled, (32, 32), (16, 16), lambda: (a, b, np.empty_like(a), 512)),
+        (f"tiled matmul {MM_N}", matmul_tiled, (MM_N // 16, MM_N // 16), (16, 16),
+         lambda: (a, b, np.empty_like(a), MM_N)),
     ]
 
 

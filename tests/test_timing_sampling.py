@@ -65,3 +65,25 @@ def test_sampled_execution_matches_full_launch():
     assert samp.extras["sampled_execution"]["executed_blocks"] == 1056
     assert samp.metrics["gpu__time_duration.sum"] == pytest.approx(full.metrics["gpu__time_duration.sum"], rel=0.02)
     assert np.count_nonzero(out) == 1056 * 256
+
+
+@pytest.mark.parametrize("waves,iters", [(1, 8), (1, 64), (4, 64)])
+def test_report_timeline_is_recorded_by_a_simulation_the_prediction_runs(monkeypatch, waves, iters):
+    """The simulation whose timeline the report shows records it the first time it runs:
+    every SM simulation of a prediction is a different one (it used to run once more, only to
+    record the timeline), and the timeline is the same as recording it on its own."""
+    from simgpu.timing import model as timing_model
+    calls = []
+    real = timing_model.simulate_sm
+
+    def counted(*a, **kw):
+        calls.append(kw.get("timeline") is not None)
+        return real(*a, **kw)
+    monkeypatch.setattr(timing_model, "simulate_sm", counted)
+    n = 132 * 8 * 256 * waves
+    res = _cycles(fma_loop, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(iters)))
+    assert len(calls) == res.n_sims and calls.count(True) == 1
+    monkeypatch.setattr(timing_model, "simulate_sm", real)
+    again = _cycles(fma_loop, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(iters)))
+    assert res.cycles == again.cycles
+    assert res.timeline.blocks == again.timeline.blocks and res.timeline.warps == again.timeline.warps

@@ -407,6 +407,8 @@ class Stepper:
                 'style="width:100%;height:680px;border:1px solid #ddd"></iframe>')
 
     def plot(self, **kw):
+        """Lanes x steps (simgpu.stepper.plot.warp_lanes): a column per visit of a line in
+        line mode, per instruction in instruction mode (mode= overrides the stepper's)."""
         return warp_lanes(self, **kw)
 
 

@@ -3,7 +3,12 @@
 The page holds the record as JSON (values as per-step changes) and a small script; it needs
 no network and no server.  A compiled-path record (PtxStepper) also shows each step's PTX
 line, its SASS, where lanes rejoin, the registers the step wrote and the variables from the
-side-by-side IR run, labelled.  Buttons: start, back, step, next line, end; the arrow keys step.
+side-by-side IR run, labelled.  Buttons: start, back, step, next line, end, mode; the arrow
+keys step.  The page steps as the terminal does: in line mode (the compiled path's default;
+`m` or the mode button switches) a step is one visit of a source line (lines.py), the lanes
+shown are the lanes that run the line on that visit, and a step stops at the line's first
+instruction; in instruction mode a step is one instruction.  On the compiled path the status
+shows SIMT efficiency as compiled and as written.
 """
 from __future__ import annotations
 
@@ -77,8 +82,19 @@ def page_data(st, variables=None):
                       "mem": str(s.memory) if s.memory is not None else "-"})
         if ptx:
             steps[-1].update(_ptx_step(s))
+    for s, step_ in zip(st.steps, steps):
+        step_["place"] = getattr(s, "place", "body")
+    n = len(st.steps)
+    vs = st.visits
     b = st.block_idx
     return {"kernel": st.kernel_name, "block": list(b), "warp": st.warp, "valid": st.valid,
+            "mode": st.mode,
+            # line mode (lines.py): the visits [first step, end, lanes that run the line, place,
+            # line] and, per step, the visit it belongs to
+            "visits": [[v.start, v.end, v.mask, v.place, v.line] for v in vs],
+            "visit_of": [st.visit_at(k).index for k in range(1, n + 1)],
+            # SIMT efficiency so far of the same warp as written (the IR run), after k steps
+            "as_written": ([st.efficiency(k).get("as written") for k in range(n + 1)] if ptx else None),
             "file": st.fn.loc.file, "executor": "ptx" if ptx else "ir",
             "values_from": st.values_from if ptx else "",
             "source": {f"{f}:{ln}": t for (f, ln), t in st.fn.source_lines.items()},
@@ -119,15 +135,27 @@ function popc(m) { let c = 0; for (let i = 0; i < 32; i++) if ((m >>> i) & 1) c+
 function hex(m) { return '0x' + (m >>> 0).toString(16).padStart(8, '0'); }
 const E = id => document.getElementById(id);
 let pos = 0;
+let mode = D.mode === 'line' ? 'line' : 'inst';
+const stops = D.visits.map(v => v[0]);          // line mode stops at each visit's first instruction
 function where(n) { if (n <= 0) return null; const s = D.steps[n - 1]; return s.file + ':' + s.line; }
+function visitAt(n) { return n > 0 && D.visit_of.length ? D.visits[D.visit_of[Math.min(n, N) - 1]] : null; }
+function pct(x) { return (100 * x).toFixed(1) + ' %'; }
+function efficiency() {
+  const c = cw[pos] ? ct[pos] / (32 * cw[pos]) : 1;
+  if (!PTX) return `SIMT efficiency so far ${pct(c)}`;
+  const w = D.as_written ? D.as_written[pos] : null;
+  return `SIMT efficiency so far: as compiled ${pct(c)}` + (w === null || w === undefined ? '' : `, as written ${pct(w)} (simgpu's IR)`);
+}
 function render() {
   const s = pos ? D.steps[pos - 1] : null;
   const file = s ? s.file : D.file, line = s ? s.line : (N ? D.steps[0].line : 0);
-  const mask = s ? s.mask : D.valid;
+  const v = mode === 'line' ? visitAt(pos) : null;
+  const mask = v ? v[2] : (s ? s.mask : D.valid);
   E('status').textContent = (pos ? `step ${pos} of ${N}` : `start (nothing executed yet; ${N} steps)`) +
-    ` - line ${line} - SIMT efficiency so far ` +
-    (cw[pos] ? (100 * ct[pos] / (32 * cw[pos])).toFixed(1) : '100.0') + ' %' +
-    (pos === N ? ' - the warp has finished' : '') + (pos === N && D.error ? ' - ' + D.error : '');
+    ` - line ${line} - ` + efficiency() +
+    (pos === N ? ' - the warp has finished' : '') + (pos === N && D.error ? ' - ' + D.error : '') +
+    ` [${mode === 'line' ? 'line' : 'instruction'} stepping]`;
+  E('mode').textContent = mode === 'line' ? 'mode: line' : 'mode: instruction';
   const rows = Object.keys(D.source).filter(k => k.startsWith(file + ':'))
     .map(k => [parseInt(k.slice(file.length + 1)), D.source[k]]).sort((a, b) => a[0] - b[0]);
   E('src').innerHTML = '';
@@ -144,12 +172,20 @@ function render() {
     d.className = ((mask >>> i) & 1) ? 'on' : (((D.valid >>> i) & 1) ? 'off' : 'none');
     E('lanes').appendChild(d);
   }
-  E('active').textContent = `${popc(mask)}/32 active (${hex(mask)})`;
+  const what = v ? ({exit: "the kernel's exit", entry: "the kernel's entry"}[v[3]] || `line ${v[4]}`) : '';
+  E('active').textContent = v ? `${popc(mask)}/32 run ${what} on this visit (${hex(mask)})` :
+    `${popc(mask)}/32 active (${hex(mask)})`;
+  E('visit').textContent = v ? `steps ${v[0] + 1}-${v[1]} (${v[1] - v[0]} instruction(s)); ` +
+    `the instruction mode steps them one by one` : (mode === 'line' ? '-' : '(instruction stepping: one instruction a step)');
+  const first = v && v[3] === 'body' && v[0] === pos - 1;
+  const place = s && s.place === 'exit' ? " (the kernel's exit: ret and epilogue belong to no source line; shown at the def line)" :
+    (s && s.place === 'entry' ? " (the kernel's entry: the prologue, at the def line)" : '');
+  E('ilabel').textContent = first ? 'first of line' : 'executed';
   E('inst').textContent = s ? (PTX ? `PTX line ${s.ptx_line}: ` : '') + s.text + (s.kind === 'if' && s.taken !== null ?
       `: ${popc(s.taken)} lanes take the if-side, ${popc(s.mask) - popc(s.taken)} the else-side` : '') +
       (s.kind === 'bra' && s.taken !== null ? `: ${popc(s.taken)} lanes jump to ${s.target}, ` +
        `${popc(s.mask) - popc(s.taken)} fall through` : '') +
-      (PTX && s.no_loc ? ' (no source line from the compiler: shown under the previous line)' : '') : '(next to run)';
+      (PTX && s.no_loc ? ' (no source line from the compiler: shown under the previous line)' : '') + place : '(next to run)';
   if (PTX) {
     E('sass').textContent = s ? (s.sass.length ? s.sass.join(' ; ') : '(no SASS from this PTX line)') : '-';
     E('rejoin').textContent = s && s.rejoin ? s.rejoin : '-';
@@ -178,7 +214,19 @@ function render() {
   E('slider').value = pos;
 }
 function go(n) { pos = Math.max(0, Math.min(N, n)); render(); }
+function step() {                      // line mode: to the next visit's first instruction (or the end)
+  if (mode === 'inst' || pos >= N) return go(pos + 1);
+  const a = stops.find(a => a > pos - 1);
+  go(a === undefined ? N : a + 1);
+}
+function back() {                      // line mode: to the previous visit's first instruction (or the start)
+  if (mode === 'inst' || pos <= 0) return go(pos - 1);
+  const prev = stops.filter(a => a < pos - 1);
+  go(prev.length ? prev[prev.length - 1] + 1 : 0);
+}
+function setMode(m) { mode = m || (mode === 'line' ? 'inst' : 'line'); render(); return mode; }
 function nextLine() {
+  if (mode === 'line') return step();
   if (pos >= N) return;
   const here = where(pos);
   while (pos < N && where(pos + 1) === here) pos++;
@@ -186,18 +234,20 @@ function nextLine() {
   render();
 }
 E('start').onclick = () => go(0);
-E('back').onclick = () => go(pos - 1);
-E('step').onclick = () => go(pos + 1);
+E('back').onclick = back;
+E('step').onclick = step;
 E('next').onclick = nextLine;
+E('mode').onclick = () => setMode();
 E('end').onclick = () => go(N);
 E('slider').max = N;
 E('slider').oninput = e => go(parseInt(e.target.value));
 document.addEventListener('keydown', e => {
-  if (e.key === 'ArrowRight') go(pos + 1);
-  else if (e.key === 'ArrowLeft') go(pos - 1);
+  if (e.key === 'ArrowRight') step();
+  else if (e.key === 'ArrowLeft') back();
   else if (e.key === 'ArrowDown') nextLine();
+  else if (e.key === 'm') setMode();
 });
-window.simgpuStep = {go, nextLine, get pos() { return pos; }, N};
+window.simgpuStep = {go, step, back, nextLine, setMode, get pos() { return pos; }, get mode() { return mode; }, N};
 render();
 """
 
@@ -227,13 +277,14 @@ def render(st, variables=None):
 <h1>simgpu warp stepper - {title}</h1>
 <div id="bar"><button id="start">&laquo; start</button><button id="back">&#x25C0; back</button>
 <button id="step">step &#x25B6;</button><button id="next">next line &raquo;</button>
-<button id="end">end &raquo;|</button>
+<button id="end">end &raquo;|</button><button id="mode" title="m: line stepping (a step is one visit of a source line) or instruction stepping"></button>
 <input id="slider" type="range" min="0" value="0" style="width:18em;vertical-align:middle"></div>
 <div id="status"></div>
 <pre class="src" id="src"></pre>
-<div><span class="k">executed</span><code id="inst"></code></div>
+<div><span class="k" id="ilabel">executed</span><code id="inst"></code></div>
 <div><span class="k">lanes</span><span id="active"></span></div>
 <div id="lanes"></div>
+<div><span class="k">visit</span><span id="visit"></span></div>
 <div><span class="k">stack</span></div><ul id="stack"></ul>
 <div><span class="k">memory</span><code id="mem"></code></div>
 {_ptx_rows(st)}<div><span class="k">values</span> (grey: lane idle at this step){_values_note(st)}</div>

@@ -129,15 +129,24 @@ class TimingModel(Observer):
         if self.result is not None:
             return self.result
         configs, factors, K1 = self._loop_configs()
-        sims = Simulations(self, configs, factors)
-        vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
         tl = Timeline()
-        sims.run(*rep_key, timeline=tl)
+        sims = Simulations(self, configs, factors, timeline=(self._rep_key(), tl))
+        vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
+        assert rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
+        sims.run(*rep_key, timeline=tl)     # a new simulation only if _extrapolate did not run it
         if exact and len(self.groups) > 1:
             nmain = rep_key[0] * len(self.groups[0].blocks)
             main_end = max((b.t1 for b in tl.blocks if b.index < nmain), default=0.0)
             self.tail_cycles = max(0.0, float(vec[CYCLES]) - main_end)
         return self._finish(vec, sims.sm(rep_key), tl, sims.count, waves_simulated, factors, K1)
+
+    def _rep_key(self):
+        """The simulation that represents the launch (its timeline and SM are the report's):
+        the key _extrapolate returns, known before any simulation runs."""
+        F, has_tail = self.plan.full_waves, len(self.groups) > 1
+        if self.detail == "full" or F <= EXACT_WAVES:
+            return (max(F, 1), has_tail, 0)
+        return (Q2, has_tail, 0)
 
     def _extrapolate(self, sims, factors):
         """The launch's TOTALS vector from the simulations (exact, or extrapolated over loops
@@ -212,8 +221,11 @@ class Simulations:
     waves of the main group's blocks, then the tail group's if with_tail, with loops cut as
     loop configuration ci says."""
 
-    def __init__(self, model, configs, factors):
+    def __init__(self, model, configs, factors, timeline=None):
         self.model, self.configs, self.factors = model, configs, factors
+        # (key, Timeline): the simulation whose timeline the report shows records it the first
+        # time it runs, so it is not run a second time only to record it
+        self.timeline_key, self.timeline = timeline if timeline is not None else (None, None)
         P, mm = model.params, model.memory_model
         stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
                                            P.dram_write_cost) if mm is not None else {}
@@ -239,8 +251,11 @@ class Simulations:
     def run(self, q, with_tail, ci, timeline=None):
         """The TOTALS vector of simulation (q, with_tail, ci); run again with a timeline."""
         key = (q, with_tail, ci)
-        if key in self._runs and timeline is None:
+        recorded = key == self.timeline_key and timeline in (None, self.timeline)
+        if key in self._runs and (timeline is None or recorded):
             return self._runs[key][0]
+        if recorded:
+            timeline = self.timeline
         plan, wpb = self.model.plan, self.model.info.warps_per_block
         blocks = []
         if q:
