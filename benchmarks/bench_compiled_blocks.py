@@ -5,7 +5,9 @@ Cases: loop-heavy kernels with few warps (a 256x256 naive matmul, a Collatz loop
 online-softmax row kernel) and two classic wide ones (vector add, 16x16 tiled matmul).  Each
 timed run is one ``simgpu.launch`` (executor="ptx") after a warm-up launch (numba compile and
 ptxas facts cached); the two sides alternate, ``--repeat`` times each; medians and their ratio
-are printed, with every model on (memory + timing) and with models off.
+are printed, with every model on (memory + timing) and with models off.  Times are the
+process's CPU seconds (``time.process_time``): on a shared machine the wall clock also counts
+the time other processes hold the cores; ``--wall`` reports wall-clock seconds instead.
 
 ``--peer DIR`` also runs each case's interpreter side in a subprocess with DIR (another
 checkout, e.g. the main branch before this change) first on sys.path, in the same run: the
@@ -131,7 +133,7 @@ def cases():
 
 
 def once(name, fused, models):
-    """Seconds of one launch of case `name` (a warm-up launch first when asked by the caller)."""
+    """Seconds of one launch of case `name` (CPU seconds, or wall-clock with BENCH_WALL=1)."""
     import simgpu
     from simgpu import settings
     fn, grid, block, args = cases()[name]
@@ -140,9 +142,10 @@ def once(name, fused, models):
     kw = dict(memory=models, timing=models)
     ctx = settings.override(ptx_blocks=fused) if "ptx_blocks" in settings.FIELDS else contextlib.nullcontext()
     with ctx:                           # (a --peer checkout without the setting: its interpreter)
-        t = time.perf_counter()
+        clock = time.perf_counter if os.environ.get("BENCH_WALL") == "1" else time.process_time
+        t = clock()
         simgpu.launch(k, grid, block, a, executor="ptx", **kw)
-        return time.perf_counter() - t
+        return clock() - t
 
 
 def warm(name):
@@ -175,7 +178,10 @@ def main():
     ap.add_argument("--only", default=None, help="run the cases whose name contains this")
     ap.add_argument("--peer", default=None, help="another checkout: its interpreter too")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--wall", action="store_true", help="wall-clock seconds, not CPU seconds")
     a = ap.parse_args()
+    if a.wall:
+        os.environ["BENCH_WALL"] = "1"          # (the --peer child reads it too)
     rows = []
     modes = {"on": [True], "off": [False], "both": [True, False]}[a.models]
     print(f"{'case':50s} {'models':6s} {'interp s':>9s} {'blocks s':>9s} {'ratio':>6s}"
