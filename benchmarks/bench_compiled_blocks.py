@@ -60,12 +60,12 @@ def collatz(n0, out):
         out[i] = s
 
 
-def softmax_row(Q, K, V, O):
+def softmax_row(Q, K, V, out):
     """One thread per query row: online softmax over the keys (flash-attention's recurrence)."""
     r = cuda.grid(1)
     if r < Q.shape[0]:
         m = -1e30
-        l = 0.0
+        den = 0.0
         acc = cuda.local.array(16, np.float32)
         for d in range(16):
             acc[d] = 0.0
@@ -76,12 +76,12 @@ def softmax_row(Q, K, V, O):
             mn = max(m, s)
             c = math.exp(m - mn)
             p = math.exp(s - mn)
-            l = l * c + p
+            den = den * c + p
             for d in range(16):
                 acc[d] = acc[d] * c + p * V[j, d]
             m = mn
         for d in range(16):
-            O[r, d] = acc[d] / l
+            out[r, d] = acc[d] / den
 
 
 def vadd(a, b, c):

@@ -86,8 +86,8 @@ def compile_runs(kernel):
 
 class _Gen:
     def __init__(self, kernel):
-        self.k, self.ns, self.lines, self.n = kernel, {"np": np, "CR": convert_read,
-                                                      "UC": uniform_call}, [], 0
+        self.k, self.lines, self.n = kernel, [], 0
+        self.ns = {"np": np, "CR": convert_read, "UC": uniform_call}
 
     def const(self, value, stem="C"):
         self.n += 1
