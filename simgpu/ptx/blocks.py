@@ -36,13 +36,36 @@ from simgpu.ptx.types import np_dtype
 MIN_RUN = 2                     # shorter runs gain nothing over the interpreter
 
 
-class Run:
-    """A compiled straight-line run: ``fn(ex, lanes, notify)`` executes instructions
-    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None)."""
-    __slots__ = ("start", "n", "fn", "source")
+COMPILE_AT = 2                  # a run is compiled when it is reached this often (code that runs
+                                # once, a prologue, is not worth Python's compile: ~2 ms a run)
 
-    def __init__(self, start, n, fn, source):
-        self.start, self.n, self.fn, self.source = start, n, fn, source
+
+class Run:
+    """A straight-line run: once compiled, ``fn(ex, lanes, notify)`` executes instructions
+    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None).  It is compiled when
+    :meth:`ready` has been asked COMPILE_AT times (the kernel keeps it for its launches)."""
+    __slots__ = ("kernel", "start", "n", "fn", "_source", "hits")
+
+    def __init__(self, kernel, start, n):
+        self.kernel, self.start, self.n = kernel, start, n
+        self.fn = self._source = None
+        self.hits = 0
+
+    def ready(self):
+        """Whether the run is compiled (compiling it at its COMPILE_AT-th call)."""
+        if self.fn is None:
+            self.hits += 1
+            if self.hits < COMPILE_AT:
+                return False
+            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+        return True
+
+    @property
+    def source(self):
+        """The generated Python source (compiling the run if it is not yet)."""
+        if self._source is None:
+            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+        return self._source
 
 
 def _operand_ok(op):
@@ -67,7 +90,8 @@ def _fusable(kernel, pc):
 
 
 def compile_runs(kernel):
-    """{start pc: Run} for the kernel's fusable runs (runner.Kernel calls it once)."""
+    """{start pc: Run} for the kernel's fusable runs (runner.Kernel calls it once; each run is
+    compiled when it is first reached again, Run.ready)."""
     code = kernel.linked.code
     cuts = set(kernel.linked.target.values()) | set(kernel.linked.entry_pc.values())
     runs, pc, n = {}, 0, len(code)
@@ -79,7 +103,7 @@ def compile_runs(kernel):
         while end < n and end not in cuts and _fusable(kernel, end) is not None:
             end += 1
         if end - pc >= MIN_RUN:
-            runs[pc] = _compile(kernel, pc, end)
+            runs[pc] = Run(kernel, pc, end - pc)
         pc = end
     return runs
 
@@ -177,4 +201,4 @@ def _compile(kernel, start, end):
             "    sub = None if lanes is None or lanes is ex.ch.all_idx else lanes"]
     source = "\n".join(head + g.lines) + "\n"
     exec(compile(source, f"<simgpu ptx run {kernel.kernel_name}:{start}>", "exec"), g.ns)
-    return Run(start, end - start, g.ns["run"], source)
+    return g.ns["run"], source

@@ -266,7 +266,7 @@ class Executor:
         whole run (what _pick checks at each step); and within the step budget.  False: not
         run (the instruction runs alone)."""
         m = r.n
-        if self.steps + m > max_steps:
+        if self.steps + m > max_steps or not r.ready():
             return False
         if not self.conv:
             if self._omin is None:
