@@ -8,7 +8,8 @@ instructions that the builders marked ``fusable`` (instrs.py: unguarded arithmet
 semantics table without the carry chain, ``setp``, scalar ``mov``; any other instruction,
 memory, warp, control and whatever other op modules add, is never fused) whose operands are
 registers or immediates, split at every branch target, and generates for each run one Python
-function that executes it for the running lanes: the same semantics functions of the one PTX
+function (compiled the second time the run is reached, Run.ready) that executes it for
+the running lanes: the same semantics functions of the one PTX
 table (``semantics.lookup``), with operands pre-resolved (register keys, storage and operand
 dtypes, immediates as constants), registers read and written through the executor's own
 ``read_reg``/``write_reg`` rules, uniform (0-d) values kept scalar exactly as
