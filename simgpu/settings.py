@@ -18,6 +18,9 @@ executor            SIMGPU_EXECUTOR            what ``executor="auto"`` (every l
                                                "ptx" or "ir".  It changes which semantics run.
 ptx_kernel_cache    SIMGPU_PTX_KERNEL_CACHE    "0": every PTX launch builds its own Kernel
                                                instead of reusing a cached one (same results).
+ptx_blocks          SIMGPU_PTX_BLOCKS          "0": the PTX executor runs every instruction
+                                               alone instead of a straight-line run's compiled
+                                               function (simgpu/ptx/blocks.py; same results).
 cache_dir           SIMGPU_CACHE_DIR           the disk cache's folder (default ~/.cache/simgpu).
 disk_cache          SIMGPU_NO_CACHE            "1" (anything but "" or "0") turns the disk cache
                                                of compile facts off (same results, slower).
@@ -78,6 +81,7 @@ class Settings:
     """The settings in force (see the module docstring for each field's variable and meaning)."""
     executor: str = "auto"
     ptx_kernel_cache: bool = True
+    ptx_blocks: bool = True
     cache_dir: str | None = None
     disk_cache: bool = True
     ptxas: str | None = None
@@ -99,6 +103,7 @@ class Settings:
 ENV = {
     "executor": ("SIMGPU_EXECUTOR", _executor),
     "ptx_kernel_cache": ("SIMGPU_PTX_KERNEL_CACHE", _not_zero),
+    "ptx_blocks": ("SIMGPU_PTX_BLOCKS", _not_zero),
     "cache_dir": ("SIMGPU_CACHE_DIR", _text),
     "disk_cache": ("SIMGPU_NO_CACHE", _empty_or_zero),
     "ptxas": ("SIMGPU_PTXAS", _text),

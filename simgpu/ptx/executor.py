@@ -36,6 +36,7 @@ import sys
 
 import numpy as np
 
+from simgpu import settings
 from simgpu.errors import KernelError
 from simgpu.ptx.types import np_dtype
 from simgpu.ptx.events import InstrEvent
@@ -138,6 +139,9 @@ class Executor:
         self._key = self._klanes = self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
+        # straight-line runs compiled into one function each (blocks.py), or None: off
+        self.runs = getattr(getattr(image, "kernel", None), "runs", None) \
+            if settings.current().ptx_blocks else None
 
     @property
     def ret_pc(self):
@@ -238,6 +242,11 @@ class Executor:
                             return
                         continue
                     pc, lanes = sel
+                runs = self.runs
+                if runs:
+                    r = runs.get(pc)
+                    if r is not None and self.run_fused(r, pc, lanes, max_steps):
+                        continue
                 self.steps += 1
                 if self.steps > max_steps:
                     self.fault(self.im.linked.code[pc], f"more than {max_steps} steps "
@@ -249,6 +258,32 @@ class Executor:
                     ins.exec(self, lanes, pc)
                 except MemFault as e:               # e.pos: the chunk lane at fault
                     self.fault(ins.ptx, e.msg, e.pos)
+
+    def run_fused(self, r, pc, lanes, max_steps):
+        """Execute the compiled run ``r`` (blocks.py) that starts at ``pc`` for ``lanes`` if the
+        interpreter would run all of its instructions for these lanes one after the other:
+        converged, or diverged with these lanes' key below every other running lane's for the
+        whole run (what _pick checks at each step); and within the step budget.  False: not
+        run (the instruction runs alone)."""
+        m = r.n
+        if self.steps + m > max_steps or not r.ready():
+            return False
+        if not self.conv:
+            if self._omin is None:
+                self._key[self._klanes] = BIG
+                self._omin = int(self._key.min())
+            if self._k + m - 1 >= self._omin:
+                return False
+        notify = self.notify_instr if self.instr_obs else None
+        if notify is None:
+            self.steps += m
+        r.fn(self, lanes, notify)
+        if self.conv:
+            self.upc = pc + m
+        else:                       # as m calls of advance and _pick's fast path would leave it
+            self._k += m - 1
+            self._next = (lanes, self._k + 1)
+        return True
 
     def _pick(self):
         """Not converged: (pc, lanes) of the smallest key over the running lanes, or None when

@@ -214,6 +214,8 @@ def build_arith(ctx, ins):
         if sub is None or len(sub):
             write(ex, uniform_call(fn, [r(ex, sub) for r in reads]), sub)
         ex.advance(lanes)
+    if ins.guard is None:           # blocks.py may fuse it into its basic block's function
+        run.fusable = ("arith", fn, dt, tuple(sts[:len(srcs)]))
     return run
 
 
@@ -270,6 +272,8 @@ def build_setp(ctx, ins):
             if wq is not None:
                 wq(ex, q, sub)
         ex.advance(lanes)
+    if ins.guard is None:
+        run.fusable = ("setp", cmp, t, comb)
     return run
 
 
@@ -313,6 +317,8 @@ def build_mov(ctx, ins):
         if sub is None or len(sub):
             write(ex, value(ex, sub), sub)
         ex.advance(lanes)
+    if ins.guard is None and src[0] != "vec":
+        run.fusable = ("mov", None, t, (t,))
     return run
 
 

@@ -77,6 +77,10 @@ def flush(fmt: Fmt, x):
 
 def canon_nan(fmt: Fmt, x):
     """Replace every NaN (storage array) with the format's canonical NaN pattern."""
+    if fmt.store.kind == "f":                   # no NaN (the common case): the same bits, one test
+        s = np.asarray(x, fmt.store)
+        if not np.isnan(s).any():
+            return s.view(fmt.store)
     u = bits_of(fmt, x)
     em = fmt.bits.type(fmt.expmask)
     man = fmt.bits.type(~(fmt.sign | fmt.expmask) & ((1 << (8 * fmt.bits.itemsize)) - 1))
@@ -331,6 +335,8 @@ def f64_arith(op, mode, args, nan_order=None):
                 fin = fin & (args[1] != 0)
             for i, v in exact_f64(_FRAC[op], mode, args, fin).items():
                 res.flat[i] = v
+    if not np.isnan(res).any():                # no NaN result: no NaN operand either
+        return np.asarray(res, np.float64).view(np.float64)
     res = canon_nan(FMT["f64"], res)
     return f64_nan_operand(res, args, nan_order if nan_order is not None else F64_NAN_ORDER[op])
 
