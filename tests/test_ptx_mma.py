@@ -8,8 +8,8 @@
 """
 from __future__ import annotations
 
+import importlib.util
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -19,9 +19,12 @@ from simgpu.ptx import ops_mma
 from simgpu.ptx.runner import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "validation", "tensor_cores"))
-
-import kernels as K  # noqa: E402
+# validation/tensor_cores/kernels.py under its own name: a module called `kernels` left in
+# sys.modules would shadow validation/holdout/kernels.py for tests/test_sanitize_suite.py
+_spec = importlib.util.spec_from_file_location(
+    "simgpu_tensor_core_kernels", os.path.join(ROOT, "validation", "tensor_cores", "kernels.py"))
+K = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(K)
 
 NPZ = os.path.join(ROOT, "validation", "data", "h200_tensor_cores.npz")
 STORED = np.load(NPZ) if os.path.exists(NPZ) else None

@@ -246,6 +246,10 @@ def fused_mma(A, B, C, ta, tb, frac=FRACTION_BITS, final=fp.RZ):
     """fused_sum + to_f32 for whole instructions (A (W,16,K), B (W,K,8), C (W,16,8) values),
     compiled: the same bits as ``to_f32(fused_sum(...))`` over the broadcast products
     (tests/test_ptx_mma.py).  ``final``: RZ or RN."""
+    W, M, K = np.shape(A)
+    if np.shape(B) != (W, K, np.shape(C)[2]) or np.shape(C)[:2] != (W, M):
+        # the compiled loop does not check bounds: a mismatch would write outside `out`
+        raise ValueError(f"fused_mma: shapes A {np.shape(A)}, B {np.shape(B)}, C {np.shape(C)} do not agree")
     out = np.empty(C.shape)
     _fused_mma(np.ascontiguousarray(A, np.float64), np.ascontiguousarray(B, np.float64),
                np.ascontiguousarray(C, np.float64), EMIN[ta], EMIN[tb], frac, final == fp.RZ, out,

@@ -255,6 +255,8 @@ def fma_rn_f64(a, b, c):
     """Correctly rounded fma(a, b, c) in float64 (Boldo-Melquiond emulation + exact fallback)."""
     a, b, c = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, c)))
     res = a * b + c                                    # right for non-finite and zero a*b
+    # a, b finite and c infinite: c (the exact product is finite even where a * b overflows)
+    res = np.where(np.isfinite(a) & np.isfinite(b) & np.isinf(c), c, res)
     fin = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
     prod_nz = (a != 0) & (b != 0)
     res = np.where(fin & prod_nz & (c == 0), a * b, res)

@@ -2,8 +2,8 @@
 the Payne-Hanek slow path above |x| >= 105615), for tests/test_ptx_carry.py."""
 import json, os, sys, datetime, platform
 import numpy as np
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import _common  # noqa: E402,F401  (np.row_stack for numba on numpy 2.5; validation/'s one copy)
 import math
 from numba import cuda
 import numba
