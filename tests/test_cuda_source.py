@@ -118,3 +118,14 @@ def test_clear_errors():
         simgpu.cuda_source("__global__ void bad(float* a) { a[0] = undefined_name; }", "bad")[1, 32](x)
     with pytest.raises(LaunchError, match="kernel\\[grid, block\\]"):
         k[1]
+
+
+def test_nvrtc_leaves_cpythons_cached_bytes_alone():
+    """NVRTC writes its log and PTX into the buffer it is given; an empty log is one NUL byte.
+    Handed ``b" " * 1`` (CPython's cached one-byte object), it turned every later ``b" "``, and
+    so every printed separator, into NUL."""
+    from simgpu.sass.toolchain import nvrtc_kernel_ptx, nvrtc_ptx
+    src = 'extern "C" __global__ void k(float *x) { x[threadIdx.x] = 1.0f; }'
+    nvrtc_kernel_ptx(src, "k", "compute_90")
+    nvrtc_ptx(src, "k", (9, 0))
+    assert " ".encode("latin-1").hex() == "20" and (b" " * 1).hex() == "20"

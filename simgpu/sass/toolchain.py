@@ -405,6 +405,17 @@ def _nvrtc_includes():
     return [d for d in inc if d and os.path.isdir(d)]
 
 
+def _nvrtc_text(size_of, get, prog):
+    """The bytes NVRTC's `get` (nvrtcGetPTX, nvrtcGetProgramLog) writes, read into a fresh
+    writable buffer, without the terminating NUL.  (Never a ``bytes`` object: NVRTC writes
+    into the buffer, and ``b" " * 1`` is CPython's cached one-byte object -- an empty log's
+    size is 1 -- so writing its NUL there turned every later ``b" "`` into ``b"\\0"``.)"""
+    _, size = size_of(prog)
+    buf = bytearray(size)
+    get(prog, buf)
+    return bytes(buf).rstrip(b"\0")
+
+
 def nvrtc_ptx(source, name, cc, lineinfo=True):
     """PTX of CUDA C++ `source` for compute capability `cc` (NVRTC, relocatable device code)."""
     from cuda.bindings import nvrtc
@@ -415,16 +426,12 @@ def nvrtc_ptx(source, name, cc, lineinfo=True):
     try:
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * size
-            nvrtc.nvrtcGetProgramLog(prog, log)
+            log = _nvrtc_text(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog, prog)
             raise ToolFailedError(f"NVRTC failed on {name}: {log.decode(errors='replace').strip()}")
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = b" " * size
-        nvrtc.nvrtcGetPTX(prog, buf)
+        buf = _nvrtc_text(nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX, prog)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return buf.rstrip(b"\0").decode()
+    return buf.decode()
 
 
 def nvrtc_kernel_ptx(source, name, arch, filename="kernel.cu", options=()):
@@ -438,15 +445,11 @@ def nvrtc_kernel_ptx(source, name, arch, filename="kernel.cu", options=()):
     try:
         nvrtc.nvrtcAddNameExpression(prog, name.encode())
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
-        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        log = log.rstrip(b"\0").decode(errors="replace").strip()
+        log = _nvrtc_text(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog, prog)
+        log = log.decode(errors="replace").strip()
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise ToolFailedError(f"NVRTC could not compile {filename}:\n{log}")
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = b" " * size
-        nvrtc.nvrtcGetPTX(prog, buf)
+        buf = _nvrtc_text(nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX, prog)
         err, lowered = nvrtc.nvrtcGetLoweredName(prog, name.encode())
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise ToolFailedError(f"NVRTC does not know a kernel {name!r} in {filename}")
