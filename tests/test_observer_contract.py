@@ -185,3 +185,31 @@ def test_the_sanitizer_and_the_models_read_the_records_not_the_raw_stream():
                                 and [a.arg for a in d.args.args] == ["self", "ev"]:
                             raw.add(f"{rel}:{node.name}")
     assert raw == {"events.py:Observer", "runtime/ptx_path.py:_Adapter", "stepper/ptxrec.py:PtxRecorder"}, raw
+
+
+def test_every_executor_declares_the_whole_protocol_and_launch_probes_none():
+    """launch asks an executor for what runtime/executor.py:Executor declares, directly: no
+    getattr probes with defaults; every executor simgpu has implements all of it; an object
+    that is not an executor is refused with the members it lacks."""
+    import inspect
+    from simgpu.errors import LaunchError
+    from simgpu.host.kernels import CompiledPTXExecutor
+    from simgpu.runtime import launch as launch_mod
+    from simgpu.runtime.executor import EXECUTORS, Executor, get_executor
+    from simgpu.runtime.foreign import ForeignPTXExecutor
+    for cls in (*EXECUTORS.values(), ForeignPTXExecutor, CompiledPTXExecutor):
+        for member in ("name", "binds_python", "supports_timing", "prepare", "make_counter", "run"):
+            assert hasattr(cls, member), (cls, member)
+        assert {"prepare", "make_counter", "run"} <= {n for n, _ in inspect.getmembers(cls, callable)}
+    src = inspect.getsource(launch_mod)
+    for member in ("binds_python", "supports_timing", "prepare", "make_counter", "fill_report", "name"):
+        assert f'getattr(ex, "{member}"' not in src and f'getattr(executor, "{member}"' not in src
+    assert isinstance(get_executor("ir"), Executor)
+
+    class RunOnly:
+        name = "mine"
+
+        def run(self, program, launch, observers):
+            return 0
+    with pytest.raises(LaunchError, match="lacks binds_python, supports_timing, prepare, make_counter"):
+        get_executor(RunOnly())

@@ -74,6 +74,9 @@ class InstCounter(Observer):
         warp, thread, by_class = self.totals()
         return inst_metrics(warp, thread, self.branches, by_class)
 
+    def fill_report(self, rep):
+        """Nothing beyond metrics() and by_line(): the IR has no SASS of its own to show."""
+
     def by_line(self):
         rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
         for ins, w, t in self.per_inst.values():

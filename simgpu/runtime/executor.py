@@ -8,27 +8,58 @@ second implementation of `Executor.run`, not a fork of `launch`.
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from .. import settings
+from ..errors import LaunchError
 from ..exec.budget import LaunchWatch
+from ..exec.counters import InstCounter
 from ..exec.interp import Interpreter
 from ..exec.state import Chunk
 from ..sass.toolchain import compiled_path_available
 from .ptx_path import PTXExecutor
 
 
+@runtime_checkable
 class Executor(Protocol):
+    """What `launch` asks of an executor, in the order it asks (runtime/launch.py):
+
+    - ``binds_python``: True if the launch binds the arguments from the kernel's Python
+      signature (the compiled code's ABI) rather than through simgpu's own frontend;
+    - ``supports_timing``: whether its records can feed the timing model;
+    - ``prepare(program, launch, values)``: after binding, before the models are built (the
+      PTX executor compiles here and sets the launch's registers and shared memory);
+    - ``make_counter(launch)``: the instruction counter the Report's ``smsp__*`` come from;
+    - ``run(program, launch, observers)``: every chunk, telling the observers
+      (simgpu/events.py); returns the number of blocks executed.
+    """
     name: str
+    binds_python: bool
+    supports_timing: bool
+
+    def prepare(self, program, launch, values) -> object:
+        """Get ready to run `program` for `launch` (may set its registers and facts)."""
+
+    def make_counter(self, launch) -> object:
+        """The Observer that counts instructions, with metrics(), by_line(), fill_report(rep)."""
 
     def run(self, program, launch, observers) -> int:
-        """Run launch.chunks() of `program`; call the observer contract (exec/state.py)."""
+        """Run launch.chunks() of `program`; call the observer contract (simgpu/events.py)."""
 
 
 class IRExecutor:
     """The vectorised SIMT interpreter of simgpu's own IR (simgpu/exec)."""
 
     name = "ir"
+    binds_python = False        # simgpu's frontend specialises and binds the arguments
+    supports_timing = True
+
+    def prepare(self, program, launch, values=None):
+        """Nothing to compile: the IR is the program (launch.prepare adds its ProgramFacts)."""
+        return None
+
+    def make_counter(self, launch):
+        return InstCounter()
 
     def run(self, program, launch, observers) -> int:
         watch = LaunchWatch(launch.budget, launch.kernel_name)
@@ -63,4 +94,9 @@ def get_executor(name_or_executor="auto") -> Executor:
         if name_or_executor not in EXECUTORS:
             raise ValueError(f"unknown executor {name_or_executor!r}; known: {', '.join(EXECUTORS)}")
         return EXECUTORS[name_or_executor]()
+    if not isinstance(name_or_executor, Executor):
+        missing = [m for m in ("name", "binds_python", "supports_timing", "prepare", "make_counter", "run")
+                   if not hasattr(name_or_executor, m)]
+        raise LaunchError(f"executor={name_or_executor!r} is not an executor: it lacks {', '.join(missing)} "
+                          "(simgpu.runtime.executor.Executor)")
     return name_or_executor

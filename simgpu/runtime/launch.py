@@ -170,8 +170,7 @@ def make_models(info, memory, timing, timing_detail, sample, executor=None):
     """The instruction counter (the executor's own, if it has one) and the memory and timing
     models, as observers.  (sample=True without the timing model runs the waves planned from
     the occupancy and scales the instruction counts: sampled_blocks, make_report.)"""
-    make_counter = getattr(executor, "make_counter", None)
-    counter = make_counter(info) if make_counter is not None else InstCounter()
+    counter = executor.make_counter(info) if executor is not None else InstCounter()
     memory_model = memory if isinstance(memory, type) and issubclass(memory, MemoryModel) else MemoryModel
     mm = memory_model(info.gpu, info) if memory else None
     tm = (TimingModel(info.gpu, info, memory_model=mm, registers_per_thread=info.registers_per_thread,
@@ -210,9 +209,7 @@ def make_report(k, info, counter, models, executed, sample):
                  qualname=qualname_of(k))
     rep.metrics.update(counter.metrics())
     rep.lines = {key: dict(v) for key, v in counter.by_line().items()}
-    fill = getattr(counter, "fill_report", None)          # the PTX path's counter: what ran
-    if fill is not None:
-        fill(rep)
+    counter.fill_report(rep)                               # what ran (the PTX path: the SASS)
     rep.metrics["launch__grid_size"] = float(info.n_blocks)
     rep.metrics["launch__block_size"] = float(info.threads_per_block)
     rep.metrics["launch__shared_mem_per_block_static"] = float(info.smem_bytes - info.dynamic_smem_bytes)
@@ -235,7 +232,7 @@ def make_report(k, info, counter, models, executed, sample):
 
 def check_timing(ex, timing):
     """timing=None: on where the executor can feed the timing model."""
-    supported = getattr(ex, "supports_timing", True)
+    supported = ex.supports_timing
     if timing is None:
         return supported
     if timing and not supported:
@@ -247,10 +244,8 @@ def prepare(ex, k, info, values):
     """The executor's own preparation (the PTX executor compiles the kernel here and sets the
     launch's registers and shared memory from ptxas) before the models are built."""
     info.program = k
-    hook = getattr(ex, "prepare", None)
     t0 = time.perf_counter()
-    if hook is not None:
-        hook(k, info, values)
+    ex.prepare(k, info, values)
     info.prepare_seconds = time.perf_counter() - t0
     if info.facts is None:                  # simgpu's IR is the program that runs
         shared = getattr(info.fn, "shared", None) or {}
@@ -330,7 +325,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     shared_bytes = check_shared_bytes(shared_bytes)
     tools, collector = sanitizer_tools(check)
     poison = check_poison(poison)
-    if getattr(ex, "binds_python", False):     # the compiled path: no simgpu frontend
+    if ex.binds_python:                        # the compiled path: no simgpu frontend
         k, fn, values = specialise_python(kernel, args)
         info = bind_python(k, fn, gpu, grid, block, values, registers_per_thread, max_loop_iterations,
                            shared_bytes)
@@ -367,7 +362,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     for o in obs:
         o.launch_end(info)
     rep = make_report(k, info, counter, models, executed, sample)
-    rep.extras["config"] = {**config.record(), "executor_ran": getattr(ex, "name", type(ex).__name__)}
+    rep.extras["config"] = {**config.record(), "executor_ran": ex.name}
     if san is not None:
         rep.sanitizer = san.report
         if collector is not None:
