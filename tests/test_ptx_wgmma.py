@@ -1,0 +1,237 @@
+"""wgmma (sm_90a): Triton's tutorial fp16 matmul compiled for the H200 (GPUTarget("cuda", 90, 32),
+.target sm_90a) through simgpu's front door against the k16-step model and numpy; the H200's
+own outputs for the card's PTX (validation/tensor_cores/wgmma/); hand-written wgmma PTX against
+a numpy reference of the ISA's shared-memory layouts (every swizzle mode, K- and MN-major, A from
+registers or a descriptor) and of its register fragments."""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import simgpu
+from simgpu.ptx import ops_mma, ops_wgmma
+from simgpu.ptx.runner import run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VAL = os.path.join(os.path.dirname(HERE), "validation", "tensor_cores", "wgmma")
+
+
+def _model():
+    spec = importlib.util.spec_from_file_location("_tc_sm80_model", os.path.join(HERE, "test_ptx_triton_mma.py"))
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except pytest.skip.Exception:
+        pytest.skip("triton is not installed")
+    return mod.model_matmul
+
+
+# ---- hand-written wgmma PTX --------------------------------------------------------------
+def layout_reference(mn, k, mn_major, width, lbo, sbo):
+    """Byte address of 16-bit element (mn, k) in an operand whose layout the descriptor names,
+    written as the ISA draws it: rows of `width` bytes (K-major: one per mn; MN-major: one per
+    k) in 8-row atoms whose 16-byte chunks are XOR-ed with the row's position in the 1024-byte
+    repeat ((row % 8) * width // 128); no swizzle: 8 x 16-byte core matrices."""
+    if width == 0:
+        if mn_major:
+            return (2 * mn // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + (2 * mn) % 16
+        return (mn // 8) * sbo + (2 * k // 16) * lbo + (mn % 8) * 16 + (2 * k) % 16
+    row, inrow, col_block, atom = ((k % 8, (2 * mn) % width, (2 * mn) // width, k // 8) if mn_major
+                                   else (mn % 8, 2 * k, 0, mn // 8))
+    chunk = (inrow // 16) ^ (((row * width) // 128) % (width // 16))
+    return atom * sbo + col_block * lbo + row * width + chunk * 16 + inrow % 16
+
+
+def wgmma_ptx(N, a_regs, sa, sb, ta, tb, image_words):
+    D = ",".join(f"%d{i}" for i in range(N // 2))
+    lines = [".version 8.0", ".target sm_90a", ".address_size 64",
+             ".visible .entry k(.param .u64 pimg, .param .u64 pc, .param .u64 pd, .param .u64 pa,"
+             " .param .u64 da, .param .u64 db, .param .u32 keep)", "{",
+             f".reg .b32 %d<{N // 2}>;", ".reg .b32 %a<4>;", ".reg .b32 %r<16>;", ".reg .b64 %rd<32>;",
+             ".reg .pred %p<2>;", f".shared .align 1024 .b8 smem[{4 * image_words}];",
+             "mov.u32 %r1, %tid.x;", "ld.param.u64 %rd1, [pimg];", "mul.wide.u32 %rd2, %r1, 4;",
+             "mov.u32 %r2, smem;", "cvt.u64.u32 %rd3, %r2;"]
+    for i in range(image_words // 128):            # thread t copies words t, t + 128, ...
+        lines += ["add.u64 %rd4, %rd1, %rd2;", f"ld.global.b32 %r3, [%rd4+{512 * i}];",
+                  "add.u64 %rd5, %rd3, %rd2;", f"st.shared.b32 [%rd5+{512 * i}], %r3;"]
+    lines += ["bar.sync 0;", "shr.u64 %rd6, %rd3, 4;",
+              "ld.param.u64 %rd7, [da];", "add.u64 %rd7, %rd7, %rd6;",
+              "ld.param.u64 %rd8, [db];", "add.u64 %rd8, %rd8, %rd6;",
+              "ld.param.u64 %rd9, [pc];", f"mul.wide.u32 %rd10, %r1, {2 * N};",
+              "add.u64 %rd9, %rd9, %rd10;", "ld.param.u64 %rd11, [pd];", "add.u64 %rd11, %rd11, %rd10;",
+              "ld.param.u64 %rd12, [pa];", "mul.wide.u32 %rd13, %r1, 16;", "add.u64 %rd12, %rd12, %rd13;",
+              "ld.param.u32 %r4, [keep];", "setp.ne.u32 %p1, %r4, 0;"]
+    lines += [f"ld.global.b32 %d{i}, [%rd9+{4 * i}];" for i in range(N // 2)]
+    lines += [f"ld.global.b32 %a{i}, [%rd12+{4 * i}];" for i in range(4)]
+    a = "{%a0,%a1,%a2,%a3}" if a_regs else "%rd7"
+    imms = f"{sa}, {sb}, {tb}" if a_regs else f"{sa}, {sb}, {ta}, {tb}"
+    lines += ["wgmma.fence.sync.aligned;",
+              f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.f16.f16 {{{D}}}, {a}, %rd8, %p1, {imms};",
+              "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;"]
+    lines += [f"st.global.b32 [%rd11+{4 * i}], %d{i};" for i in range(N // 2)]
+    lines += ["ret;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def d_fragment(thread, reg):
+    """The ISA's wgmma D fragment: (row, column) of f32 register `reg` of `thread` (0..127)."""
+    w, lane = thread // 32, thread % 32
+    g, t, i, j = lane >> 2, lane & 3, reg >> 2, reg & 3
+    return 16 * w + g + 8 * (j >> 1), 8 * i + 2 * t + (j & 1)
+
+
+def a_fragment(thread, reg, half):
+    w, lane = thread // 32, thread % 32
+    g, t = lane >> 2, lane & 3
+    return 16 * w + g + 8 * (reg & 1), 8 * (reg >> 1) + 2 * t + half
+
+
+def place(image, vals, rows, cols, mn_axis, mn_major, width, lbo, sbo, base):
+    """Write the 16-bit element bits `vals` (rows x cols) into the byte image at their layout
+    addresses (mn_axis 0: rows are mn)."""
+    for r in range(rows):
+        for c in range(cols):
+            mn, k = (r, c) if mn_axis == 0 else (c, r)
+            addr = base + layout_reference(mn, k, mn_major, width, lbo, sbo)
+            image[addr:addr + 2] = np.frombuffer(np.uint16(vals[r, c]).tobytes(), np.uint8)
+
+
+SWZ_CODE = {0: 0, 128: 1, 64: 2, 32: 3}
+
+
+def desc(start, lbo, sbo, width):
+    return (start >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWZ_CODE[width] << 62)
+
+
+def strides(width, mn_major, extent_mn):
+    """(LBO, SBO) a canonical tile of this operand uses."""
+    if width == 0:
+        return (128, 256) if not mn_major else (128 * (extent_mn // 8), 128)
+    return (0 if not mn_major else 8 * width * 2, 8 * width)
+
+
+CASES = [  # (A swizzle, A MN-major, B swizzle, B MN-major, A from registers, scale-a, scale-b, keep C, N)
+    (128, False, 128, True, False, 1, 1, True, 64),      # Triton's sm_90a matmul's modes
+    (128, False, 128, False, False, -1, 1, True, 64),
+    (128, True, 128, True, False, 1, -1, False, 128),
+    (64, False, 64, True, False, 1, 1, True, 32),
+    (32, True, 32, False, False, 1, 1, True, 16),
+    (0, False, 0, False, False, 1, 1, True, 64),
+    (0, True, 0, True, False, 1, 1, False, 24),
+    (None, None, 128, True, True, -1, -1, True, 64),
+]
+
+
+@pytest.mark.parametrize("aw, am, bw, bm, a_regs, sa, sb, keep, N", CASES)
+def test_wgmma_descriptors_and_fragments(aw, am, bw, bm, a_regs, sa, sb, keep, N):
+    rng = np.random.default_rng(N + (aw or 7) + 3 * bool(am) + 5 * bool(bm))
+    A = rng.standard_normal((64, 16)).astype(np.float16)
+    B = rng.standard_normal((16, N)).astype(np.float16)
+    C = rng.standard_normal((64, N)).astype(np.float32)
+    a_base, b_base = 0, 16384                     # 1024-aligned: the swizzle's repeat
+    image = np.zeros(32768, np.uint8)
+    if not a_regs:
+        la, sa_ = strides(aw, am, 64)
+        place(image, A.view(np.uint16), 64, 16, 0, am, aw, la, sa_, a_base)
+        da = desc(a_base, la, sa_, aw)
+    else:
+        da = 0
+    lb, sb_ = strides(bw, bm, N)
+    place(image, B.view(np.uint16), 16, N, 1, bm, bw, lb, sb_, b_base)
+    db = desc(b_base, lb, sb_, bw)
+    ptx = wgmma_ptx(N, a_regs, sa, sb, int(bool(am)), int(bm), image.size // 4)
+    cin = np.zeros((128, N // 2), np.uint32)
+    for th in range(128):
+        for r in range(N // 2):
+            cin[th, r] = C.view(np.uint32)[d_fragment(th, r)]
+    ain = np.zeros((128, 4), np.uint32)
+    Ab = A.view(np.uint16).astype(np.uint32)
+    for th in range(128):
+        for r in range(4):
+            ain[th, r] = Ab[a_fragment(th, r, 0)] | (Ab[a_fragment(th, r, 1)] << 16)
+    dout = np.zeros_like(cin)
+    run(ptx, "k", 1, 128, (image.view(np.uint32), cin, dout, ain, np.uint64(da), np.uint64(db), np.uint32(keep)))
+    got = np.zeros((64, N), np.uint32)
+    for th in range(128):
+        for r in range(N // 2):
+            got[d_fragment(th, r)] = dout[th, r]
+    a64, b64 = A.astype(np.float64) * sa, B.astype(np.float64) * sb
+    c64 = C.astype(np.float64) if keep else np.zeros((64, N))
+    prod = a64[:, None, :] * b64.T[None, :, :]
+    pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
+    want = ops_mma.fused_sum(c64, prod, pexp).astype(np.float32).view(np.uint32)
+    np.testing.assert_array_equal(got, want)
+    exact = a64 @ b64 + c64
+    assert np.abs(got.view(np.float32) - exact).max() < 1e-5 * (np.abs(prod).sum(-1).max() + 1)
+
+
+def test_descriptor_fields_and_swizzle():
+    d = np.uint64(0x4000004002000080)                # Triton's B descriptor: 128B, LBO 8192, SBO 1024
+    f = ops_wgmma.decode(d)
+    assert (int(f["start"]), int(f["lbo"]), int(f["sbo"]), int(f["swizzle"])) == (2048, 8192, 1024, 128)
+    assert int(ops_wgmma.decode(np.uint64(3 << 62))["swizzle"]) == 32
+    # 128B: byte 16 of row 1 of an atom is chunk 1 ^ 1 = 0
+    assert int(ops_wgmma.swizzle(128 + 16, 128)) == 128 and int(ops_wgmma.swizzle(128 + 16, 0)) == 144
+
+
+def test_wgmma_by_part_of_a_warpgroup_is_an_error():
+    ptx = wgmma_ptx(8, True, 1, 1, 0, 0, 128 * 8)
+    with pytest.raises(simgpu.SimGPUError, match="warpgroup"):
+        run(ptx, "k", 1, 96, (np.zeros(1024, np.uint32), np.zeros((96, 4), np.uint32),
+                             np.zeros((96, 4), np.uint32), np.zeros((96, 4), np.uint32),
+                             np.uint64(0), np.uint64(0), np.uint32(0)))
+
+
+# ---- Triton's tutorial matmul, sm_90a ------------------------------------------------------
+def _kernels():
+    pytest.importorskip("triton")
+    spec = importlib.util.spec_from_file_location("_wgmma_kernels", os.path.join(VAL, "kernels.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("M, N, K", [(128, 128, 64), (100, 200, 80)])
+def test_triton_matmul_sm90a_equals_the_k16_model(M, N, K):
+    K_ = _kernels()
+    import triton
+    model_matmul = _model()
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    rep = simgpu.jit(K_.matmul_kernel)[lambda m: (triton.cdiv(M, m["BLOCK_SIZE_M"]) * triton.cdiv(N, m["BLOCK_SIZE_N"]),)](
+        a, b, c, M, N, K, K, 1, N, 1, N, 1, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64,
+        GROUP_SIZE_M=8, num_warps=4, num_stages=3)
+    ptx = rep.extras["ptx"]["compiled"].ptx
+    assert ".target sm_90a" in ptx and "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+    assert rep.extras["ptx"]["arch"].startswith("sm_90a")
+    acc = model_matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_array_equal(c.view(np.uint16), acc.astype(np.float16).view(np.uint16))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c.astype(np.float64) - exact).max() < 1e-3 * np.abs(exact).max() + 2e-3
+
+
+@pytest.mark.parametrize("name", ["mm_100x200x80", "mm_200x136x72_cancel"])
+def test_card_ptx_reproduces_the_h200_bits(name):
+    """The PTX Triton 3.6 made on the H200, run on simgpu with the card's inputs: the card's output
+    bits (validation/tensor_cores/wgmma/h200/)."""
+    K_ = _kernels()
+    import json
+    H = os.path.join(VAL, "h200")
+    card = json.load(open(os.path.join(H, "h200_wgmma.json")))["cases"][name]
+    data = np.load(os.path.join(H, "h200_wgmma.npz"))
+    a, b = data[name + "_a"].view(np.float16), data[name + "_b"].view(np.float16)
+    M, N, K = card["M"], card["N"], card["K"]
+    meta = card["meta"]
+    c = np.full((M, N), np.nan, np.float16)
+    s = np.zeros(16, np.uint8)
+    grid = -(-M // meta["BLOCK_SIZE_M"]) * -(-N // meta["BLOCK_SIZE_N"])
+    run(open(os.path.join(H, name + ".ptx")).read(), "matmul_kernel", grid, 32 * meta["num_warps"],
+        (a, b, c, np.int32(M), np.int32(N), np.int32(K), np.int32(K), np.int32(N), np.int32(N), s, s.copy()),
+        dynamic_shared_bytes=card["shared"])
+    np.testing.assert_array_equal(c.view(np.uint16), data[name + "_c"])
+    assert K_.CASES                                   # the cases file the card ran
