@@ -45,7 +45,7 @@ def layout_reference(mn, k, mn_major, width, lbo, sbo):
     return atom * sbo + col_block * lbo + row * width + chunk * 16 + inrow % 16
 
 
-def wgmma_ptx(N, a_regs, sa, sb, ta, tb, image_words):
+def wgmma_ptx(N, a_regs, sa, sb, ta, tb, image_words, t="f16"):
     D = ",".join(f"%d{i}" for i in range(N // 2))
     lines = [".version 8.0", ".target sm_90a", ".address_size 64",
              ".visible .entry k(.param .u64 pimg, .param .u64 pc, .param .u64 pd, .param .u64 pa,"
@@ -69,7 +69,7 @@ def wgmma_ptx(N, a_regs, sa, sb, ta, tb, image_words):
     a = "{%a0,%a1,%a2,%a3}" if a_regs else "%rd7"
     imms = f"{sa}, {sb}, {tb}" if a_regs else f"{sa}, {sb}, {ta}, {tb}"
     lines += ["wgmma.fence.sync.aligned;",
-              f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.f16.f16 {{{D}}}, {a}, %rd8, %p1, {imms};",
+              f"wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{t}.{t} {{{D}}}, {a}, %rd8, %p1, {imms};",
               "wgmma.commit_group.sync.aligned;", "wgmma.wait_group.sync.aligned 0;"]
     lines += [f"st.global.b32 [%rd11+{4 * i}], %d{i};" for i in range(N // 2)]
     lines += ["ret;", "}"]
@@ -122,14 +122,29 @@ CASES = [  # (A swizzle, A MN-major, B swizzle, B MN-major, A from registers, sc
     (0, False, 0, False, False, 1, 1, True, 64),
     (0, True, 0, True, False, 1, 1, False, 24),
     (None, None, 128, True, True, -1, -1, True, 64),
+    (128, False, 128, True, False, 1, 1, True, 256, "bf16"),
+    (None, None, 64, False, True, 1, 1, True, 8, "bf16"),
 ]
 
 
-@pytest.mark.parametrize("aw, am, bw, bm, a_regs, sa, sb, keep, N", CASES)
-def test_wgmma_descriptors_and_fragments(aw, am, bw, bm, a_regs, sa, sb, keep, N):
+def _bf16(x):
+    """float64 -> bf16 bits (round to nearest even) as a uint16 array viewed as float16 storage."""
+    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return (((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)).view(np.float16)
+
+
+def _values(t, h):
+    if t == "bf16":
+        return (h.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return h.astype(np.float64)
+
+
+@pytest.mark.parametrize("aw, am, bw, bm, a_regs, sa, sb, keep, N, t", [c if len(c) == 10 else c + ("f16",) for c in CASES])
+def test_wgmma_descriptors_and_fragments(aw, am, bw, bm, a_regs, sa, sb, keep, N, t):
     rng = np.random.default_rng(N + (aw or 7) + 3 * bool(am) + 5 * bool(bm))
-    A = rng.standard_normal((64, 16)).astype(np.float16)
-    B = rng.standard_normal((16, N)).astype(np.float16)
+    conv = _bf16 if t == "bf16" else (lambda x: x.astype(np.float16))
+    A = conv(rng.standard_normal((64, 16)) * np.exp2(rng.integers(-6, 7, (64, 16))))
+    B = conv(rng.standard_normal((16, N)))
     C = rng.standard_normal((64, N)).astype(np.float32)
     a_base, b_base = 0, 16384                     # 1024-aligned: the swizzle's repeat
     image = np.zeros(32768, np.uint8)
@@ -142,7 +157,7 @@ def test_wgmma_descriptors_and_fragments(aw, am, bw, bm, a_regs, sa, sb, keep, N
     lb, sb_ = strides(bw, bm, N)
     place(image, B.view(np.uint16), 16, N, 1, bm, bw, lb, sb_, b_base)
     db = desc(b_base, lb, sb_, bw)
-    ptx = wgmma_ptx(N, a_regs, sa, sb, int(bool(am)), int(bm), image.size // 4)
+    ptx = wgmma_ptx(N, a_regs, sa, sb, int(bool(am)), int(bm), image.size // 4, t)
     cin = np.zeros((128, N // 2), np.uint32)
     for th in range(128):
         for r in range(N // 2):
@@ -158,10 +173,10 @@ def test_wgmma_descriptors_and_fragments(aw, am, bw, bm, a_regs, sa, sb, keep, N
     for th in range(128):
         for r in range(N // 2):
             got[d_fragment(th, r)] = dout[th, r]
-    a64, b64 = A.astype(np.float64) * sa, B.astype(np.float64) * sb
+    a64, b64 = _values(t, A) * sa, _values(t, B) * sb
     c64 = C.astype(np.float64) if keep else np.zeros((64, N))
     prod = a64[:, None, :] * b64.T[None, :, :]
-    pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
+    pexp = ops_mma.exponents(t, a64)[:, None, :] + ops_mma.exponents(t, b64).T[None, :, :]
     want = ops_mma.fused_sum(c64, prod, pexp).astype(np.float32).view(np.uint32)
     np.testing.assert_array_equal(got, want)
     exact = a64 @ b64 + c64
@@ -175,6 +190,24 @@ def test_descriptor_fields_and_swizzle():
     assert int(ops_wgmma.decode(np.uint64(3 << 62))["swizzle"]) == 32
     # 128B: byte 16 of row 1 of an atom is chunk 1 ^ 1 = 0
     assert int(ops_wgmma.swizzle(128 + 16, 128)) == 128 and int(ops_wgmma.swizzle(128 + 16, 0)) == 144
+
+
+def test_tensor_pipe_costs_hgmma_by_its_flops():
+    """HGMMA/HMMA occupy the tensor pipe for their FLOPs at the datasheet's dense fp16 rate
+    (H200: 989.4 TFLOP/s over 132 SMs x 4 SMSPs at 1.98 GHz), not one fp32 cycle."""
+    from simgpu.hardware.presets import H200
+    from simgpu.timing.params import TimingParams
+    from simgpu.timing.ptx_trace import sim_pipe, tensor_units
+    P = TimingParams.from_gpu(H200)
+    flop_per_cycle_smsp = H200.tensor_fp16_flops / (H200.sm_count * H200.clock_hz * H200.schedulers_per_sm)
+    cycles = tensor_units("HGMMA.64x128x16.F32") * P.interval["tensor"]
+    assert sim_pipe("HGMMA.64x128x16.F32") == "tensor"
+    assert abs(cycles - 2 * 16 * 128 * 16 / flop_per_cycle_smsp) < 1e-9        # ~69 cycles
+    assert tensor_units("HGMMA.64x256x16.F32") == 2 * tensor_units("HGMMA.64x128x16.F32")
+    assert tensor_units("HMMA.16816.F32") * P.interval["tensor"] == pytest.approx(2 * 16 * 8 * 16 / flop_per_cycle_smsp)
+    assert tensor_units("HGMMA.64x128x8.F32.TF32") == tensor_units("HGMMA.64x128x16.F32")    # tf32: half rate
+    assert tensor_units("WARPGROUP.ARRIVE") == 0
+    assert P.op_latency({"tensor": 64.0, "uniform": 1}) > cycles
 
 
 def test_wgmma_by_part_of_a_warpgroup_is_an_error():
@@ -235,3 +268,40 @@ def test_card_ptx_reproduces_the_h200_bits(name):
         dynamic_shared_bytes=card["shared"])
     np.testing.assert_array_equal(c.view(np.uint16), data[name + "_c"])
     assert K_.CASES                                   # the cases file the card ran
+
+
+# ---- elect.sync, setmaxnreg, fence.proxy.async -----------------------------------------------
+def _small(body):
+    return f""".version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pout)
+{{
+.reg .b32 %r<16>; .reg .b64 %rd<8>; .reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+ld.param.u64 %rd1, [pout];
+mul.wide.u32 %rd2, %r1, 4;
+add.u64 %rd3, %rd1, %rd2;
+mov.u32 %r5, 0;
+{body}
+st.global.u32 [%rd3], %r5;
+ret;
+}}
+"""
+
+
+def test_elect_sync_leader_is_the_lowest_active_member():
+    # fence.proxy.async and setmaxnreg by whole warpgroups run (and change nothing)
+    run(_small("and.b32 %r2, %r1, 31;\nsetp.ge.u32 %p2, %r2, 3;\n@%p2 elect.sync %r6|%p1, 0xfffffff8;\n"
+               "@%p2 selp.u32 %r5, 1000, 0, %p1;\n@%p2 add.u32 %r5, %r5, %r6;\nfence.proxy.async.shared::cta;\n"
+               "setmaxnreg.dec.sync.aligned.u32 40;"), "k", 1, 128, (np.zeros(128, np.uint32),))
+    # lanes 0-2 of each warp skip it; the others elect with mask 0xfffffff8
+    out = np.zeros(128, np.uint32)
+    run(_small("and.b32 %r2, %r1, 31;\nsetp.ge.u32 %p2, %r2, 3;\n@%p2 elect.sync %r6|%p1, 0xfffffff8;\n"
+               "@%p2 selp.u32 %r5, 1000, 0, %p1;\n@%p2 add.u32 %r5, %r5, %r6;"), "k", 1, 128, (out,))
+    want = np.where(np.arange(128) % 32 >= 3, 3, 0) + np.where(np.arange(128) % 32 == 3, 1000, 0)
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(simgpu.SimGPUError, match="membermask"):
+        run(_small("elect.sync %r6|%p1, 0xfffffff8;"), "k", 1, 32, (np.zeros(32, np.uint32),))
+    with pytest.raises(simgpu.SimGPUError, match="warpgroup"):
+        run(_small("setmaxnreg.inc.sync.aligned.u32 240;"), "k", 1, 64, (np.zeros(64, np.uint32),))

@@ -46,6 +46,8 @@ step the same way is an assumption, which the H200 run of the Triton matmul chec
 whole warpgroup executes them and do nothing else: simgpu's asynchronous operations are complete
 at issue, which a correct program cannot tell apart (one that touches D or the operands' shared
 memory before the wait is undefined in the ISA; simgpu does not detect it).
+
+Also here: ``elect.sync`` (the lowest member lane leads) and ``setmaxnreg`` (checked, no effect).
 """
 from __future__ import annotations
 
@@ -261,4 +263,59 @@ def _build_sync(ctx, ins):
     return run
 
 
-HANDLERS = {"wgmma": build_wgmma}
+# ---- other sm_90 warp / warpgroup instructions Triton and CUTLASS emit ---------------------
+def build_elect(ctx, ins):
+    """elect.sync d|p, membermask (sm_90): of the executing lanes of each warp that are in
+    membermask, the lowest-numbered one is the leader (the ISA says "one"; the hardware's and
+    CUTLASS' leader is the lowest lane); d = the leader's laneid in every such lane, p = true in
+    the leader only.  Lanes outside membermask must not execute it (ISA: undefined): an error."""
+    if list(ins.mods) != ["sync"] or len(ins.operands) != 2 or ins.operands[0][0] not in ("pair", "reg", "sink"):
+        return unsupported(ctx, ins, "only elect.sync d|p, membermask is modelled")
+    dst = ins.operands[0]
+    wd, wp = (writer(ctx, dst[1], "b32"), writer(ctx, dst[2], "pred")) if dst[0] == "pair" else \
+        (writer(ctx, dst, "b32"), None)
+    mask = reader(ctx, ins.operands[1], "b32")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            lane = ex.ch.laneid[sub].astype(np.int64)
+            m = np.broadcast_to(np.asarray(mask(ex, sub), np.uint32), (len(sub),)).astype(np.int64)
+            if not ((m >> lane) & 1).all():
+                bad = sub[int(np.argmin((m >> lane) & 1))]
+                ex.fault(ins, "elect.sync executed by a lane outside its membermask", bad)
+            warp = ex.ch.warp_global[sub]
+            _, inv = np.unique(warp, return_inverse=True)
+            leader = np.full(inv.max() + 1, 99, np.int64)
+            np.minimum.at(leader, inv, lane)
+            ld = leader[inv]
+            wd(ex, ld.astype(np.uint32), sub)
+            if wp is not None:
+                wp(ex, lane == ld, sub)
+        ex.advance(lanes)
+    return run
+
+
+def build_setmaxnreg(ctx, ins):
+    """setmaxnreg.{inc,dec}.sync.aligned.u32 imm (sm_90a): a hint to move registers between the
+    warpgroups of a block; simgpu's registers are not a limited resource while it executes, so
+    it checks the form (imm 24..256, a multiple of 8; a whole warpgroup) and does nothing (the
+    kernel's register count for occupancy is ptxas' report, as for every kernel)."""
+    mods = list(ins.mods)
+    ops = ins.operands
+    if len(mods) != 3 or mods[0] not in ("inc", "dec") or mods[1:] != ["sync", "aligned"] \
+            or len(ops) != 1 or ops[0][0] != "imm" or not (24 <= ops[0][1] <= 256 and ops[0][1] % 8 == 0):
+        return unsupported(ctx, ins, "setmaxnreg.{inc,dec}.sync.aligned.u32 N (N = 24..256, a "
+                                     "multiple of 8) is the form the ISA defines")
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            warpgroups(ex, ins, sub)
+        ex.advance(lanes)
+    return run
+
+
+HANDLERS = {"wgmma": build_wgmma, "elect": build_elect, "setmaxnreg": build_setmaxnreg}
