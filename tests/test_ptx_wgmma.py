@@ -305,3 +305,56 @@ def test_elect_sync_leader_is_the_lowest_active_member():
         run(_small("elect.sync %r6|%p1, 0xfffffff8;"), "k", 1, 32, (np.zeros(32, np.uint32),))
     with pytest.raises(simgpu.SimGPUError, match="warpgroup"):
         run(_small("setmaxnreg.inc.sync.aligned.u32 240;"), "k", 1, 64, (np.zeros(64, np.uint32),))
+
+
+def test_wgmma_results_reach_registers_at_wait_group():
+    """D is written when a wait_group covers its group: before it the registers hold their old
+    values; wait_group 1 completes all but the newest committed group; a chained wgmma
+    accumulates from the pending D."""
+    N = 8
+    base = wgmma_ptx(N, True, 1, 1, 0, 1, 2048)
+    mma = next(ln for ln in base.splitlines() if ln.startswith("wgmma.mma_async"))
+    chained = mma.replace("%d", "%e")
+    body = "\n".join([
+        "mov.b32 %e0, %d0;", "mov.b32 %e1, %d1;", "mov.b32 %e2, %d2;", "mov.b32 %e3, %d3;",
+        "wgmma.fence.sync.aligned;", mma, "wgmma.commit_group.sync.aligned;",
+        chained, chained, "wgmma.commit_group.sync.aligned;",
+        "st.global.v4.b32 [%rd11], {%d0, %d1, %d2, %d3};",          # before any wait: C
+        "wgmma.wait_group.sync.aligned 1;",
+        "st.global.v4.b32 [%rd11+2048], {%d0, %d1, %d2, %d3};",      # group 0 done
+        "st.global.v4.b32 [%rd11+4096], {%e0, %e1, %e2, %e3};",     # group 1 not yet: C
+        "wgmma.wait_group.sync.aligned 0;",
+        "st.global.v4.b32 [%rd11+6144], {%e0, %e1, %e2, %e3};"])
+    lines = base.splitlines()
+    start = lines.index("wgmma.fence.sync.aligned;")
+    end = max(i for i, ln in enumerate(lines) if ln.startswith("st.global.b32 [%rd11"))
+    lines[start:end + 1] = body.splitlines()
+    lines.insert(lines.index(".reg .b32 %a<4>;"), ".reg .b32 %e<4>;")
+    ptx = "\n".join(lines)
+    rng = np.random.default_rng(5)
+    B = rng.standard_normal((16, N)).astype(np.float16)
+    image = np.zeros(8192, np.uint8)
+    place(image, B.view(np.uint16), 16, N, 1, True, 128, 2048, 1024, 0)
+    A = rng.standard_normal((64, 16)).astype(np.float16)
+    C = rng.standard_normal((64, N)).astype(np.float32)
+    cin = np.zeros((128, 4), np.uint32)
+    ain = np.zeros((128, 4), np.uint32)
+    Ab = A.view(np.uint16).astype(np.uint32)
+    for th in range(128):
+        for r in range(4):
+            cin[th, r] = C.view(np.uint32)[d_fragment(th, r)]
+            ain[th, r] = Ab[a_fragment(th, r, 0)] | (Ab[a_fragment(th, r, 1)] << 16)
+    out = np.zeros((4, 128, 4), np.uint32)
+    run(ptx, "k", 1, 128, (image.view(np.uint32), cin, out, ain, np.uint64(0), np.uint64(desc(0, 2048, 1024, 128)),
+                           np.uint32(1)))
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    prod = a64[:, None, :] * b64.T[None, :, :]
+    pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
+    once = ops_mma.fused_sum(C.astype(np.float64), prod, pexp)
+    twice = ops_mma.fused_sum(once, prod, pexp)
+    frag = lambda M: np.array([[M.astype(np.float32).view(np.uint32)[d_fragment(th, r)] for r in range(4)]
+                               for th in range(128)])
+    np.testing.assert_array_equal(out[0], cin)
+    np.testing.assert_array_equal(out[1], frag(once))
+    np.testing.assert_array_equal(out[2], cin)
+    np.testing.assert_array_equal(out[3], frag(twice))

@@ -36,16 +36,21 @@ reads (its output equals the model's product: tests/test_ptx_wgmma.py); every mo
 against a numpy reference of the formulas above with hand-written PTX.  Not checked on an H200:
 the interleaved (no swizzle), 32B and 64B modes.
 
-Execution: the instruction is done when it is issued: the warpgroup's fragments are gathered
-into (warpgroups, 64, 16) / (warpgroups, 16, N) / (warpgroups, 64, N) arrays and multiplied in
-one compiled call (ops_mma.fused_mma), then D is written.  Accumulation: ops_mma's model (all
-16 products and C in one fused step aligned to the largest exponent, truncated to 2^(emax - 25),
-the sum truncated to f32), measured on the H200 for mma.sync m16n8k16; that HGMMA sums a k16
-step the same way is an assumption, which the H200 run of the Triton matmul checks
-(validation/tensor_cores/wgmma/).  ``fence``, ``commit_group`` and ``wait_group N`` check that a
-whole warpgroup executes them and do nothing else: simgpu's asynchronous operations are complete
-at issue, which a correct program cannot tell apart (one that touches D or the operands' shared
-memory before the wait is undefined in the ISA; simgpu does not detect it).
+Execution: the products are computed when the instruction is issued (the operands' shared
+memory and A's registers are read then): the warpgroup's fragments are gathered into
+(warpgroups, 64, 16) / (warpgroups, 16, N) / (warpgroups, 64, N) arrays and multiplied in one
+compiled call (ops_mma.fused_mma).  D reaches its registers when a ``wgmma.wait_group N`` of
+the same threads covers its group (every committed group but the N most recent), as the ISA's
+completion rules say: until then the registers keep their old values, and a later wgmma of the
+same threads that accumulates into them takes the pending D (the hardware's in-flight chaining).
+A wgmma never committed is never written; a thread's write of a pending D register is
+overwritten by the wait (both undefined in the ISA).  ``fence`` and ``commit_group`` check that
+a whole warpgroup executes them.  Accumulation: ops_mma's model (all 16 products and C in one
+fused step aligned to the largest exponent, truncated to 2^(emax - 25), the sum truncated to
+f32), measured on the H200 for mma.sync m16n8k16; that HGMMA sums a k16 step the same way was an
+assumption, confirmed on the H200 with the Triton matmul (validation/tensor_cores/wgmma/:
+bit-identical on 194,656 outputs).  Not modelled: a program that overwrites the operands' shared
+memory before the wait sees the old operands used (undefined in the ISA).
 
 Also here: ``elect.sync`` (the lowest member lane leads) and ``setmaxnreg`` (checked, no effect).
 """
@@ -129,6 +134,30 @@ def d_index(N):
     return got
 
 
+class _Pending:
+    """Per executor (chunk): D values computed but not yet written, per D register: values and
+    the group (per lane: its count of commit_groups when issued; -1 none), and each lane's count
+    of commit_groups."""
+
+    def __init__(self, L):
+        self.seq = np.zeros(L, np.int64)
+        self.regs = {}                        # register key -> (writer, values (L,), group (L,))
+
+    def reg(self, key, w):
+        got = self.regs.get(key)
+        if got is None:
+            L = len(self.seq)
+            got = self.regs[key] = (w, np.zeros(L, np.uint32), np.full(L, -1, np.int64))
+        return got
+
+
+def pending(ex):
+    p = ex.__dict__.get("_wgmma_pending")
+    if p is None:
+        p = ex.__dict__["_wgmma_pending"] = _Pending(ex.ch.L)
+    return p
+
+
 def warpgroups(ex, ins, sub):
     """The executing lanes must be whole warpgroups: (groups, 128) chunk lanes."""
     n = len(sub)
@@ -183,6 +212,7 @@ def build_wgmma(ctx, ins):
         return unsupported(ctx, ins, str(err))
     wd = [writer(ctx, r, "b32") for r in ops[0][1]]
     rc = [reader(ctx, r, "b32") for r in ops[0][1]]
+    keys = [ctx.key(r[1]) for r in ops[0][1]]
     ra = [reader(ctx, r, "b32") for r in ops[1][1]] if a_regs else reader(ctx, ops[1], "b64")
     rb = reader(ctx, ops[2], "b64")
     rs = reader(ctx, ops[3], "pred")
@@ -233,13 +263,20 @@ def build_wgmma(ctx, ins):
             if sb == -1:
                 Bm = Bm ^ neg
             keep = per_group(ex, rs(ex, sub), n, G, "scale-d").astype(bool)
+            pend = pending(ex)
+            slots = [pend.reg(k, w) for k, w in zip(keys, wd)]
             C = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in rc], 1)
+            for j, (_, vals, grp) in enumerate(slots):     # a pending D: the chained accumulator
+                inflight = grp[sub] >= 0
+                if inflight.any():
+                    C[:, j] = np.where(inflight, vals[sub], C[:, j])
             Cm = ops_mma.gather(C, idx_d, 1, (16, N)).reshape(G, 64, N)
             Cm = np.where(keep[:, None, None], Cm, np.uint32(0))
             D = compute(Am, Bm, Cm).reshape(G * 4, 16, N)
             Dw = ops_mma.scatter(D, idx_d, 1)
-            for j, w in enumerate(wd):
-                w(ex, Dw[:, j], sub)
+            for j, (_, vals, grp) in enumerate(slots):
+                vals[sub] = Dw[:, j]
+                grp[sub] = pend.seq[sub]
         ex.advance(lanes)
     return run
 
@@ -248,9 +285,11 @@ def _build_sync(ctx, ins):
     op = ins.mods[0]
     if list(ins.mods[1:]) != ["sync", "aligned"]:
         return unsupported(ctx, ins, f"wgmma.{op} is modelled as wgmma.{op}.sync.aligned")
+    keep = 0
     if op == "wait_group":
-        if len(ins.operands) != 1 or ins.operands[0][0] != "imm":
-            return unsupported(ctx, ins, "wgmma.wait_group takes an immediate N")
+        if len(ins.operands) != 1 or ins.operands[0][0] != "imm" or ins.operands[0][1] < 0:
+            return unsupported(ctx, ins, "wgmma.wait_group takes an immediate N >= 0")
+        keep = ins.operands[0][1]
     elif ins.operands:
         return unsupported(ctx, ins, f"wgmma.{op} takes no operands")
     guard = guarded(ctx, ins)
@@ -259,6 +298,18 @@ def _build_sync(ctx, ins):
         sub = ex.all_lanes(guard(ex, lanes))
         if len(sub):
             warpgroups(ex, ins, sub)
+            if op == "commit_group":
+                pending(ex).seq[sub] += 1
+            elif op == "wait_group":
+                pend = pending(ex)
+                limit = pend.seq[sub] - keep
+                for w, vals, grp in pend.regs.values():
+                    g = grp[sub]
+                    done = (g >= 0) & (g < limit)
+                    if done.any():
+                        lanes_done = sub[done]
+                        w(ex, vals[lanes_done], lanes_done)
+                        grp[lanes_done] = -1
         ex.advance(lanes)
     return run
 
