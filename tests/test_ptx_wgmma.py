@@ -358,3 +358,50 @@ def test_wgmma_results_reach_registers_at_wait_group():
     np.testing.assert_array_equal(out[1], frag(once))
     np.testing.assert_array_equal(out[2], cin)
     np.testing.assert_array_equal(out[3], frag(twice))
+
+
+WGMMA_CU = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void wg(const __half *A, const __half *B, float *D) {
+    // D (64 x 8, row-major) = A (64 x 16, row-major) B (16 x 8, row-major): A from registers,
+    // B in shared memory K-major without swizzle (two 8 x 16-byte core matrices along K)
+    __shared__ alignas(1024) __half sb[128];
+    int t = threadIdx.x, w = t / 32, g = (t % 32) / 4, q = t % 4;
+    int n = t % 8, k = t / 8;                                 // 128 threads: 16 x 8 elements
+    sb[(n * 16 + (2 * k / 16) * 128 + (2 * k) % 16) / 2] = B[k * 8 + n];
+    __syncthreads();
+    unsigned a[4];
+    for (int j = 0; j < 4; j++) {
+        int row = 16 * w + g + 8 * (j & 1), col = 8 * (j >> 1) + 2 * q;
+        __half2 h = __halves2half2(A[row * 16 + col], A[row * 16 + col + 1]);
+        a[j] = *reinterpret_cast<unsigned *>(&h);
+    }
+    unsigned long long addr = (unsigned long long)__cvta_generic_to_shared(sb);
+    unsigned long long desc = ((addr & 0x3FFFF) >> 4) | ((128ull >> 4) << 16) | ((256ull >> 4) << 32);
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    asm volatile("wgmma.fence.sync.aligned;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, 0, 1, 1, 0;\n"
+                 "wgmma.commit_group.sync.aligned;\n"
+                 "wgmma.wait_group.sync.aligned 0;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc));
+    for (int j = 0; j < 4; j++)
+        D[(16 * w + g + 8 * (j >> 1)) * 8 + 2 * q + (j & 1)] = d[j];
+}
+"""
+
+
+def test_cuda_c_inline_wgmma_sm90a():
+    """CUDA C with inline wgmma through simgpu.cuda_source(arch="sm_90a") (NVRTC compute_90a):
+    A from registers, B from a no-swizzle K-major descriptor, scale-d = 0."""
+    k = simgpu.cuda_source(WGMMA_CU, "wg", arch="sm_90a")
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((64, 16)).astype(np.float16)
+    B = rng.standard_normal((16, 8)).astype(np.float16)
+    D = np.full((64, 8), np.nan, np.float32)
+    rep = k[1, 128](A, B, D)
+    assert "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16" in rep.extras["ptx"]["compiled"].ptx
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    prod = a64[:, None, :] * b64.T[None, :, :]
+    pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
+    np.testing.assert_array_equal(D, ops_mma.fused_sum(np.zeros((64, 8)), prod, pexp).astype(np.float32))
