@@ -27,7 +27,7 @@ _SECTION = re.compile(r"^//-+ \.text\.(\S+)\s+-+")
 _TYPE_FUNC = re.compile(r"^\s*\.type\s+([^,\s]+),@function")
 _LABEL = re.compile(r"^([^\s/][^\s]*):\s*$")
 _LINE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
-_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s+(@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_.]*)\s*(.*?)\s*;")
+_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s+(@!?U?P[T\d]+\s+)?([A-Z][A-Z0-9_.]*(?:x[0-9]+)*(?:\.[A-Z0-9_.]+)?)\s*(.*?)\s*;")
 _CALL_TARGET = re.compile(r"`\(([^)]+)\)")
 
 

@@ -73,7 +73,8 @@ class CompiledKernel:
 
     @property
     def arch(self):
-        return f"sm_{self.cc[0]}{self.cc[1]}"
+        """The architecture ptxas assembled for: sm_90, or sm_90a for sm_90a PTX (wgmma)."""
+        return self.facts.ptxas.arch if self.facts is not None else f"sm_{self.cc[0]}{self.cc[1]}"
 
     @property
     def resources(self) -> FunctionResources:

@@ -6,6 +6,14 @@ occupies that pipe for  warp_size / (lanes_per_sm[p] / schedulers_per_sm)  cycle
     H200  fp32 128 lanes/SM -> 1 cycle     fp64 64 -> 2     int (ALU) 64 -> 2      imad 64 -> 2
           sfu (XU: MUFU and conversions) 16 -> 8 cycles     shfl 32 -> 4     lsu 32 -> 4
 
+The tensor pipe ("tensor", compiled path) counts work, not instructions: a tensor-core SASS
+instruction is ``ptx_trace.tensor_units`` units of 1024 dense fp16 FLOPs per warp, and a unit
+occupies the SMSP's tensor pipe for  1024 / (tensor_fp16_flops / (sm_count x clock x
+schedulers_per_sm))  cycles: the datasheet's dense fp16 peak at the modelled clock (H200: 989.4
+TFLOP/s over 132 SMs x 4 SMSPs at 1.98 GHz: 946 FLOP/cycle/SMSP, 1.08 cycles a unit; an
+HGMMA.64x128x16 is 64 units per warp, 69 cycles).  Not measured yet (issue 27 step 5): the
+rates per shape and dtype, and the latency, taken as the occupancy plus the fp32 latency.
+
 Integer adds and moves ("iadd") go to whichever of the ALU and FMA-heavy (imad) pipes frees
 first, split between them as ptxas does (IADD3 / IMAD.IADD, MOV / IMAD.MOV).
 
@@ -22,6 +30,16 @@ from dataclasses import dataclass
 
 ROUTINE_ILP = 0.5
 LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at most this early
+
+
+def tensor_unit_cycles(gpu):
+    """Cycles one unit of tensor work (1024 dense fp16 FLOPs of a warp) occupies an SMSP's tensor
+    pipe: the datasheet's dense fp16 peak spread over the SMSPs at the modelled clock (a GPU
+    without one: 1 cycle)."""
+    peak = getattr(gpu, "tensor_fp16_flops", 0.0) or 0.0
+    if peak <= 0:
+        return 1.0
+    return 1024.0 / (peak / (gpu.sm_count * gpu.clock_hz * gpu.schedulers_per_sm))
 
 
 @dataclass(frozen=True)
@@ -63,13 +81,15 @@ class TimingParams:
                     "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
                     "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
                     "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
-                    "barrier": 1.0, "uniform": 1.0}   # uniform datapath (compiled path): issue only
+                    "barrier": 1.0, "uniform": 1.0,   # uniform datapath (compiled path): issue only
+                    "tensor": tensor_unit_cycles(gpu)}
         latency = {"fp32": gpu.fp32_latency_cycles, "fp64": gpu.fp64_latency_cycles,
                    "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "iadd": gpu.int_latency_cycles,
                    "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
                    "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
-                   "barrier": 1.0, "uniform": gpu.int_latency_cycles}
+                   "barrier": 1.0, "uniform": gpu.int_latency_cycles,
+                   "tensor": gpu.fp32_latency_cycles}
         clk = gpu.clock_hz
         l2_bw = gpu.l2_read_bytes_per_s or gpu.l2_bandwidth_bytes_per_s or 2.5 * gpu.dram.bandwidth_bytes_per_s
         dram_bw = gpu.dram_read_bytes_per_s or gpu.dram.bandwidth_bytes_per_s
@@ -89,11 +109,15 @@ class TimingParams:
 
     def op_latency(self, mix):
         """Latency of an op whose SASS instructions are {pipe: count}."""
-        n = sum(mix.values())
+        t = mix.get("tensor", 0)
+        n = sum(v for p, v in mix.items() if p != "tensor") + (1 if t else 0)
         if n == 0:
             return 0.0
+        if t:                       # the result is ready when the tensor pipe has done the work
+            return (t * self.interval["tensor"] + self.latency["tensor"]
+                    + (n - 1) * self.latency["fp32"] * ROUTINE_ILP)
         main = max(mix, key=lambda p: self.latency.get(p, 4.0))
         return self.latency.get(main, 4.0) + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
 
 
-__all__ = ["TimingParams", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]
+__all__ = ["TimingParams", "tensor_unit_cycles", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]

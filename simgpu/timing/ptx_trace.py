@@ -14,6 +14,11 @@ What an entry costs comes from the SASS, not from estimates (`PtxOp`):
 * latency: the slowest pipe's latency, plus half the rest of a routine's instructions on the
   critical path (params.op_latency, as for the IR);
 * dependencies: the PTX registers read (guard predicate included) and written;
+* the tensor pipe: an HMMA/IMMA/HGMMA/... occupies its SMSP's tensor pipe for its work in
+  units of 1024 dense fp16 FLOPs per warp (``tensor_units``: HMMA.16816 4, HGMMA.64x128x16,
+  whose 64 rows are split over the warpgroup's 4 warps, 64; tf32 counts twice, fp8/int8 half
+  an fp16 FLOP), each unit ``params.interval["tensor"]`` cycles (the datasheet's dense fp16
+  rate: docs/timing.md); WARPGROUP.ARRIVE/DEPBAR issue only;
 * FLOPs: FADD/FMUL = 1, FFMA = 2 (and the FP64/FP16 forms) per thread, as Nsight Compute's
   roofline counts executed SASS; ``HFMA2.MMA`` with zero operands is ptxas' register-move
   idiom, not arithmetic, and counts none.
@@ -24,6 +29,8 @@ loop whose head is its target.  An execution of a head pc by sampled warps is on
 so loop sampling (sampling.py) works as on the IR path.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -41,8 +48,45 @@ FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I":
          "DFMA": 2, "DADD": 1, "DMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2}
 # sass/opclasses pipe (Nsight Compute's names) -> the simulator's pipe (params.py)
 SIM_PIPE = {"fma": "fp32", "fmaheavy": "imad", "alu": "int", "xu": "sfu", "lsu": "lsu", "adu": "lsu",
-            "cbu": "branch", "uniform": "uniform", "fp64": "fp64", "fp16": "fp32", "tensor": "fp32",
+            "cbu": "branch", "uniform": "uniform", "fp64": "fp64", "fp16": "fp32", "tensor": "tensor",
             "tex": "lsu", "none": "uniform", "unknown": "int"}
+
+
+_TENSOR_SHAPE = re.compile(r"^[A-Z]+\.(\d+)x(\d+)x(\d+)|^[A-Z]+\.(16|8)(8|16)(4|8|16|32|64|128|256)(?:\.|$)")
+# FLOP weight of an element type, relative to fp16 (the datasheet's dense rates: tf32 1/2, fp8
+# and int8 2x, fp64 DMMA 1/16 of fp16's)
+_TENSOR_WEIGHT = (("TF32", 2.0), ("E4M3", 0.5), ("E5M2", 0.5), ("S8", 0.5), ("U8", 0.5))
+
+
+def tensor_units(opcode, ins=None):
+    """Work of one warp's tensor-core SASS instruction, in units of 1024 dense fp16 FLOPs (0
+    for WARPGROUP.* and shapes it cannot read): HMMA.16816.F32 -> 4, HGMMA.64x128x16.F32 ->
+    64 (a warp does 16 of the 64 rows).  An opcode without its shape (SASS facts cached before
+    the disassembly kept "64x128x16") takes it from ``ins``, the wgmma PTX it came from."""
+    base = base_opcode(opcode)
+    m = _TENSOR_SHAPE.match(opcode)
+    if m is None and base.endswith("GMMA") and ins is not None and ins.opcode == "wgmma":
+        shape = next((x for x in ins.mods if x.startswith("m64n")), "")
+        p = re.match(r"m(\d+)n(\d+)k(\d+)$", shape)
+        if p:
+            opcode = f"{base}.{p.group(1)}x{p.group(2)}x{p.group(3)}." + ".".join(ins.types).upper()
+            m = _TENSOR_SHAPE.match(opcode)
+    if base == "WARPGROUP" or m is None:
+        return 0.0
+    if m.group(1):
+        M, N, K = (int(m.group(i)) for i in (1, 2, 3))
+    else:
+        M, N, K = (int(m.group(i)) for i in (4, 5, 6))
+    if base.endswith("GMMA"):
+        M //= 4                            # one warp of the warpgroup: 16 of the 64 rows
+    w = next((f for t, f in _TENSOR_WEIGHT if f".{t}" in opcode), 1.0)
+    if base in ("IMMA", "IGMMA", "QGMMA"):
+        w = 0.5
+    elif base == "DMMA":
+        w = 16.0
+    elif base in ("BMMA", "BGMMA"):
+        w = 1.0 / 32
+    return 2.0 * M * N * K * w / 1024.0
 
 
 def sim_pipe(opcode, cc=(9, 0)):
@@ -77,7 +121,12 @@ class PtxOp:
         mix = {}
         for s in sass_ops:
             p = sim_pipe(s, cc)
-            mix[p] = mix.get(p, 0) + 1
+            k = 1
+            if p == "tensor":
+                k = tensor_units(s, ins)
+                if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
+                    p, k = "uniform", 1
+            mix[p] = mix.get(p, 0) + k
         self.mix = mix
         self.flops = sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
         self.dsts, self.srcs = operand_registers(ins, func)
