@@ -240,6 +240,7 @@ class MemEvent:
     size: int
     array: ArrayHandle
     chunk: Chunk
+    pc: int | None = None       # PTX path: the instruction's program counter (InstrEvent.pc)
 
 
 @dataclass(eq=False)
@@ -251,6 +252,10 @@ class InstrEvent:
     _mask: Mask | None = None
     pc: int | None = None               # the compiled code's program counter (its index in the
     #                                     linked program, which ptxas' SASS costs are keyed by); IR: None
+    state: object = None                # PTX path: the chunk executor, for observers that show
+    #                                     values (the stepper): .regs {(function, register): per-lane
+    #                                     array, or one scalar when uniform}, .im.linked (the program).
+    #                                     Read it during the call; IR: None
 
     @property
     def mask(self) -> Mask:

@@ -164,10 +164,9 @@ def test_the_example_observer_runs_on_both_executors(capsys):
 
 def test_the_sanitizer_and_the_models_read_the_records_not_the_raw_stream():
     """Which of simgpu's classes still read the compiled path's raw step stream (methods
-    ``instruction(ev)`` / ``mem_access(ev)``: PC and registers): besides the executor's own
-    adapter (runtime/ptx_path.py), only the stepper's PTX recorder (docs/design.md, what is not
-    one yet).  The sanitizer, the counters, the memory and timing models use the records on both
-    paths."""
+    ``instruction(ev)`` / ``mem_access(ev)``: PC and registers): none but the executor's own
+    adapter (runtime/ptx_path.py).  The sanitizer, the counters, the memory and timing models
+    and the stepper's PTX recorder use the records on both paths."""
     import ast
     import os
     pkg = os.path.dirname(simgpu.__file__)
@@ -184,7 +183,7 @@ def test_the_sanitizer_and_the_models_read_the_records_not_the_raw_stream():
                         if isinstance(d, ast.FunctionDef) and d.name in ("instruction", "mem_access") \
                                 and [a.arg for a in d.args.args] == ["self", "ev"]:
                             raw.add(f"{rel}:{node.name}")
-    assert raw == {"events.py:Observer", "runtime/ptx_path.py:_Adapter", "stepper/ptxrec.py:PtxRecorder"}, raw
+    assert raw == {"events.py:Observer", "runtime/ptx_path.py:_Adapter"}, raw
 
 
 def test_every_executor_declares_the_whole_protocol_and_launch_probes_none():

@@ -286,7 +286,8 @@ class _Adapter:
         for f in self.raw_instr:
             f(ev)
         if self.inst_obs and len(lanes):
-            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes, pc=ev.pc)
+            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes, pc=ev.pc,
+                            state=ev.executor)
             for o in self.inst_obs:
                 o.inst(ie)
         if ev.opcode in ("bar", "barrier") and len(lanes) and (self.barrier_obs or self.sync_obs):
@@ -342,7 +343,8 @@ class _Adapter:
         c = self.chunk
         addr, mask, a0 = self._lanes_of(ev, c)
         ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
-        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c)
+        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c,
+                      pc=ev.pc)
         for o in self.mem_obs:
             o.mem(me)
 

@@ -7,9 +7,9 @@ user's line from the PTX ``.loc``, the warp's active mask, the branch decision (
 guard predicate sends them to the branch target), the memory request of those lanes and the
 registers the instruction wrote (values per lane).
 
-Registers and guard predicates are read from the chunk executor's register file, which the
-instruction event carries (`ev.executor`); without it the record has no register values and
-branch decisions are inferred from which lanes run next (the observable part is the same).
+It is an Observer of the records both executors give (simgpu/events.py): registers and guard
+predicates are read from the chunk executor's register file, which the PTX path's
+`InstrEvent.state` carries; the memory request is the `MemEvent` of the same pc.
 
 `build_steps` turns the raw record into `PtxStep`s: SASS per PTX line from ptxas (the
 compiled kernel's facts), the reconvergence stack (a divergent branch opens an entry; it
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..events import Observer
 from ..exec.state import WARP
 from ..ir.nodes import Loc
 from ..ptx.executor import Executor as PtxChunkExecutor
@@ -34,7 +35,6 @@ from .record import Step, warp_access
 
 NO_DST = ("st", "red", "bra", "bar", "barrier", "ret", "exit", "call", "membar", "fence",
           "prefetch", "trap", "brkpt", "nanosleep", "cp")
-_KIND = {"load": "ld", "store": "st", "atomic": "atom"}
 
 
 @dataclass
@@ -80,15 +80,14 @@ def lane_mask(lanes):
 
 
 def _find_executor(ev):
-    """The PTX chunk executor that is notifying us (the event carries it), or None."""
-    ex = getattr(ev, "executor", None)
-    return ex if isinstance(ex, PtxChunkExecutor) else None
+    """The PTX chunk executor whose instruction this is (the record carries it), or None."""
+    return ev.state if isinstance(ev.state, PtxChunkExecutor) else None
 
 
-class PtxRecorder:
-    """Raw PTX-event observer that keeps what one warp of one block executes.  Not an
-    exec.state.Observer: without a `mem` method the launch builds no adapted memory events
-    for it (simgpu/runtime/ptx_path.py)."""
+class PtxRecorder(Observer):
+    """An Observer (simgpu/events.py) of the records that keeps what one warp of one block
+    executes: the instruction records (`InstrEvent.pc`, the executing lanes and the chunk
+    executor's registers in `InstrEvent.state`) and the memory records of the same pc."""
 
     def __init__(self, block_linear, warp):
         self.block, self.warp = block_linear, warp
@@ -117,8 +116,8 @@ class PtxRecorder:
         a, b = np.searchsorted(lanes, (self.lo, self.lo + WARP))
         return a, b
 
-    def instruction(self, ev):
-        if not self.on:
+    def inst(self, ev):
+        if not self.on or ev.pc is None:
             return
         a, b = self._mine(ev.lanes)
         if a == b:
@@ -127,7 +126,9 @@ class PtxRecorder:
         if self.ex is None:
             self.ex = _find_executor(ev)
             self.registers_read = self.ex is not None
-        r = _Raw(ev.pc, ev.line, ev.loc, ev.text, ev.opcode, lane_mask(ev.lanes[a:b] - self.lo))
+        ins, loc = ev.ins, ev.ins.loc
+        r = _Raw(ev.pc, ins.id, f"{loc.file}:{loc.line}" if loc.line else "", ins.attrs["ptx"],
+                 ins.attrs["opcode"], lane_mask(ev.lanes[a:b] - self.lo))
         if self.ex is not None:
             self._decode(r)
         self.raw.append(r)
@@ -168,25 +169,14 @@ class PtxRecorder:
                 a = np.full(WARP, a) if np.ndim(a) == 0 else a[self.lo:self.lo + WARP].copy()
                 r.regs[key[1]] = _typed(a, t)
 
-    def mem_access(self, ev):
-        if not self.on or not self.raw or self.raw[-1].pc != ev.pc or ev.space == "param":
+    def mem(self, ev):
+        if not self.on or not self.raw or self.raw[-1].pc != ev.pc:
             return
-        a, b = self._mine(np.asarray(ev.lanes))
-        if a == b:
+        m = np.asarray(ev.mask.arr[self.lo:self.lo + WARP], bool)
+        if not m.any():
             return
-        sel = np.asarray(ev.lanes[a:b], np.int64) - self.lo
-        addr = np.full(WARP, -1, np.int64)
-        addr[sel] = np.asarray(ev.addresses[a:b], np.uint64).astype(np.int64)
-        name = self._array_name(ev.space, addr[sel[0]])
-        self.raw[-1].memory = warp_access(ev.space, _KIND.get(ev.kind, ev.kind), name, int(ev.width),
-                                          addr, addr >= 0)
-
-    def _array_name(self, space, a0):
-        if space == "global":
-            for h in self.handles:
-                if h.base_addr <= a0 < h.base_addr + max(h.data.nbytes, 1):
-                    return h.name
-        return f"<{space}>"
+        addr = np.where(m, np.asarray(ev.addr[self.lo:self.lo + WARP], np.int64), -1)
+        self.raw[-1].memory = warp_access(ev.space, ev.kind, ev.array.name, int(ev.size), addr, addr >= 0)
 
 
 def _dst_regs(op):
