@@ -50,6 +50,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .paths import _slow_path_branch, _target
+from .ptxlines import number_ptx_lines
 
 _PTX_LABEL = re.compile(r"^\s*([$\w.]+):\s*$")
 _PTX_PRED = re.compile(r"^@!?%?\w+\s+")
@@ -208,7 +209,6 @@ class PtxFunction:
 
 def ptx_functions(ptx):
     """{function name: PtxFunction} of PTX text ``ptx`` (lines numbered from 1)."""
-    from .ptxlines import number_ptx_lines
     numbered = number_ptx_lines(ptx)
     raw = ptx.splitlines()
     labels_before = {}
@@ -268,11 +268,12 @@ def sass_nodes(instructions):
 @dataclass
 class BlockRule:
     """How one SASS block's executions follow from the PTX execution."""
-    kind: str                   # 'line' | 'loop' | 'copies' | 'entries' | 'iters' | 'prev'
+    kind: str                   # 'line' 'loop' 'copies' 'entries' 'iters' 'same' 'prev'
     line: int | None = None     # the PTX block's first line ('line', 'loop': the share)
     ptx_loop: int | None = None  # 'entries' (of this PTX loop)
     sass_loop: int | None = None  # 'loop', 'iters'
     copies: int = 0             # 'copies': copies of the PTX loop's body in this block
+    same: int | None = None     # 'same': the straight-line neighbour block it runs with
     undecided: bool = False
 
 
@@ -344,11 +345,19 @@ class FunctionPlan:
                 c = sum(trips.get(r.ptx_loop, {}).values())
             elif r.kind == "iters":
                 c = iters.get(r.sass_loop, 0)
+            elif r.kind == "same":
+                c = None            # below, once its neighbour is known
             elif r.kind == "prev":
-                c = counts[-1] if counts else warp_execs.get(f.lines[0], 0)
+                c = next((x for x in reversed(counts) if x is not None), warp_execs.get(f.lines[0], 0))
             else:
                 c = 0
             counts.append(c)
+        for b, r in enumerate(self.rules):
+            seen, x = set(), b
+            while self.rules[x].kind == "same" and x not in seen:
+                seen.add(x)
+                x = self.rules[x].same
+            counts[b] = counts[x] if counts[x] is not None else 0
         return counts
 
 
@@ -358,10 +367,20 @@ def plan_function(instructions, ptxf: PtxFunction):
     cfg = build_cfg(sass_nodes(code))
     pcfg = ptxf.cfg
     # each SASS block's PTX block: the one most of its instructions' lines are in
-    pblock = []
+    pblock, same = [], {}
     for b in cfg.blocks:
-        c = Counter(pb for i in range(b.start, b.end)
-                    if (pb := ptxf.block_of_line(code[i].ptx_line)) is not None)
+        voters = [i for i in range(b.start, b.end) if code[i].base not in _NO_VOTE]
+        c = Counter(pb for i in voters if not code[i].predicate
+                    and (pb := ptxf.block_of_line(code[i].ptx_line)) is not None)
+        if not c:                   # only predicated instructions: let them vote
+            c = Counter(pb for i in voters if (pb := ptxf.block_of_line(code[i].ptx_line)) is not None)
+        if not voters:              # a reconvergence point (BSYNC) alone: as its straight-line
+            nb = _straight_neighbour(cfg, b)        # neighbour, which runs exactly as often
+            if nb is not None:
+                same[b.id] = nb
+        if not c:
+            c = Counter(pb for i in range(b.start, b.end)
+                        if (pb := ptxf.block_of_line(code[i].ptx_line)) is not None)
         pblock.append(min(c, key=lambda x: (-c[x], x)) if c else None)
     ptx_loop_of = lambda pb: None if pb is None else pcfg.loop_of.get(pb)   # noqa: E731
     # SASS loop -> PTX loop: the innermost PTX loop of most of its own instructions
@@ -399,6 +418,9 @@ def plan_function(instructions, ptxf: PtxFunction):
     rules = []
     for b in cfg.blocks:
         pb = pblock[b.id]
+        if b.id in same:
+            rules.append(BlockRule("same", same=same[b.id]))
+            continue
         s = cfg.loop_of.get(b.id)
         p = ptx_loop_of(pb)
         if pb is None:
@@ -443,6 +465,21 @@ def plan_function(instructions, ptxf: PtxFunction):
         if d is not None:
             slow.update(range(d + 1, at[_target(code[d])]))
     return FunctionPlan(ptxf, cfg, rules, loop_map, unroll, slow, code)
+
+
+# SASS that marks control flow without doing the PTX's work: it says nothing of which PTX block
+# a SASS block runs with (a BSYNC at a join carries the line of the code before it)
+_NO_VOTE = frozenset({"BSYNC", "BSSY", "WARPSYNC", "NOP", "BMOV"})
+
+
+def _straight_neighbour(cfg, b):
+    """The block that runs exactly as often as ``b``: its only successor whose only
+    predecessor it is, or its only predecessor whose only successor it is (None: neither)."""
+    if len(b.succs) == 1 and cfg.blocks[b.succs[0]].preds == [b.id] and b.succs[0] != b.id:
+        return b.succs[0]
+    if len(b.preds) == 1 and cfg.blocks[b.preds[0]].succs == [b.id] and b.preds[0] != b.id:
+        return b.preds[0]
+    return None
 
 
 def _ptx_chain(pcfg, lp):
