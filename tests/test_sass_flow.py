@@ -198,3 +198,23 @@ def test_a_numba_loop_ptxas_unrolled_counts_one_main_iteration_per_four_ptx_iter
     c5, _ = count(5)
     c6, _ = count(6)
     assert 0 < c5 - c4 < c6 - c4 < main
+
+
+def test_a_lone_bsync_at_a_join_runs_with_the_code_after_it_not_the_line_it_carries():
+    # the BSYNC closing a skipped body carries the body's PTX line; it runs whenever the
+    # block after it does
+    rows = [(PARAM, "", "LDC", "R6, c[0x0][0x218]", ""),
+            (GUARD, "", "BSSY", "B0, `(.L_x_1)", ""),
+            (GUARD, "@P0", "BRA", "`(.L_x_1)", ""),
+            (LD, "", "LDG.E", "R2, desc[UR4][R4.64]", ""),
+            (ADD, "", "FADD", "R0, R0, R2", ""),
+            (ADD, "", "BSYNC", "B0", ".L_x_1"),
+            (ST, "", "STG.E", "desc[UR4][R4.64], R0", ".L_x_2"),   # (a later branch's target)
+            (RET, "", "EXIT", "", "")]
+    f, plan = _plan(rows)
+    counts = plan.block_counts({PARAM: 8, LD: 3, ADD: 3, ST: 8, RET: 8}, {0: {1: 3}})
+    first = {plan.instructions[b.start].opcode: c for b, c in zip(plan.sass_cfg.blocks, counts)}
+    assert first["LDC"] == 8
+    assert first["LDG.E"] == 3          # three warp entries of one iteration (no SASS loop)
+    assert first["BSYNC"] == 8
+    assert first["STG.E"] == 8
