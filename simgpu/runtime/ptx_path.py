@@ -92,6 +92,7 @@ class SassInstCounter(Observer):
         self._cur = {}              # (function, PTX loop) -> per-warp iterations of the trip under way
         self.trips = defaultdict(lambda: defaultdict(int))   # (fn, loop) -> {trip: warp entries}
         self._rows = None
+        self._wl = self._ww = None  # the last lanes array seen at a watched line, its warps
 
     def chunk_begin(self, chunk):
         """A new chunk: the loop budget counts its steps afresh."""
@@ -104,9 +105,13 @@ class SassInstCounter(Observer):
 
     # -- PTX loop trips per warp (sass/flow.py derives the SASS block counts from them) ----
     def _watch_loop(self, line, lanes):
-        w = lanes >> 5
-        if len(w) > 1:
-            w = w[np.flatnonzero(np.r_[True, w[1:] != w[:-1]])]
+        if lanes is self._wl:       # the executor passes one array while the chunk is converged
+            w = self._ww
+        else:
+            w = lanes >> 5
+            if len(w) > 1:
+                w = w[np.flatnonzero(np.r_[True, w[1:] != w[:-1]])]
+            self._wl, self._ww = lanes, w
         top = int(w[-1]) + 1
         for key in self._exits.get(line, ()):
             cur = self._cur.get(key)
