@@ -6,7 +6,7 @@ import pytest
 
 import simgpu
 from simgpu.sass.disasm import SassInstr
-from simgpu.sass.flow import Node, build_cfg, plan_function, ptx_functions
+from simgpu.sass.flow import KernelPlan, Node, build_cfg, plan_function, ptx_functions
 from simgpu.sass.toolchain import compiled_path_available
 
 PTX = """.version 8.0
@@ -218,3 +218,26 @@ def test_a_lone_bsync_at_a_join_runs_with_the_code_after_it_not_the_line_it_carr
     assert first["LDG.E"] == 3          # three warp entries of one iteration (no SASS loop)
     assert first["BSYNC"] == 8
     assert first["STG.E"] == 8
+
+
+def test_a_bsync_runs_once_more_for_every_divergent_execution_of_a_branch_inside_its_region():
+    # BSSY names the reconvergence point (after the BSYNC); a warp that the guard's branch
+    # splits reaches the BSYNC in two parts, and each part executes it
+    rows = [(PARAM, "", "LDC", "R6, c[0x0][0x218]", ""),
+            (GUARD, "", "BSSY", "B0, `(.L_x_2)", ""),
+            (GUARD, "@P0", "BRA", "`(.L_x_1)", ""),
+            (LD, "", "LDG.E", "R2, desc[UR4][R4.64]", ""),
+            (ADD, "", "FADD", "R0, R0, R2", ""),
+            (ADD, "", "BSYNC", "B0", ".L_x_1"),
+            (ST, "", "STG.E", "desc[UR4][R4.64], R0", ".L_x_2"),
+            (RET, "", "EXIT", "", "")]
+    f, plan = _plan(rows)
+    assert plan.joins == {5: {GUARD: 1.0}}
+    kp = KernelPlan.__new__(KernelPlan)
+    kp.plans, kp.subroutines = {"k": plan}, {}
+    execs = {PARAM: 8, LD: 3, ADD: 3, ST: 8, RET: 8}
+    runs = {ins.opcode: c for ins, c, *_ in kp.sass_executions(execs, {("k", 0): {1: 3}}, {GUARD: 2})}
+    assert runs["BSYNC"] == 8 + 2       # two of the eight warps were split by the guard
+    assert runs["STG.E"] == 8
+    runs = {ins.opcode: c for ins, c, *_ in kp.sass_executions(execs, {("k", 0): {1: 3}})}
+    assert runs["BSYNC"] == 8

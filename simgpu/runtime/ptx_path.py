@@ -216,7 +216,8 @@ class SassInstCounter(Observer):
             execs = {ln: w for ln, (w, _) in self.per_line.items()}
             tpw = {ln: t / w for ln, (w, t) in self.per_line.items() if w}
             covered = self.plan.lines
-            for ins, c, und, line, bline in self.plan.sass_executions(execs, self.trips):
+            div = {ln: d for ln, (_, d, _) in self.branches.items() if d}
+            for ins, c, und, line, bline in self.plan.sass_executions(execs, self.trips, div):
                 if not c:
                     continue
                 r = rows[line]

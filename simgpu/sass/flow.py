@@ -40,6 +40,10 @@ with no PTX line (it takes the count of the block before it), a SASS loop none o
 instructions come from a PTX loop (its blocks take their PTX blocks' counts), and a SASS loop
 of a PTX loop with several SASS loops that has no one-to-one line (k = 1 assumed).
 
+Convergence barriers: a warp that a branch inside a ``BSSY ... BSYNC`` region splits reaches
+the ``BSYNC`` in parts, and each part executes it; the BSYNC runs once more per divergent warp
+execution of every PTX branch whose SASS lies in that (innermost) region.
+
 Slow paths (sass/paths.py) keep their rule: the instructions a slow-path branch jumps over
 run 0 times; a CALL runs its subroutine's instructions as many times as its block runs.
 """
@@ -287,6 +291,7 @@ class FunctionPlan:
     unroll: dict                # SASS loop id -> k
     slow: set                   # SASS instruction indices on a slow path (run 0 times)
     instructions: list
+    joins: dict = field(default_factory=dict)   # BSYNC index -> {PTX bra line: share}
 
     def tracked_loops(self):
         """PTX loops whose trip counts per entry the counts need: {loop id: (header line,
@@ -464,7 +469,39 @@ def plan_function(instructions, ptxf: PtxFunction):
         d = _slow_path_branch(code, at, line, idx[0], idx[-1])
         if d is not None:
             slow.update(range(d + 1, at[_target(code[d])]))
-    return FunctionPlan(ptxf, cfg, rules, loop_map, unroll, slow, code)
+    return FunctionPlan(ptxf, cfg, rules, loop_map, unroll, slow, code, _joins(code, at, ptxf))
+
+
+def _joins(code, at, ptxf):
+    """{index of a BSYNC: {PTX bra line: share}}: the PTX branches whose SASS BRA lies inside
+    the BSSY ... BSYNC region of that convergence barrier (innermost region), each with its
+    share of the line's BRAs inside regions (an unrolled loop has a copy in every region).
+    On the GPU every part a divergent branch splits the warp into executes the BSYNC."""
+    regions = []
+    for i, ins in enumerate(code):
+        if ins.base != "BSSY" or (j := at.get(_target(ins))) is None or j <= i:
+            continue
+        if code[j].base != "BSYNC" and code[j - 1].base == "BSYNC":
+            j -= 1                  # the BSSY names the reconvergence point after the BSYNC
+        if code[j].base == "BSYNC" and j > i:
+            regions.append((i, j))
+    if not regions:
+        return {}
+    owner = {}
+    for k, ins in enumerate(code):
+        ln = ins.ptx_line
+        if ins.base != "BRA" or not ins.predicate or ln not in ptxf.index:
+            continue
+        if not ptxf.text[ptxf.index[ln]].startswith("bra"):
+            continue
+        inside = [(j - i, j) for i, j in regions if i < k < j]
+        if inside:
+            owner.setdefault(ln, []).append(min(inside)[1])
+    out = defaultdict(dict)
+    for ln, js in owner.items():
+        for j in js:
+            out[j][ln] = out[j].get(ln, 0.0) + 1.0 / len(js)
+    return dict(out)
 
 
 # SASS that marks control flow without doing the PTX's work: it says nothing of which PTX block
@@ -513,12 +550,14 @@ class KernelPlan:
                 for e in exits:
                     self.exits[e].append((name, lp))
 
-    def sass_executions(self, warp_execs, trips):
+    def sass_executions(self, warp_execs, trips, divergent=None):
         """[(SassInstr, warp executions, undecided, PTX line it is counted on, its block's PTX
         line)] for every SASS instruction that runs (subroutine instructions once per CALL
         execution, on the CALL's line); ``trips``: {(fn, PTX loop): {trip count: warp
-        entries}}."""
+        entries}}; ``divergent``: {PTX bra line: divergent warp executions}: a BSYNC runs once
+        more for each divergent execution of a branch inside its region."""
         out = []
+        divergent = divergent or {}
         for name, plan in self.plans.items():
             t = {lp: h for (fn, lp), h in trips.items() if fn == name}
             counts = plan.block_counts(warp_execs, t)
@@ -529,6 +568,10 @@ class KernelPlan:
                     if i in plan.slow:
                         continue
                     ins = plan.instructions[i]
+                    if c and i in plan.joins:
+                        extra = sum(divergent.get(ln, 0) * sh for ln, sh in plan.joins[i].items())
+                        out.append((ins, c + extra, und, ins.ptx_line, bline))
+                        continue
                     out.append((ins, c, und, ins.ptx_line, bline))
                     if ins.base == "CALL" and (tg := _target(ins)) in self.subroutines:
                         for s in self.subroutines[tg]:
