@@ -13,8 +13,10 @@ does:
   addresses), shared = offsets in the block's window, local = per-thread offsets in the PTX
   ``.local`` frame; the access size is the PTX access's (``.v2``/``.v4`` vectors: all of it).
 * instructions: :class:`SassInstCounter` counts, per executed PTX instruction, the warps and
-  threads that executed it times the SASS instructions ptxas made from that PTX line
-  (out-of-line ``$__internal_*`` subroutines counted once per CALL on the line).
+  threads that executed it, each PTX loop's trip count per warp entry and the divergent
+  branches; ``sass/flow.py`` turns them into executions of every SASS basic block (unrolled
+  main and remainder loops follow the trip counts; ``$__internal_*`` subroutines once per
+  CALL, slow paths not taken).  Code without a plan: a line's executions times its SASS.
 
 The launch's ProgramFacts (:func:`program_facts`, read by the memory model's constructor):
 the per-thread local frame that interleaves local memory is the PTX ``.local`` frame of the
@@ -69,9 +71,10 @@ def cc_for(gpu):
 
 
 class SassInstCounter(Observer):
-    """smsp__inst_executed & co. on the PTX path: per executed PTX instruction, (warps that
-    executed it) x (SASS instructions ptxas made from its line); threads likewise.  Exposes
-    ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
+    """smsp__inst_executed & co. on the PTX path: every SASS instruction counted at its SASS
+    basic block's executions (sass/flow.py), derived from the PTX lines' warp executions, the
+    PTX loops' trip counts per warp entry and the divergent branches counted here; threads
+    likewise.  Exposes ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
 
     def __init__(self):
         self.facts = None
