@@ -13,8 +13,10 @@ does:
   addresses), shared = offsets in the block's window, local = per-thread offsets in the PTX
   ``.local`` frame; the access size is the PTX access's (``.v2``/``.v4`` vectors: all of it).
 * instructions: :class:`SassInstCounter` counts, per executed PTX instruction, the warps and
-  threads that executed it times the SASS instructions ptxas made from that PTX line
-  (out-of-line ``$__internal_*`` subroutines counted once per CALL on the line).
+  threads that executed it, each PTX loop's trip count per warp entry and the divergent
+  branches; ``sass/flow.py`` turns them into executions of every SASS basic block (unrolled
+  main and remainder loops follow the trip counts; ``$__internal_*`` subroutines once per
+  CALL, slow paths not taken).  Code without a plan: a line's executions times its SASS.
 
 The launch's ProgramFacts (:func:`program_facts`, read by the memory model's constructor):
 the per-thread local frame that interleaves local memory is the PTX ``.local`` frame of the
@@ -69,9 +71,10 @@ def cc_for(gpu):
 
 
 class SassInstCounter(Observer):
-    """smsp__inst_executed & co. on the PTX path: per executed PTX instruction, (warps that
-    executed it) x (SASS instructions ptxas made from its line); threads likewise.  Exposes
-    ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
+    """smsp__inst_executed & co. on the PTX path: every SASS instruction counted at its SASS
+    basic block's executions (sass/flow.py), derived from the PTX lines' warp executions, the
+    PTX loops' trip counts per warp entry and the divergent branches counted here; threads
+    likewise.  Exposes ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
 
     def __init__(self):
         self.facts = None
@@ -86,11 +89,62 @@ class SassInstCounter(Observer):
         self.chunk = None
         self.kernel = ""
         self.grid_barriers = 0      # grid.sync() barriers the grid passed (cooperative groups)
+        self.plan = None            # sass.flow.KernelPlan: SASS block counts from PTX loop trips
+        self._watch = ()            # PTX lines where a watched loop's header or exit starts
+        self._heads, self._exits = {}, {}
+        self._cur = {}              # (function, PTX loop) -> per-warp iterations of the trip under way
+        self.trips = defaultdict(lambda: defaultdict(int))   # (fn, loop) -> {trip: warp entries}
+        self._rows = None
+        self._wl = self._ww = None  # the last lanes array seen at a watched line, its warps
 
     def chunk_begin(self, chunk):
         """A new chunk: the loop budget counts its steps afresh."""
         self._steps.clear()
         self.chunk = chunk
+        self._flush_all()
+
+    def chunk_end(self, chunk):
+        self._flush_all()
+
+    # -- PTX loop trips per warp (sass/flow.py derives the SASS block counts from them) ----
+    def _watch_loop(self, line, lanes):
+        if lanes is self._wl:       # the executor passes one array while the chunk is converged
+            w = self._ww
+        else:
+            w = lanes >> 5
+            if len(w) > 1:
+                w = w[np.flatnonzero(np.r_[True, w[1:] != w[:-1]])]
+            self._wl, self._ww = lanes, w
+        top = int(w[-1]) + 1
+        for key in self._exits.get(line, ()):
+            cur = self._cur.get(key)
+            if cur is not None:
+                self._flush(key, cur, w[w < len(cur)])
+        for key in self._heads.get(line, ()):
+            cur = self._cur.get(key)
+            if cur is None or len(cur) < top:
+                new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
+                if cur is not None:
+                    new[:len(cur)] = cur
+                cur = self._cur[key] = new
+            cur[w] += 1
+
+    def _flush(self, key, cur, w=None):
+        """The trips of warps ``w`` (all: None) of loop ``key`` that are under way end."""
+        v = cur if w is None else cur[w]
+        v = v[v > 0]
+        if len(v):
+            h = self.trips[key]
+            for n, c in zip(*np.unique(v, return_counts=True)):
+                h[int(n)] += int(c)
+            if w is None:
+                cur[:] = 0
+            else:
+                cur[w] = 0
+
+    def _flush_all(self):
+        for key, cur in self._cur.items():
+            self._flush(key, cur)
 
     def runaway(self, line, lanes):
         """A KernelError when one PTX instruction ran more than max_loop_iterations steps in a
@@ -106,6 +160,10 @@ class SassInstCounter(Observer):
 
     def set_facts(self, facts, resources):
         self.facts, self.resources = facts, resources
+        self.plan = facts.plan if facts is not None else None
+        if self.plan is not None:
+            self._heads, self._exits = self.plan.heads, self.plan.exits
+            self._watch = set(self._heads) | set(self._exits)
 
     # -- fed by the PTX executor ---------------------------------------------------------
     def count(self, line, opcode, lanes, warps=None):
@@ -127,6 +185,8 @@ class SassInstCounter(Observer):
             self.opcode[line] = opcode
         e[0] += warps
         e[1] += n
+        if line in self._watch:
+            self._watch_loop(line, lanes)
         if opcode == "bra":
             b = self.branches[line]
             b[0] += warps
@@ -144,17 +204,52 @@ class SassInstCounter(Observer):
     def _n(self, line):
         return self.facts.count.get(line, 0) if self.facts else 1
 
-    def totals(self):
-        warp = thread = 0
-        by_pipe = defaultdict(int)
+    def sass_rows(self):
+        """{PTX line (None: no line): [SASS warp executions, thread executions, undecided
+        warp executions]} and {pipe: warp executions}: each SASS instruction counted at its
+        block's executions (sass/flow.py), or, for code without a plan, a line's executions
+        times its SASS instructions (sass/facts.py)."""
+        if self._rows is not None and self._rows[0] == self._version():
+            return self._rows[1], self._rows[2]
+        self._flush_all()
+        rows = defaultdict(lambda: [0.0, 0.0, 0.0])
+        by_pipe = defaultdict(float)
+        covered = set()
+        if self.plan is not None:
+            execs = {ln: w for ln, (w, _) in self.per_line.items()}
+            tpw = {ln: t / w for ln, (w, t) in self.per_line.items() if w}
+            covered = self.plan.lines
+            div = {ln: d for ln, (_, d, _) in self.branches.items() if d}
+            for ins, c, und, line, bline in self.plan.sass_executions(execs, self.trips, div):
+                if not c:
+                    continue
+                r = rows[line]
+                r[0] += c
+                r[1] += c * tpw.get(bline, tpw.get(line, 0.0))
+                if und:
+                    r[2] += c
+                by_pipe[ins.pipe] += c
         for line, (w, t) in self.per_line.items():
+            if line in covered:
+                continue
             n = self._n(line)
-            warp += w * n
-            thread += t * n
+            r = rows[line]
+            r[0] += w * n
+            r[1] += t * n
             if self.facts:
                 for p, k in self.facts.pipes.get(line, {}).items():
                     by_pipe[p] += w * k
-        return warp, thread, dict(by_pipe)
+        self._rows = (self._version(), dict(rows), dict(by_pipe))
+        return self._rows[1], self._rows[2]
+
+    def _version(self):
+        return (len(self.per_line), sum(w for w, _ in self.per_line.values()))
+
+    def totals(self):
+        rows, by_pipe = self.sass_rows()
+        warp = sum(r[0] for r in rows.values())
+        thread = sum(r[1] for r in rows.values())
+        return _int(warp), _int(thread), {p: _int(v) for p, v in by_pipe.items()}
 
     def metrics(self):
         warp, thread, by_pipe = self.totals()
@@ -165,9 +260,10 @@ class SassInstCounter(Observer):
         for p, v in sorted(by_pipe.items()):
             m[f"smsp__inst_executed_pipe_{p}.sum"] = float(v)
         if self.facts:
-            nosrc = sum(w * self._n(ln) for ln, (w, _) in self.per_line.items()
-                        if self.facts.source.get(ln) is None)
-            m["simgpu__inst_executed_no_source_line.sum"] = float(nosrc)
+            rows, _ = self.sass_rows()
+            m["simgpu__inst_executed_no_source_line.sum"] = float(_int(sum(
+                r[0] for ln, r in rows.items() if ln is None or self.facts.source.get(ln) is None)))
+            m["simgpu__sass_inst_undecided.sum"] = float(_int(sum(r[2] for r in rows.values())))
         r = self.resources
         if r is not None:
             if r.registers is not None:
@@ -187,6 +283,14 @@ class SassInstCounter(Observer):
                              "spill_loads": r.spill_loads, "stack_frame": r.stack_frame,
                              "shared_bytes": r.shared_bytes}
         rep.extras["executor"] = "ptx"
+        rows, _ = self.sass_rows()
+        total = sum(r[0] for r in rows.values())
+        und = sum(r[2] for r in rows.values())
+        rep.extras["sass_counts"] = {
+            "method": "SASS basic blocks from PTX loop trips (sass/flow.py)" if self.plan is not None
+            else "PTX executions x SASS per line (sass/facts.py)",
+            "inst_executed": _int(total), "undecided_inst_executed": _int(und),
+            "undecided_fraction": (und / total) if total else 0.0}
         rep.extras["printed"] = list(self.printed)     # print(): one line per thread per call
 
     def by_line(self):
@@ -194,20 +298,25 @@ class SassInstCounter(Observer):
         code with no user line (the final ret) is left out (see the no_source_line metric)."""
         rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
         src = self.facts.source if self.facts else {}
-        for line, (w, t) in self.per_line.items():
-            s = src.get(line)
+        sass, _ = self.sass_rows()
+        for line, (w, t, _) in sass.items():
+            s = src.get(line) if line is not None else None
             if s is None:
                 continue
-            n = self._n(line)
             r = rows[(s.file, s.line)]
-            r["inst_executed"] += w * n
-            r["thread_inst_executed"] += t * n
+            r["inst_executed"] += _int(w)
+            r["thread_inst_executed"] += _int(t)
         for line, (w, d, t) in self.branches.items():
             s = src.get(line)
             if s is not None and d:
                 r = rows[(s.file, s.line)]
                 r["divergent_branches"] = r.get("divergent_branches", 0) + d
         return rows
+
+
+def _int(x):
+    """A count: an int where the block counts' shares made it fractional (rounded)."""
+    return int(round(x))
 
 
 # -- device memory at the IR binding's addresses ------------------------------------------

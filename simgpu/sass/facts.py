@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..ir.nodes import Loc
 from .opclasses import base_opcode, pipe_of
+from .flow import KernelPlan
 from .paths import line_paths
 
 _IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
@@ -48,6 +49,11 @@ class SassFacts:
         self.count = {ln: len(v) for ln, v in self.sass.items()}
         self.pipes = {ln: histogram(pipe_of(op) for op in v) for ln, v in self.sass.items()}
         self.source = compiled.ptx_source
+        self.plan, self.plan_error = None, None   # sass/flow.py: SASS block counts
+        try:
+            self.plan = KernelPlan(compiled)
+        except Exception as e:  # noqa: BLE001 - counted per line instead, and said so
+            self.plan_error = f"{type(e).__name__}: {e}"
         self._insts = {}
         self._local = None
 
