@@ -38,6 +38,8 @@ traceback           SIMGPU_TRACEBACK           "full": a user's error keeps simg
 numba_errors        SIMGPU_NUMBA_ERRORS        "full": numba's compile errors as numba raises
                                                them, simgpu's reading as a note at the end
                                                (runtime/compile_errors.py).  Default "short".
+race_check          SIMGPU_RACE_CHECK          "0": no light shared-memory hazard check on each
+                                               launch (sanitize/hazards.py).  Default on.
 ==================  =========================  ==================================================
 
 This module imports nothing of simgpu's but errors: it is in the bottom layer.
@@ -89,6 +91,7 @@ class Settings:
     install: str | None = None
     traceback: str = "short"
     numba_errors: str = "short"
+    race_check: bool = True     # the default launch's light shared-memory hazard check (sanitize/hazards.py)
 
     def tool(self, name):
         """The path set for NVIDIA tool ``name`` ("ptxas", "nvdisasm"), or None."""
@@ -111,6 +114,7 @@ ENV = {
     "install": ("SIMGPU_INSTALL", _text),
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
+    "race_check": ("SIMGPU_RACE_CHECK", _not_zero),
 }
 TOOLS = ("ptxas", "nvdisasm")
 FIELDS = tuple(f.name for f in fields(Settings))

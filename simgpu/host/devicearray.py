@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from ..errors import ArgumentError
+from ..ptx.memory import driver_span
 from ..runtime.binding import DeviceAddresses
 from ..sanitize import scratch
 from .session import current_session, initialise
@@ -36,6 +37,20 @@ def live_allocations():
         if origin.flags.c_contiguous or origin.flags.f_contiguous:
             out.append((base, origin.ravel(order="K").view(np.uint8), f"device array at 0x{base:x}"))
     return out
+
+
+def allocation_pad(base):
+    """The padding bytes of the device array allocated at ``base`` (from its end to the
+    driver's rounding, ptx.memory.driver_span): poison until a kernel writes past the end,
+    kept with the array from launch to launch as the card keeps them; None if none lives."""
+    dev = _BY_ADDRESS.get(base)
+    if dev is None:
+        return None
+    pad = getattr(dev, "_pad", None)
+    if pad is None:
+        n = dev._origin.nbytes
+        pad = dev._pad = np.full(driver_span(n) - n, POISON, np.uint8)
+    return pad
 
 
 def set_transfer_hook(hook):

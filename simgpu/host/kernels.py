@@ -98,6 +98,9 @@ class HostMemory(PlacedMemory):
 
     def add_allocation(self, base, buf, name=""):
         self.allocations.append((base, buf.size))
+        pad = da.allocation_pad(base)       # the bytes past its end, kept with the array
+        if pad is not None:
+            self.pads[base] = pad
         return self.add(base, buf, name)
 
     def alloc(self, buf, name=""):

@@ -1,7 +1,12 @@
 """Address spaces of the PTX executor: device (global) memory, shared, local, const.
 
 Device memory is a list of allocations, each a writable uint8 view of a numpy buffer placed
-at a device address (the first at ``GLOBAL_BASE`` = 1<<40, each aligned to 512 bytes).
+at a device address (the first at ``GLOBAL_BASE`` = 1<<40), aligned and rounded as the CUDA
+driver's cuMemAlloc rounds them (:func:`driver_span`, measured on an H200:
+validation/allocation/).  An access past an allocation's end but inside its rounding lands in
+the allocation's padding (``pads``: poison bytes until written, as on the card the bytes are
+whatever is there) and is recorded in ``overruns`` for memcheck's report; past the rounding it
+faults.
 Shared memory is one uint8 row per block of the chunk, local memory one row per lane; the
 state-space address of a shared/local byte is its offset in the row.  Generic addresses put
 shared, local and const into windows (``SHARED_WINDOW`` etc., 4 GiB each) that no device
@@ -20,6 +25,12 @@ import numpy as np
 
 GLOBAL_BASE = 1 << 40
 ALIGN = 512
+# cuMemAlloc on the H200 (driver 580.159, CUDA 13.0; validation/allocation/alloc.json): up to
+# 1 MiB an allocation takes its size rounded up to 512 B (at least 512) and 512-byte alignment;
+# above 1 MiB its size rounded up to 2 MiB, aligned to 2 MiB.
+SMALL_ALLOC_MAX = 1 << 20
+SMALL_GRANULE = 512
+LARGE_GRANULE = 2 << 20
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 1 << 49
 CONST_WINDOW = 1 << 50
@@ -28,6 +39,27 @@ WINDOW_SIZE = 1 << 32
 # silent zeros, so a read before any write shows (simgpu.launch(poison=...); the IR path's
 # exec/state.py POISON is the same value).
 POISON = 0xFF
+
+
+def driver_span(nbytes):
+    """The bytes cuMemAlloc(nbytes) reserves on the H200: its size rounded up to the driver's
+    granularity (512 B up to 1 MiB, then 2 MiB; measured)."""
+    n = max(int(nbytes), 1)
+    g = SMALL_GRANULE if n <= SMALL_ALLOC_MAX else LARGE_GRANULE
+    return -(-n // g) * g
+
+
+def driver_align(nbytes):
+    """The alignment of cuMemAlloc(nbytes)'s address (512 B up to 1 MiB, then 2 MiB)."""
+    return SMALL_GRANULE if max(int(nbytes), 1) <= SMALL_ALLOC_MAX else LARGE_GRANULE
+
+
+def next_place(end, nbytes):
+    """Where simgpu places an allocation of nbytes after the address ``end``: aligned as the
+    driver aligns it, one granule (512 B) past ``end`` -- the card packs allocations with no
+    gap; the gap keeps an access past an allocation's rounding a fault here."""
+    a = driver_align(nbytes)
+    return -(-(end + ALIGN) // a) * a
 
 
 class MemFault(Exception):
@@ -66,16 +98,29 @@ class DeviceMemory:
         self.bases, self.bufs, self.names = [], [], []
         self.next = GLOBAL_BASE
         self._views = {}
+        self.pads = {}          # base -> uint8 padding after the allocation (made on first use)
+        self.overruns = []      # (position in the access, address, allocation index, kind?) new
 
     def alloc(self, buf, name=""):
         """Place a writable uint8 buffer; returns its device address."""
-        base = self.next
+        base = -(-self.next // driver_align(buf.size)) * driver_align(buf.size)
         self.bases.append(base)
         self.bufs.append(buf)
         self.names.append(name)
-        self.next = base + ((max(buf.size, 1) + ALIGN - 1) // ALIGN) * ALIGN
+        self.next = base + driver_span(buf.size) + ALIGN
         self._bases_arr = np.array(self.bases, np.uint64)
         return base
+
+    def pad(self, a):
+        """The padding of allocation ``a`` (index): the bytes from its end to its rounding,
+        poison until written (a buffer given in ``pads`` beforehand is kept: simgpu.host's
+        device arrays keep theirs from launch to launch)."""
+        base = self.bases[a]
+        p = self.pads.get(base)
+        if p is None:
+            p = self.pads[base] = np.full(driver_span(self.bufs[a].size) - self.bufs[a].size,
+                                          POISON, np.uint8)
+        return p
 
     def resolve(self, addrs, w, dtype, lane_ids=None):
         addrs = np.asarray(addrs, np.uint64)
@@ -100,12 +145,29 @@ class DeviceMemory:
             buf = self.bufs[a]
             bad = off + np.uint64(w) > np.uint64(buf.size)
             if bad.any():
-                p = np.flatnonzero(bad)[0]
-                p = p if isinstance(pos, slice) else pos[p]
-                what = f" ({self.names[a]})" if self.names[a] else ""
-                raise MemFault(f"out-of-bounds global access: address {int(addrs[p]):#x} is "
-                               f"{int(addrs[p]) - self.bases[a]} bytes into a {buf.size}-byte "
-                               f"allocation{what}", p)
+                span = driver_span(buf.size)
+                p_all = np.arange(len(addrs))[pos]
+                inside = bad & (off + np.uint64(w) <= np.uint64(span)) & (off >= np.uint64(buf.size))
+                if buf.size % w:                # the padding is not in whole elements
+                    inside[:] = False
+                beyond = bad & ~inside
+                if beyond.any():
+                    p = int(p_all[np.flatnonzero(beyond)[0]])
+                    what = f" ({self.names[a]})" if self.names[a] else ""
+                    raise MemFault(f"out-of-bounds global access: address {int(addrs[p]):#x} is "
+                                   f"{int(addrs[p]) - self.bases[a]} bytes into a {buf.size}-byte "
+                                   f"allocation{what}, past its rounding ({span} bytes: "
+                                   "cuMemAlloc's granularity)", p)
+                k = np.flatnonzero(inside)
+                pad_pos = p_all[k]
+                self.overruns.append((pad_pos, addrs[pad_pos], a))
+                padv = _typed(self.pad(a), dtype, self._views)
+                out.append((padv, ((off[k] - np.uint64(buf.size)) // np.uint64(w)).astype(np.int64),
+                            pad_pos))
+                keep = np.flatnonzero(~bad)
+                if not len(keep):
+                    continue
+                off, pos = off[keep], p_all[keep]
             out.append((_typed(buf, dtype, self._views), (off // np.uint64(w)).astype(np.int64),
                         pos))
         return out

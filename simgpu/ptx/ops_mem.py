@@ -50,7 +50,11 @@ def resolve(ex, space, addrs, w, dtype, lanes, events):
             return _resolve_generic(ex, addrs, w, dtype, lanes, events)
         events.append((space, slice(None), addrs))
         if space == "global":
-            return ex.im.memory.resolve(addrs, w, dtype)
+            mem = ex.im.memory
+            groups = mem.resolve(addrs, w, dtype)
+            if mem.overruns:                # past an end, inside the driver's rounding
+                _pending_overruns(ex, mem, lanes)
+            return groups
         if space == "shared":
             off = ex.ch.row_offsets(ex.shared.size)
             return ex.shared.resolve(addrs, w, dtype, row_off=off if lanes is ex.ch.all_idx
@@ -87,7 +91,41 @@ def _resolve_generic(ex, addrs, w, dtype, lanes, events):
     return out
 
 
+def _pending_overruns(ex, mem, lanes):
+    """Move the memory's new overrun records to the executor, as (chunk lanes, addresses,
+    allocation index); _emit files them under the instruction."""
+    pend = ex.__dict__.setdefault("overrun_pending", [])
+    for pos, addrs, a in mem.overruns:
+        pend.append((np.asarray(lanes)[pos], np.asarray(addrs, np.uint64), a))
+    mem.overruns.clear()
+
+
+def _file_overruns(ex, ins, kind):
+    """Record the pending overruns under ``ins`` in the launch's ``Image.overruns``: one
+    entry per (PTX line, allocation), the first lane's thread/block/address and a count
+    (memcheck's report and the launch's warning)."""
+    pend = ex.overrun_pending
+    out = ex.im.overruns
+    mem = ex.im.memory
+    for lanes, addrs, a in pend:
+        key = (ins.line, a)
+        r = out.get(key)
+        if r is None:
+            blk, thr = ex.ch.where(int(lanes[0]))
+            base, size = mem.bases[a], mem.bufs[a].size
+            r = out[key] = {"ptx_line": ins.line, "text": ins.text, "kind": kind,
+                            "loc": ex.im.module.source(ins.loc), "array": mem.names[a],
+                            "size": size, "span": len(mem.pad(a)) + size,
+                            "address": int(addrs[0]), "past_end": int(addrs[0]) - base - size,
+                            "block": blk, "thread": thr, "count": 0, "max_past_end": 0}
+        r["count"] += len(lanes)
+        r["max_past_end"] = max(r["max_past_end"], int(addrs.max()) - mem.bases[a] - mem.bufs[a].size)
+    pend.clear()
+
+
 def _emit(ex, ins, pc, kind, w, lanes, events):
+    if getattr(ex, "overrun_pending", None):
+        _file_overruns(ex, ins, kind)
     if not ex.mem_obs:
         return
     src = ex.im.module.source(ins.loc)

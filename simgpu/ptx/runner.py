@@ -250,6 +250,8 @@ class Image:
         self._kernel_params(param_values)
         self.call_rets = dict(k.call_rets)     # indirect calls add theirs as they run
         self.printed = []           # print(): one entry per thread per call, in output order
+        self.overruns = {}          # (PTX line, allocation) -> accesses past an end inside its
+                                    # rounding (ops_mem._file_overruns; memcheck reports them)
         self.print_file = None      # where print() writes (None: sys.stdout at the time)
         self.launch_values = [make(self) for make in k.launch_slots]
 

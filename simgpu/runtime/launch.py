@@ -31,6 +31,8 @@ from ..memory.reductions import reduction_ids
 from ..memory.per_thread import PerThreadCounts
 from ..model.occupancy import occupancy
 from ..sanitize import Sanitizer, current_collector, parse_tools
+from ..sanitize.hazards import HazardCheck
+from ..sanitize.hazards import warn as hazard_warn
 from ..sanitize.scratch import launch_done
 from ..timing import TimingModel
 from ..timing.sampling import plan_waves
@@ -342,7 +344,9 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     pt = PerThreadCounts() if memory else None              # report.per_thread (learners' scores)
     models = [m for m in (pt, mm, tm) if m is not None]    # fill_report: memory first, then timing
     san = Sanitizer(tools, k.name) if tools else None
-    obs = [counter, *models, *observers] + ([san] if san is not None else [])
+    hz = HazardCheck() if (config.race_check and ex.binds_python
+                           and "racecheck" not in tools) else None
+    obs = [counter, *models, *observers] + ([san] if san is not None else []) + ([hz] if hz is not None else [])
     for o in obs:
         o.launch_begin(info)
     plan_chunks(info, min(chunk_lanes, SANITIZE_CHUNK_LANES) if san is not None else chunk_lanes,
@@ -363,6 +367,10 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         o.launch_end(info)
     rep = make_report(k, info, counter, models, executed, sample)
     rep.extras["config"] = {**config.record(), "executor_ran": ex.name}
+    if hz is not None:          # the light hazard check (docs/sanitizer.md)
+        rep.races = hz.races()
+        if rep.races:
+            hazard_warn(rep.races, info.kernel_name)
     if san is not None:
         rep.sanitizer = san.report
         if collector is not None:

@@ -44,12 +44,12 @@ from ..ptx.args import flatten_args
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import WAIT
 from ..ptx.executor import Executor as _PtxChunkExecutor
-from ..ptx.memory import ALIGN as PTX_ALIGN
-from ..ptx.memory import DeviceMemory
+from ..ptx.memory import DeviceMemory, driver_span, next_place
 from ..ptx.parser import parse_cached
 from ..ptx.analysis import PtxLoops
 from ..ptx.runner import Image, kernel_for
 from ..ptx.types import bits
+from ..sanitize import overrun
 from ..sass import compile_kernel
 from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
@@ -334,8 +334,8 @@ class PlacedMemory(DeviceMemory):
         if self.places:
             base, name = self.places.pop(0)
         else:
-            base = max(self.next, max((b + -(-max(u.size, 1) // PTX_ALIGN) * PTX_ALIGN + PTX_ALIGN
-                                       for b, u in zip(self.bases, self.bufs)), default=self.next))
+            base = next_place(max([self.next - 512] + [b + driver_span(u.size)
+                                                        for b, u in zip(self.bases, self.bufs)]), buf.size)
         return self.add(base, buf, name)
 
     def add(self, base, buf, name=""):
@@ -345,7 +345,7 @@ class PlacedMemory(DeviceMemory):
         self.bases.insert(k, base)
         self.bufs.insert(k, buf)
         self.names.insert(k, name)
-        self.next = max(self.next, base + -(-max(buf.size, 1) // PTX_ALIGN) * PTX_ALIGN + PTX_ALIGN)
+        self.next = max(self.next, base + driver_span(buf.size) + 512)
         self._bases_arr = np.array(self.bases, np.uint64)
         return base
 
@@ -624,26 +624,40 @@ class PTXExecutor:
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
         executed = 0
-        for index, first, n in launch.chunks():
-            chunk = Chunk(first, n, launch.block, launch.grid, index=index)
-            for o in observers:
-                o.chunk_begin(chunk)
-            ad = _Adapter(st.facts, counter, exec_obs, chunk, launch.handles, raw)
-            ad.loops = PtxLoopWatch(loops, watch)
-            ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
-            ex.counter = counter
-            if ad.branch_obs:
-                ad.code = image.linked.code
-                ex.on_branch = ad.branch
-            ex.run()
-            counter.grid_barriers += getattr(ex, "grid_barriers", 0)
-            for o in observers:
-                o.chunk_end(chunk)
-            executed += n
-            launch.chunk_done(index)
+        try:
+            for index, first, n in launch.chunks():
+                chunk = Chunk(first, n, launch.block, launch.grid, index=index)
+                for o in observers:
+                    o.chunk_begin(chunk)
+                ad = _Adapter(st.facts, counter, exec_obs, chunk, launch.handles, raw)
+                ad.loops = PtxLoopWatch(loops, watch)
+                ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
+                ex.counter = counter
+                if ad.branch_obs:
+                    ad.code = image.linked.code
+                    ex.on_branch = ad.branch
+                ex.run()
+                counter.grid_barriers += getattr(ex, "grid_barriers", 0)
+                for o in observers:
+                    o.chunk_end(chunk)
+                executed += n
+                launch.chunk_done(index)
+        finally:
+            if image.overruns:      # past an end, inside the driver's rounding: run, reported
+                report_overruns(image.overruns, launch.kernel_name, observers)
         for orig, buf in copies:
             orig[...] = buf
         return executed
+
+
+def report_overruns(records, kernel, observers):
+    """Accesses past an array's end inside cuMemAlloc's rounding (sanitize/overrun.py): a
+    warning per source line; memcheck findings for a sanitizer among the observers."""
+    overrun.warn(records, kernel, stacklevel=5)
+    for o in observers:
+        add = getattr(o, "add_overruns", None)
+        if add is not None:
+            add(records)
 
 
 def _program_of(launch, program):

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..memory.per_thread import section_text as per_thread_text
+from ..sanitize.hazards import describe as describe_race
 from ..units import metric_unit
 from . import report_html
 
@@ -64,6 +65,9 @@ class Report:
     ``extras["ptx"]`` (the compiled path: the PTX, ptxas' registers), ``extras["bottleneck"]``."""
     sanitizer: object = None
     """``launch(check=...)``: the sanitizer's findings, a ``simgpu.sanitize.SanitizerReport``."""
+    races: list = field(default_factory=list)
+    """The default launch's light shared-memory hazard check (sanitize/hazards.py): one dict per
+    racing line pair (kind, loc, other_loc, block, count); empty when none was seen."""
     qualname: str = ""                                  # the Python function's __qualname__
     per_thread: object = None
     """Each thread's global and shared memory accesses, the GPU-Puzzles scores (a
@@ -220,6 +224,10 @@ class Report:
         if pt:
             parts.append(pt)
         parts.append(self.instruction_section())
+        if self.races:
+            parts.append("Possible shared-memory races (the GPU's answer may differ from simgpu's; "
+                         "run check=True for the full analysis):\n" +
+                         "\n".join(f"  {describe_race(r)}" for r in self.races))
         if self.sanitizer is not None:
             parts.append(str(self.sanitizer))
         return "\n\n".join(parts)

@@ -22,6 +22,7 @@ import textwrap
 import numpy as np
 
 from ..exec.state import WARP, Observer
+from . import overrun
 from .findings import TOOLS, Finding, SanitizerReport
 from .scratch import ScratchShadow, tracked_handles
 from .shadow import MANY, NONE, BlockShadow, GlobalShadow, RowInit, expand, rep
@@ -407,6 +408,12 @@ class Sanitizer(Observer):
                 other_block=None if b_other < 0 else self._block_tuple(b_other),
                 array=name, index=index, count=len(np.unique(sel // w)),
                 details={"other_many_blocks": b_other < 0}))
+
+    # -- accesses past an end inside the driver's rounding (memcheck; sanitize/overrun.py) ----
+    def add_overruns(self, records):
+        if "memcheck" in self.tools:
+            for f in overrun.findings(records):
+                self.report.add(f)
 
     # -- faults the executors raise (memcheck; synccheck for .sync member masks) ---------------
     def add_fault(self, err):

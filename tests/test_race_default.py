@@ -1,0 +1,81 @@
+"""The default launch's light shared-memory hazard check (issue 25 item 2): a single-block
+shared-memory tile loop missing the barrier at the end of its body (as a FlashAttention tile
+loop) warns, naming the racing lines; the same kernel with the barrier is quiet; the setting
+turns it off."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from numba import cuda, float32
+
+import simgpu
+from simgpu import settings
+from simgpu.errors import SimGPUWarning
+
+from compiled_path import compiled_path_available
+
+pytestmark = pytest.mark.skipif(not compiled_path_available()[0], reason="needs numba-cuda and ptxas")
+T = 64
+
+
+def tile_loop_racy(x, out, ntiles):
+    tile = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    acc = 0.0
+    for k in range(ntiles):
+        tile[t] = x[k * T + t]              # <- STORE
+        cuda.syncthreads()
+        acc += tile[(t + 32) % T]           # <- LOAD
+        # missing: cuda.syncthreads() -- the next iteration's store races with this load
+    out[t] = acc
+
+
+def tile_loop_ok(x, out, ntiles):
+    tile = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    acc = 0.0
+    for k in range(ntiles):
+        tile[t] = x[k * T + t]
+        cuda.syncthreads()
+        acc += tile[(t + 32) % T]
+        cuda.syncthreads()
+    out[t] = acc
+
+
+def _line(fn, tag):
+    src, first = inspect.getsourcelines(fn)
+    return first + next(k for k, s in enumerate(src) if f"<- {tag}" in s)
+
+
+def _launch(kernel):
+    x = np.arange(4 * T, dtype=np.float32)
+    out = np.zeros(T, np.float32)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rep = simgpu.launch(kernel, 1, T, (x, out, 4), timing=False, memory=False)
+    return rep, [str(m.message) for m in w if issubclass(m.category, SimGPUWarning)]
+
+
+def test_the_racy_tile_loop_warns_naming_the_lines():
+    rep, w = _launch(tile_loop_racy)
+    (r,) = rep.races
+    f = tile_loop_racy.__code__.co_filename
+    assert r["kind"] == "WAR"
+    assert r["loc"] == f"{f}:{_line(tile_loop_racy, 'STORE')}"
+    assert r["other_loc"] == f"{f}:{_line(tile_loop_racy, 'LOAD')}"
+    (msg,) = w
+    assert f":{_line(tile_loop_racy, 'STORE')}" in msg and f":{_line(tile_loop_racy, 'LOAD')}" in msg
+    assert "may differ" in msg and "check=True" in msg
+    assert "Possible shared-memory races" in str(rep)
+
+
+def test_with_the_barrier_it_is_quiet():
+    rep, w = _launch(tile_loop_ok)
+    assert rep.races == [] and w == []
+
+
+def test_the_setting_turns_it_off():
+    with settings.override(race_check=False):
+        rep, w = _launch(tile_loop_racy)
+    assert rep.races == [] and w == []
