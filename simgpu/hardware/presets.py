@@ -67,6 +67,15 @@ H200 = H100.with_(
     conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
     shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]
     l1_bytes_per_cycle=128,                  # [MB smem_bw: 126.2 B/clk/SM conflict-free LDS]
+    # tensor pipe [MB tensor]: validation/tensor_cores/pipe/h200/h200_pipe.json (2026-12-02), SM
+    # cycles from %clock64: wgmma m64n256k16 f16, 2 warpgroups x 4 chained per commit: 4096 FLOP per
+    # SM cycle (989 TF datasheet = 4096 x 132 x 1.83 GHz); mma.sync m16n8k16, 32 warps/SM x 4
+    # chains: 1.526 SM cycles per HMMA = 6.1 per SMSP (626 TF); one dependent chain: 24.9 cycles;
+    # wgmma + commit + wait_group 0: 66 cycles beyond the pipe's occupancy (n64/n128/n256, 4 chained)
+    tensor_fp16_flops_per_sm_cycle=4096.0,
+    mma_sync_16816_cycles=6.1,
+    mma_sync_latency_cycles=24.9,
+    wgmma_latency_cycles=66.0,
     fp32_latency_cycles=4.0,                 # [MB fma_f32_latency: 270,890 cycles / 65,536 dependent FFMA = 4.13]
     fp64_latency_cycles=8.0,                 # [MB fma_f64_latency: 531,511 / 65,536 = 8.11]
     int_latency_cycles=4.0,                  # assumed = FFMA (IMAD shares the FMA pipe); not measured

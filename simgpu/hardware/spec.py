@@ -101,6 +101,11 @@ class GPU:
     tensor_fp16_flops: float = 0.0
     tensor_tf32_flops: float = 0.0
     tensor_fp8_flops: float = 0.0
+    # the tensor pipe as microbenchmarks measure it (0: derived from the datasheet's peak)
+    tensor_fp16_flops_per_sm_cycle: float = 0.0   # dense fp16 work per SM cycle, wgmma at full rate
+    mma_sync_16816_cycles: float = 0.0       # an SMSP's tensor pipe per HMMA.16816 (mma.sync) at full rate
+    mma_sync_latency_cycles: float = 0.0     # dependent HMMA.16816 -> HMMA.16816
+    wgmma_latency_cycles: float = 0.0        # wait_group's return after the pipe's last work (beyond occupancy)
     # timing model (simgpu.timing): issue rates, latencies and overheads.  Defaults are the
     # Hopper values; presets.py gives each one's source (datasheet, CUDA-PG or [MB]).
     int_alu_lanes_per_sm: int = 64           # integer ALU pipe (IADD3/LOP3/ISETP/SEL/SHF) lanes per SM

@@ -34,8 +34,10 @@ LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at m
 
 def tensor_unit_cycles(gpu):
     """Cycles one unit of tensor work (1024 dense fp16 FLOPs of a warp) occupies an SMSP's tensor
-    pipe: the datasheet's dense fp16 peak spread over the SMSPs at the modelled clock (a GPU
-    without one: 1 cycle)."""
+    pipe with wgmma: measured (gpu.tensor_fp16_flops_per_sm_cycle), else the datasheet's dense
+    fp16 peak spread over the SMSPs at the modelled clock (a GPU without one: 1 cycle)."""
+    if gpu.tensor_fp16_flops_per_sm_cycle > 0:
+        return 1024.0 / (gpu.tensor_fp16_flops_per_sm_cycle / gpu.schedulers_per_sm)
     peak = getattr(gpu, "tensor_fp16_flops", 0.0) or 0.0
     if peak <= 0:
         return 1.0
@@ -82,14 +84,19 @@ class TimingParams:
                     "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
                     "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
                     "barrier": 1.0, "uniform": 1.0,   # uniform datapath (compiled path): issue only
-                    "tensor": tensor_unit_cycles(gpu)}
+                    "tensor": tensor_unit_cycles(gpu),
+                    # mma.sync (HMMA/IMMA/DMMA of one warp): measured per HMMA.16816 (4 units)
+                    "tensor_sync": (gpu.mma_sync_16816_cycles / 4.0 if gpu.mma_sync_16816_cycles > 0
+                                    else tensor_unit_cycles(gpu))}
         latency = {"fp32": gpu.fp32_latency_cycles, "fp64": gpu.fp64_latency_cycles,
                    "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "iadd": gpu.int_latency_cycles,
                    "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
                    "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
                    "barrier": 1.0, "uniform": gpu.int_latency_cycles,
-                   "tensor": gpu.fp32_latency_cycles}
+                   "tensor": gpu.wgmma_latency_cycles or gpu.fp32_latency_cycles,
+                   "tensor_sync": (max(0.0, gpu.mma_sync_latency_cycles - gpu.mma_sync_16816_cycles)
+                                   if gpu.mma_sync_latency_cycles > 0 else gpu.fp32_latency_cycles)}
         clk = gpu.clock_hz
         l2_bw = gpu.l2_read_bytes_per_s or gpu.l2_bandwidth_bytes_per_s or 2.5 * gpu.dram.bandwidth_bytes_per_s
         dram_bw = gpu.dram_read_bytes_per_s or gpu.dram.bandwidth_bytes_per_s
@@ -109,12 +116,13 @@ class TimingParams:
 
     def op_latency(self, mix):
         """Latency of an op whose SASS instructions are {pipe: count}."""
-        t = mix.get("tensor", 0)
-        n = sum(v for p, v in mix.items() if p != "tensor") + (1 if t else 0)
+        tp = "tensor" if mix.get("tensor") else "tensor_sync" if mix.get("tensor_sync") else None
+        t = mix.get(tp, 0) if tp else 0
+        n = sum(v for p, v in mix.items() if p not in ("tensor", "tensor_sync")) + (1 if t else 0)
         if n == 0:
             return 0.0
         if t:                       # the result is ready when the tensor pipe has done the work
-            return (t * self.interval["tensor"] + self.latency["tensor"]
+            return (t * self.interval[tp] + self.latency[tp]
                     + (n - 1) * self.latency["fp32"] * ROUTINE_ILP)
         main = max(mix, key=lambda p: self.latency.get(p, 4.0))
         return self.latency.get(main, 4.0) + (n - 1) * self.latency["fp32"] * ROUTINE_ILP

@@ -126,6 +126,8 @@ class PtxOp:
                 k = tensor_units(s, ins)
                 if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
                     p, k = "uniform", 1
+                elif not base_opcode(s).endswith("GMMA"):
+                    p = "tensor_sync"          # one warp's mma.sync: its own measured rate
             mix[p] = mix.get(p, 0) + k
         self.mix = mix
         self.flops = sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
