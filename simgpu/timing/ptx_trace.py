@@ -211,6 +211,7 @@ class PtxTraceRecorder(TraceRecorder):
         self.code_of = code_of
         self.code = None
         self._last = None
+        self._acts_lanes = self._acts_last = None
 
     def chunk_begin(self, chunk):
         if self.code is None:
@@ -221,9 +222,20 @@ class PtxTraceRecorder(TraceRecorder):
         self.nwarps = chunk.n_warps
         self.n_real = chunk.n_blocks * chunk.tpb
         self._all = None
+        self._acts_lanes = self._acts_last = None
 
     def _acts(self, lanes):
-        """Per view: which of its warps executed `lanes` (every warp when every thread did)."""
+        """Per view: which of its warps executed `lanes` (every warp when every thread did),
+        and whether any did.  The executor passes one lane array to every instruction of a
+        step sequence (a straight-line run, a converged stretch), so the answer is kept for the
+        last array seen (lane arrays are never written in place)."""
+        if lanes is self._acts_lanes:
+            return self._acts_last
+        acts = self._acts_of(lanes)
+        self._acts_lanes, self._acts_last = lanes, (acts, any(a.any() for a in acts))
+        return self._acts_last
+
+    def _acts_of(self, lanes):
         if len(lanes) == self.n_real:
             if self._all is None:
                 wa = np.zeros(self.nwarps, bool)
@@ -246,8 +258,8 @@ class PtxTraceRecorder(TraceRecorder):
         self._last = None
         if not self.active or len(lanes) == 0:
             return
-        acts = self._acts(lanes)
-        if not any(a.any() for a in acts):
+        acts, some = self._acts(lanes)
+        if not some:
             return
         pc = ev.pc
         if pc in self.code.end:

@@ -29,6 +29,11 @@ from .memfacts import NO_FACTS
 from .params import LSU_QUEUE_CYCLES
 from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, ON_CHIP, ST
 
+# Advance simpy's clock in place (no event) when a warp's next step comes before every other
+# scheduled event: what popping its timeout would do.  False: one event per step (the
+# differential test, tests/test_timing_inline_clock.py, runs both).
+INLINE_CLOCK = hasattr(simpy.Environment(), "_queue") and hasattr(simpy.Environment(), "_now")
+
 STALLS = ("memory", "dependency", "barrier", "pipe", "not_selected")
 STALL_MEMORY, STALL_DEPENDENCY, STALL_BARRIER, STALL_PIPE, STALL_NOT_SELECTED = range(len(STALLS))
 REPORTED_PIPES = ("fp32", "fp64", "int", "sfu", "conv", "shfl")
@@ -305,6 +310,7 @@ class SM:
         issue it, and wait for its pipe, barrier or memory request as its kind says."""
         env = self.env
         regs = Registers()
+        solo = INLINE_CLOCK         # resumed by an event of its own (see the inline clock below)
         for sp, facts in prog:
             now = env.now
             t, from_memory = regs.operands(sp.deps, now)
@@ -313,7 +319,13 @@ class SM:
                 regs.write(sp.dst, t, from_memory)
                 continue
             if t > now:
-                yield from self._wait_operands(sp, wid, now, t, from_memory)
+                at = env.now + (t - now)           # where simpy's timeout would land
+                if solo and (not env._queue or env._queue[0][0] > at):
+                    self._count_wait(sp, wid, now, t, from_memory)     # the clock moves inline
+                    env._now = at
+                else:
+                    yield from self._wait_operands(sp, wid, now, t, from_memory)
+                    solo = INLINE_CLOCK
                 now = t
             start = self._issue(sp, smsp, wid, now)
             end = start + sp.n
@@ -321,17 +333,30 @@ class SM:
                 regs.write(sp.dst, start + sp.latency, False)
             elif k == BAR:
                 yield from self._barrier(sp, bar, wid, end - now)
+                solo = False                # the barrier's release resumes every waiting warp
                 continue
             else:
                 end = self._memory_instruction(sp, facts, start, end, wave, regs)
+            at = env.now + (end - now)             # (bit for bit what Timeout schedules)
+            if solo and (not env._queue or env._queue[0][0] > at):
+                # Inline clock (issue 26): no other event comes before `end`, and the event that
+                # resumed this warp (its own timeout, or its start) resumes nothing else, so
+                # the timeout's event would be the next one processed: the clock moves to
+                # `end` and the warp goes on, as simpy would, without the event.
+                env._now = at
+                continue
             yield env.timeout(end - now)
+            solo = INLINE_CLOCK
         bar.leave()
         self._occupancy(-1)
 
-    def _wait_operands(self, sp, wid, now, t, from_memory):
+    def _count_wait(self, sp, wid, now, t, from_memory):
         self.counters.on_stall(STALL_MEMORY if from_memory else STALL_DEPENDENCY, t - now, sp)
         if self.timeline is not None:
             self.timeline.warp(wid, "memory" if from_memory else "dependency", now, t)
+
+    def _wait_operands(self, sp, wid, now, t, from_memory):
+        self._count_wait(sp, wid, now, t, from_memory)
         yield self.env.timeout(t - now)
 
     def _issue(self, sp, smsp, wid, now):
