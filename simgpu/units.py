@@ -37,6 +37,7 @@ METRIC_UNITS = {
     "simgpu__grid_barriers.sum": "grid barriers",
     "simgpu__const_serialized_accesses.sum": "accesses",
     "simgpu__inst_by_class": "warp instructions per class",
+    "simgpu__sass_inst_undecided.sum": "warp instructions",
 }
 _METRIC_RULES = (                 # (the name contains, unit), first match wins
     (".pct", "%"), ("bytes", "bytes"), ("shared_mem_per_block", "bytes"), ("wavefronts", "wavefronts"), ("bank_conflicts", "wavefronts"),

@@ -12,10 +12,14 @@ import json
 import subprocess
 import sys
 
+import os
+
 import numpy as np
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-import numba
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _common import patch_numpy_for_numba  # noqa: E402
+
+patch_numpy_for_numba()
+import numba  # noqa: E402
 from numba import cuda
 
 out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(), "numba": numba.__version__,
