@@ -25,25 +25,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 import simgpu  # noqa: E402
 from simgpu import settings  # noqa: E402
-from simgpu.kernels.elementwise import add_k  # noqa: E402
-from simgpu.kernels.matmul import TILE, matmul_tiled  # noqa: E402
-from simgpu.kernels.reduction import TREE_TPB, tree_reduce  # noqa: E402
+from bench_sanitizer import cases as classic_cases  # noqa: E402
 
 
 def cases():
-    rng = np.random.default_rng(0)
-    n = 1 << 16
-    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    m = 128
-    A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
-    x = rng.random(n, dtype=np.float32)
-    out = {
-        f"vector add ({n:,} threads)": (add_k, n // 256, 256, (a, b, np.zeros(n, np.float32))),
-        f"tree reduction ({n:,} threads)": (tree_reduce, n // TREE_TPB, TREE_TPB,
-                                            (x, np.zeros(n // TREE_TPB, np.float32))),
-        f"tiled matmul {m}x{m}": (matmul_tiled, (m // TILE, m // TILE), (TILE, TILE),
-                                  (A, B, np.zeros((m, m), np.float32), np.int64(m))),
-    }
+    """bench_sanitizer's three classic kernels (2^16 threads) and three shared-memory suite kernels."""
+    out = classic_cases(1 << 16)
     os.environ.setdefault("VALIDATION_TINY", "1")
     try:
         from run_suite import collect_cases

@@ -27,9 +27,10 @@ from simgpu.kernels.matmul import TILE, matmul_tiled  # noqa: E402
 from simgpu.kernels.reduction import TREE_TPB, tree_reduce  # noqa: E402
 
 
-def cases():
+def cases(n=1 << 18):
+    """The three classic kernels (vector add and tree reduction over `n` threads, a 128 x 128
+    tiled matmul): {name: (kernel, grid, block, args)}."""
     rng = np.random.default_rng(0)
-    n = 1 << 18
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     m = 128
     A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
