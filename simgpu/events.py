@@ -252,6 +252,7 @@ class InstrEvent:
     _mask: Mask | None = None
     pc: int | None = None               # the compiled code's program counter (its index in the
     #                                     linked program, which ptxas' SASS costs are keyed by); IR: None
+    warps: int | None = None            # warps with an executing lane, where the executor knows
     state: object = None                # PTX path: the chunk executor, for observers that show
     #                                     values (the stepper): .regs {(function, register): per-lane
     #                                     array, or one scalar when uniform}, .im.linked (the program).
@@ -264,6 +265,11 @@ class InstrEvent:
         if self._mask is None:
             self._mask = Mask.of_lanes(self.lanes, self.chunk)
         return self._mask
+
+    @property
+    def n_warps(self) -> int:
+        """Warps with an executing lane."""
+        return self.warps if self.warps is not None else self.mask.n_warps
 
     @property
     def line(self) -> int:
@@ -334,10 +340,9 @@ class Observer:
 
     ``attach(interpreter)`` is the IR interpreter's: it is called once before the launch with
     the interpreter (``interpreter.env`` holds the values, ``interpreter.stack`` the
-    reconvergence stack), for the lessons' stepper.  ``instruction(ev)`` and
-    ``mem_access(ev)`` are the PTX executor's own stream (simgpu/ptx/events.py: registers,
-    raw addresses), for models of the compiled code; most observers need neither.
-    A model may also offer ``chunk_blocks`` and ``fill_report`` (simgpu/runtime)."""
+    reconvergence stack), for the lessons' stepper.  On the compiled path the records are
+    all there is (simgpu/ptx/emit.py builds them); ``InstrEvent.state`` carries the chunk
+    executor for observers that show register values.  A model may also offer ``chunk_blocks`` and ``fill_report`` (simgpu/runtime)."""
 
     def attach(self, interpreter):
         pass
@@ -373,12 +378,6 @@ class Observer:
 
     def launch_end(self, launch):
         pass
-
-    def instruction(self, ev):
-        """The compiled path's raw step (simgpu.ptx.events.InstrEvent)."""
-
-    def mem_access(self, ev):
-        """The compiled path's raw access (simgpu.ptx.events.MemEvent)."""
 
 
 def overrides(obs, hook: str) -> bool:

@@ -162,13 +162,15 @@ def test_the_example_observer_runs_on_both_executors(capsys):
     assert "ptx:" in out and "ir:" in out and "if x[i] > 0:" in out
 
 
-def test_the_sanitizer_and_the_models_read_the_records_not_the_raw_stream():
-    """Which of simgpu's classes still read the compiled path's raw step stream (methods
-    ``instruction(ev)`` / ``mem_access(ev)``: PC and registers): none but the executor's own
-    adapter (runtime/ptx_path.py).  The sanitizer, the counters, the memory and timing models
-    and the stepper's PTX recorder use the records on both paths."""
+def test_there_is_no_raw_stream_the_ptx_executor_emits_the_records():
+    """One event vocabulary: no class of simgpu has the old raw hooks (``instruction(ev)`` /
+    ``mem_access(ev)``), simgpu/ptx/events.py and the runtime's adapter are gone, and the PTX
+    executor itself hands simgpu.events records to a plain Observer (simgpu.ptx.run, no
+    launch and no runtime in between)."""
     import ast
     import os
+    from simgpu import events
+    from simgpu.ptx import run as ptx_run
     pkg = os.path.dirname(simgpu.__file__)
     raw = set()
     for dirpath, _, files in os.walk(pkg):
@@ -183,7 +185,43 @@ def test_the_sanitizer_and_the_models_read_the_records_not_the_raw_stream():
                         if isinstance(d, ast.FunctionDef) and d.name in ("instruction", "mem_access") \
                                 and [a.arg for a in d.args.args] == ["self", "ev"]:
                             raw.add(f"{rel}:{node.name}")
-    assert raw == {"events.py:Observer", "runtime/ptx_path.py:_Adapter"}, raw
+    assert raw == set(), raw
+    assert not os.path.exists(os.path.join(pkg, "ptx", "events.py"))
+    from simgpu.runtime import ptx_path
+    assert not hasattr(ptx_path, "_Adapter")
+
+    class Rec(events.Observer):
+        def __init__(self):
+            self.kinds = []
+
+        def inst(self, ev):
+            assert isinstance(ev, events.InstrEvent) and isinstance(ev.chunk, events.Chunk)
+            self.kinds.append(("inst", ev.ins.attrs["opcode"], ev.n_warps, ev.mask.n_threads))
+
+        def mem(self, ev):
+            assert isinstance(ev, events.MemEvent)
+            self.kinds.append(("mem", ev.space, ev.kind, ev.mask.n_threads, ev.array.space))
+
+        def branch(self, ev):
+            self.kinds.append(("branch", ev.divergent_warps))
+
+    from simgpu._compat import load_numba_cuda
+    load_numba_cuda()
+    import numba.cuda
+    ns = {"cuda": numba.cuda}
+    exec("def k(x, out):\n    i = cuda.grid(1)\n    if i < 40:\n        out[i] = x[i] * 2.0\n", ns)
+    k = ns["k"]
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    r = Rec()
+    from simgpu.ptx.runner import compile_numba
+    ptx, name = compile_numba(k, (x, out))
+    ptx_run(ptx, name, 1, 64, (x, out), observers=[r])
+    np.testing.assert_array_equal(out[:40], x[:40] * 2)
+    mems = [m for m in r.kinds if m[0] == "mem"]
+    assert ("mem", "global", "ld", 40, "global") in mems and ("mem", "global", "st", 40, "global") in mems
+    assert ("branch", 1) in r.kinds              # warp 1: lanes 32..39 go on, 40..63 leave
+    assert any(m[0] == "inst" and m[2] == 2 and m[3] == 64 for m in r.kinds)
 
 
 def test_every_executor_declares_the_whole_protocol_and_launch_probes_none():

@@ -7,6 +7,8 @@ import importlib.util
 import os
 
 import numpy as np
+
+from simgpu.events import Observer
 import pytest
 
 from simgpu.errors import KernelError
@@ -95,13 +97,13 @@ def test_src_size_larger_than_cp_size_is_an_error():
         _run(ptx, _src())
 
 
-class _Mem:
+class _Mem(Observer):
     def __init__(self):
         self.ev = []
 
-    def mem_access(self, ev):
-        if ev.opcode == "cp":
-            self.ev.append((ev.space, ev.kind, ev.width, len(ev.lanes)))
+    def mem(self, ev):
+        if ev.inst.attrs["opcode"] == "cp":
+            self.ev.append((ev.space, ev.kind, ev.size, ev.mask.n_threads))
 
 
 def test_memory_events_count_both_levels():
@@ -112,10 +114,10 @@ def test_memory_events_count_both_levels():
     out = np.zeros(384, np.uint32)
     run(K.CP_ASYNC_PTX, "k", 1, 32, (_src(), out), observers=[obs])
     nz = lambda m: sum(1 for lane in range(32) if lane % m)  # noqa: E731
-    assert obs.ev == [("global", "load", 16, nz(17)), ("global", "load", 4, nz(5)),
-                      ("global", "load", 8, nz(9)), ("global", "load", 4, 32),
-                      ("shared", "store", 16, 32), ("shared", "store", 4, 32),    # at the wait
-                      ("shared", "store", 8, 32), ("shared", "store", 4, 32)]
+    assert obs.ev == [("global", "ld", 16, nz(17)), ("global", "ld", 4, nz(5)),
+                      ("global", "ld", 8, nz(9)), ("global", "ld", 4, 32),
+                      ("shared", "st", 16, 32), ("shared", "st", 4, 32),    # at the wait
+                      ("shared", "st", 8, 32), ("shared", "st", 4, 32)]
     obs = _Mem()
     run(K.CP_ASYNC_PTX.replace(" cp.async.wait_group 0;\n", ""), "k", 1, 32, (_src(), out),
         observers=[obs])

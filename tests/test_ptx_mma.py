@@ -12,6 +12,8 @@ import importlib.util
 import os
 
 import numpy as np
+
+from simgpu.events import Observer
 import pytest
 
 from simgpu.errors import KernelError
@@ -205,13 +207,13 @@ def test_stmatrix_is_the_inverse_of_ldmatrix():
         assert (got[others] == 0).all()
 
 
-class _Mem:
+class _Mem(Observer):
     def __init__(self):
         self.ev = []
 
-    def mem_access(self, ev):
-        if ev.opcode == "ldmatrix":
-            self.ev.append((ev.space, ev.kind, ev.width, len(ev.lanes), int(ev.addresses.max())))
+    def mem(self, ev):
+        if ev.inst.attrs["opcode"] == "ldmatrix":
+            self.ev.append((ev.space, ev.kind, ev.size, ev.mask.n_threads, int(ev.addr[ev.mask.arr].max())))
 
 
 def test_ldmatrix_through_a_generic_address_and_its_events():
@@ -228,7 +230,7 @@ def test_ldmatrix_through_a_generic_address_and_its_events():
     obs = _Mem()
     run(ptx, "k", 1, 32, (src, off, out), observers=[obs])
     np.testing.assert_array_equal(out, _ldmatrix_ref(src, off))
-    assert [e[:4] for e in obs.ev] == [("shared", "load", 16, n) for n in (8, 16, 32, 8, 16, 32)]
+    assert [e[:4] for e in obs.ev] == [("shared", "ld", 16, n) for n in (8, 16, 32, 8, 16, 32)]
     assert all(e[4] < 1024 for e in obs.ev)          # shared-space addresses
 
 

@@ -8,6 +8,7 @@ patch_numpy_for_numba()
 from numba import cuda, int32  # noqa: E402
 
 from simgpu.errors import KernelError, SimGPUError  # noqa: E402
+from simgpu.events import Observer  # noqa: E402
 from simgpu.ptx.args import flatten_args  # noqa: E402
 from simgpu.ptx.memory import GLOBAL_BASE  # noqa: E402
 from simgpu.ptx.runner import launch_numba, run  # noqa: E402
@@ -142,18 +143,18 @@ def test_atomics_serialise_in_lane_order():
     np.testing.assert_array_equal(old, exp_old)
 
 
-class Recorder:
+class Recorder(Observer):
     def __init__(self):
-        self.instr, self.mem, self.chunks = [], [], []
+        self.instr, self.mems, self.chunks = [], [], []
 
-    def instruction(self, ev):
-        self.instr.append((ev.opcode, len(ev.lanes), ev.line))
+    def inst(self, ev):
+        self.instr.append((ev.ins.attrs["opcode"], len(ev.lanes), ev.ins.id))
 
-    def mem_access(self, ev):
-        self.mem.append(ev)
+    def mem(self, ev):
+        self.mems.append(ev)
 
-    def chunk(self, first, n):
-        self.chunks.append((first, n))
+    def chunk_begin(self, chunk):
+        self.chunks.append((chunk.first_block, chunk.n_blocks))
 
 
 def copy_kernel(x, out):
@@ -171,15 +172,16 @@ def test_observer_events():
     rec = Recorder()
     launch_numba(copy_kernel, 4, 32, (x, out), observers=[rec], max_lanes=64)
     assert rec.chunks == [(0, 2), (2, 2)]
-    loads = [e for e in rec.mem if e.kind == "load"]
-    stores = [e for e in rec.mem if e.kind == "store"]
+    loads = [e for e in rec.mems if e.kind == "ld"]
+    stores = [e for e in rec.mems if e.kind == "st"]
     assert len(loads) == 2 and len(stores) == 2
-    addrs = np.concatenate([e.addresses for e in loads])
+    addrs = np.concatenate([e.addr[e.mask.arr] for e in loads])
     np.testing.assert_array_equal(addrs, GLOBAL_BASE + 4 * np.arange(100))
-    assert all(e.space == "global" and e.width == 4 for e in rec.mem)
-    np.testing.assert_array_equal(np.concatenate([e.warp_ids for e in loads]),
-                                  np.arange(100) // 32)
-    assert loads[1].block_ids[-1].tolist() == [3, 0, 0]
+    assert all(e.space == "global" and e.size == 4 for e in rec.mems)
+    lanes = np.concatenate([np.flatnonzero(e.mask.arr) + 64 * e.chunk.index for e in loads])
+    np.testing.assert_array_equal(lanes // 32, np.arange(100) // 32)     # global warp ids
+    last = int(np.flatnonzero(loads[1].mask.arr)[-1])
+    assert loads[1].chunk.block_of(last) == (3, 0, 0)
     np.testing.assert_array_equal(out, x)
     ld_lanes = [n for op, n, _ in rec.instr if op == "ld" and n < 64]
     assert 36 in ld_lanes                        # the last chunk: 100 - 64 threads pass

@@ -127,7 +127,7 @@ def loop_words(loc):
 class LaunchWatch(Observer):
     """One launch's budget: wall clock and instructions, checked at every loop iteration.
     On the IR path it is an observer that counts the warps of each executed instruction; the
-    compiled path's adapter adds its counts to ``instructions`` itself."""
+    compiled path's loop watch (runtime/ptx_path.PtxLoopWatch) adds its counts to ``instructions`` itself."""
 
     def __init__(self, budget, kernel, stream=None):
         self.budget = as_budget(budget)

@@ -39,7 +39,6 @@ import numpy as np
 from simgpu import settings
 from simgpu.errors import KernelError
 from simgpu.ptx.types import np_dtype
-from simgpu.ptx.events import InstrEvent
 from simgpu.ptx.memory import MemFault, RowMemory
 
 RUN, WAIT, EXITED = 0, 1, 2
@@ -112,9 +111,10 @@ def _lane_geometry(nblocks, block):
 
 
 class Executor:
-    """Runs one chunk.  ``image`` is the prepared program (runner.Image)."""
+    """Runs one chunk.  ``image`` is the prepared program (runner.Image); ``emitter`` (an
+    emit.Emitter, or None: nobody watches) reports what runs as simgpu.events records."""
 
-    def __init__(self, image, chunk, observers=()):
+    def __init__(self, image, chunk, emitter=None):
         self.im, self.ch = image, chunk
         L = chunk.L
         self.regs = {}
@@ -128,8 +128,10 @@ class Executor:
         self.local = RowMemory("local", L, image.local_size, poison)
         self.params = {}
         self.steps = 0
-        self.instr_obs = [o.instruction for o in observers if hasattr(o, "instruction")]
-        self.mem_obs = [o.mem_access for o in observers if hasattr(o, "mem_access")]
+        self.emit = emitter
+        self.wants_inst = emitter is not None and emitter.wants_inst
+        self.wants_mem = emitter is not None and emitter.wants_mem
+        self.wants_branch = emitter is not None and emitter.wants_branch
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
@@ -252,8 +254,8 @@ class Executor:
                     self.fault(self.im.linked.code[pc], f"more than {max_steps} steps "
                                "(a runaway loop?)", None if lanes is None else lanes[0])
                 ins = code[pc]
-                if self.instr_obs and ins.ptx.line:
-                    self.notify_instr(pc, ins, lanes)
+                if self.wants_inst and ins.ptx.line:
+                    self.emit.inst(self, pc, ins.ptx, lanes)
                 try:
                     ins.exec(self, lanes, pc)
                 except MemFault as e:               # e.pos: the chunk lane at fault
@@ -274,7 +276,7 @@ class Executor:
                 self._omin = int(self._key.min())
             if self._k + m - 1 >= self._omin:
                 return False
-        notify = self.notify_instr if self.instr_obs else None
+        notify = self.notify_instr if self.wants_inst else None
         if notify is None:
             self.steps += m
         r.fn(self, lanes, notify)
@@ -312,11 +314,8 @@ class Executor:
         return pc, lanes
 
     def notify_instr(self, pc, ins, lanes):
-        ln = self.ch.all_idx if lanes is None else lanes      # None: every lane runs
-        ev = InstrEvent(pc, ins.ptx.line, self.im.module.source(ins.ptx.loc), ins.ptx.text,
-                        ins.ptx.opcode, ln, self.ch, len(ln), executor=self)
-        for f in self.instr_obs:
-            f(ev)
+        """Compiled instruction ``ins`` at ``pc`` is about to run for ``lanes`` (None: all)."""
+        self.emit.inst(self, pc, ins.ptx, lanes)
 
     def advance(self, lanes):
         """Move the executing lanes to the next instruction."""
@@ -331,6 +330,8 @@ class Executor:
     def goto(self, lanes, taken, target, fall):
         """Lanes where ``taken`` go to ``target``, the others to ``fall``."""
         self._next = None
+        if self.wants_branch and target != fall:        # a bra (fall: the next pc)
+            self.emit.branch(fall - 1, self.all_lanes(lanes), taken)
         if taken is None or taken.all():
             dest = target
         elif not taken.any():

@@ -3,7 +3,7 @@
 Addresses are computed per executing lane, mapped to (typed view, element index) groups by
 the space (``memory.py``; generic addresses are split by window), checked, and then loaded or
 stored with one fancy-indexing operation per group.  Each executed memory instruction
-produces one ``MemEvent`` per concrete space it touched (see ``events.py``).
+produces one memory record per concrete space it touched (``emit.Emitter.mem``).
 
 Atomics are serialised in increasing lane order: the lanes are stably sorted by address; an
 integer ``add`` is a wrapped prefix sum per address, other associative operations use
@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.ptx.types import nbytes, np_dtype
-from simgpu.ptx.events import MemEvent
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
 from simgpu.ptx.memory import (_SHIFT, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
                                classify_generic, load, store)
@@ -126,14 +125,10 @@ def _file_overruns(ex, ins, kind):
 def _emit(ex, ins, pc, kind, w, lanes, events):
     if getattr(ex, "overrun_pending", None):
         _file_overruns(ex, ins, kind)
-    if not ex.mem_obs:
+    if not ex.wants_mem:
         return
-    src = ex.im.module.source(ins.loc)
     for space, pos, addrs in events:
-        ev = MemEvent(pc, ins.line, src, ins.text, ins.opcode, lanes[pos], ex.ch, space=space,
-                      kind=kind, width=w, addresses=np.asarray(addrs, np.uint64))
-        for f in ex.mem_obs:
-            f(ev)
+        ex.emit.mem(pc, space, kind, w, lanes[pos], addrs)
 
 
 def _space(ins):
@@ -237,7 +232,7 @@ def shared_fast(ex, fast, w, T, sub):
     _, _, _, base, mx, idx = c
     if mx + off + w > ex.shared.size:
         return None
-    a = base + np.uint64(off) if ex.mem_obs else None
+    a = base + np.uint64(off) if ex.wants_mem else None
     return [(ex.shared.typed(T)[off // w:], idx, slice(None))], a
 
 

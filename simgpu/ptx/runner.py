@@ -23,11 +23,13 @@ import numpy as np
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
 from simgpu.errors import SimGPUError
+from simgpu.events import Chunk as EventChunk
 from simgpu.ptx.compile import compile_instr
 from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
 from simgpu.ptx import printf
 from simgpu.ptx.blocks import compile_runs
+from simgpu.ptx.emit import Emitter, PlainInsts, memory_handles
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.memory import POISON, DeviceMemory, RowMemory
@@ -293,7 +295,8 @@ def _init(buf, var):
 def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observers=(),
         max_lanes=MAX_LANES, max_steps=10 ** 8, module=None):
     """Execute kernel ``entry_name`` of ``ptx_text`` like a launch ``[grid, block]`` with
-    ``args`` (numpy arrays updated in place; scalars).  ``entry_name`` may also be a unique
+    ``args`` (numpy arrays updated in place; scalars).  ``observers``: simgpu.events.Observer
+    instances, given the records of every chunk (ptx/emit.py).  ``entry_name`` may also be a unique
     substring of the mangled name (e.g. the Python function's name).  Arrays are flattened
     as numba.cuda passes them; if that does not match the kernel's parameter count but one
     parameter per argument does, arrays are passed as bare device pointers."""
@@ -311,12 +314,18 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
     padded = (nthreads + 31) // 32 * 32
     per_chunk = max(1, max_lanes // padded)
     nblocks = grid[0] * grid[1] * grid[2]
-    for first in range(0, nblocks, per_chunk):
+    insts = PlainInsts(image.linked.code, module) if observers else None
+    for index, first in enumerate(range(0, nblocks, per_chunk)):
         n = min(per_chunk, nblocks - first)
+        em = None
+        if observers:
+            chunk = EventChunk(first, n, block, grid, index=index)
+            for o in observers:
+                o.chunk_begin(chunk)
+            em = Emitter(observers, chunk, image.linked.code, insts, memory_handles(memory))
+        Executor(image, Chunk(first, n, grid, block), em).run()
         for o in observers:
-            if hasattr(o, "chunk"):
-                o.chunk(first, n)
-        Executor(image, Chunk(first, n, grid, block), observers).run()
+            o.chunk_end(em.chunk)
     argmod.write_back(copies)
     return image
 

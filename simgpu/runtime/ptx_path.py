@@ -2,11 +2,11 @@
 
 ``launch(k, grid, block, args, executor="ptx")`` compiles the kernel with numba-cuda for the
 launch's GPU (simgpu.sass.compile_kernel: PTX, ptxas resources, SASS per PTX line), runs the
-PTX with simgpu.ptx over the launch's chunks, and adapts what the PTX executor reports to the
-observer contract of simgpu/exec/state.py, so the shared models count what the compiled code
-does:
+PTX with simgpu.ptx over the launch's chunks; the PTX executor's Emitter (ptx/emit.py) hands
+the observers the records of simgpu/events.py, so the shared models count what the compiled
+code does:
 
-* memory: every executed ld/st/atom/red becomes an ``exec.state.MemEvent`` whose ``inst`` is
+* memory: every executed ld/st/atom/red becomes a ``MemEvent`` whose ``inst`` is
   a :class:`PtxInst` (stable id = the PTX line, ``loc`` = the user's source line from the
   PTX ``.loc``).  Addresses are those the compiled code computes: global = device addresses
   (placed where the IR path's binding places the arrays, so both paths see the same
@@ -29,21 +29,19 @@ import bisect
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
 from ..exec.counters import inst_metrics
-from ..events import (ArrayHandle, BarrierEvent, BranchEvent, Chunk, InstrEvent, Mask, MemEvent,
-                      Observer, ProgramFacts, overrides)
+from ..events import Chunk, Observer, ProgramFacts
 from ..frontend.lint import warn_lint
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
+from ..ptx.emit import Emitter
 from ..ptx.executor import Chunk as PtxChunk
-from ..ptx.executor import WAIT
-from ..ptx.executor import Executor as _PtxChunkExecutor
+from ..ptx.executor import Executor as PtxChunkExecutor
 from ..ptx.memory import DeviceMemory, driver_span, next_place
 from ..ptx.parser import parse_cached
 from ..ptx.analysis import PtxLoops
@@ -58,7 +56,6 @@ from ..sass.toolchain import ToolFailedError, cc_for_gpu
 from .compile_errors import learner_error, note_kernel_location, note_learner_reading
 from .ptx_binding import kernel_args
 
-_KIND = {"load": "ld", "store": "st", "atomic": "atom"}
 MAX_STEPS = 10 ** 9
 
 
@@ -165,7 +162,17 @@ class SassInstCounter(Observer):
             self._heads, self._exits = self.plan.heads, self.plan.exits
             self._watch = set(self._heads) | set(self._exits)
 
-    # -- fed by the PTX executor ---------------------------------------------------------
+    # -- the records of the PTX executor (ptx/emit.py) -----------------------------------
+    def inst(self, ev):
+        self.count(ev.ins.id, ev.ins.attrs["opcode"], ev.lanes, ev.warps)
+
+    def branch(self, ev):
+        """A bra whose lanes split: its warps with lanes on both sides are divergent."""
+        if ev.taken is not None and ev.taken is not ev.mask:
+            d = ev.divergent_warps
+            if d:
+                self.branches[ev.node.id][1] += d
+
     def count(self, line, opcode, lanes, warps=None):
         """`lanes`: the chunk lanes that executed PTX line `line` at one step (sorted);
         `warps`: how many warps they fill, if the caller knows."""
@@ -191,14 +198,6 @@ class SassInstCounter(Observer):
             b = self.branches[line]
             b[0] += warps
             b[2] += n
-
-    def divergent(self, lanes, taken):
-        """A branch at the current line split `taken` from the other `lanes` (chunk lanes)."""
-        t = np.zeros(int(lanes.max()) // 32 + 1, bool)
-        f = t.copy()
-        t[lanes[taken] >> 5] = True
-        f[lanes[~taken] >> 5] = True
-        self.branches[self.cur_line][1] += int(np.count_nonzero(t & f))
 
     # -- results --------------------------------------------------------------------------
     def _n(self, line):
@@ -350,147 +349,6 @@ class PlacedMemory(DeviceMemory):
         return base
 
 
-# -- the chunk executor, with branch divergence reported --------------------------------
-class _ChunkExecutor(_PtxChunkExecutor):
-    counter = None
-    on_branch: Callable | None = None       # f(pc, lanes, taken): the observers' branch events
-
-    def goto(self, lanes, taken, target, fall):
-        if taken is not None and self.counter is not None and target != fall:
-            t = np.asarray(taken)
-            if t.ndim and t.any() and not t.all():
-                ln = self.all_lanes(lanes)
-                if t.shape[0] == len(ln):
-                    self.counter.divergent(ln, t)
-        if self.on_branch is not None and target != fall:     # a bra (fall: the next pc)
-            self.on_branch(fall - 1, self.all_lanes(lanes), taken)
-        return super().goto(lanes, taken, target, fall)
-
-
-class _Adapter:
-    """simgpu.ptx's event contract -> exec.state's observer contract, for one chunk."""
-
-    def __init__(self, facts, counter, observers, chunk, handles, raw_observers):
-        self.facts, self.counter, self.observers, self.chunk = facts, counter, observers, chunk
-        self.handles = handles
-        self.raw_instr = [o.instruction for o in raw_observers if overrides(o, "instruction")]
-        self.raw_mem = [o.mem_access for o in raw_observers if overrides(o, "mem_access")]
-        self.mem_obs = [o for o in observers if overrides(o, "mem")]
-        self.inst_obs = [o for o in observers if overrides(o, "inst")]
-        self.branch_obs = [o for o in observers if overrides(o, "branch")]
-        self.barrier_obs = [o for o in observers if overrides(o, "barrier")]
-        self.sync_obs = [o for o in observers if overrides(o, "barrier_divergence")]
-        self._lanes = self._warps = self._full = None
-        self.loops = None           # PtxLoopWatch: runaway loops and the launch's budget
-        self.code = None            # the linked program (for branch events)
-
-    def instruction(self, ev):
-        lanes = ev.lanes
-        if lanes is not self._lanes:     # the executor passes one array while the chunk is converged
-            w = lanes >> 5
-            self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1]))) if len(w) else 0
-        self.counter.count(ev.line, ev.opcode, lanes, self._warps)
-        if self.loops is not None:
-            self.loops.step(ev, self._warps)
-        for f in self.raw_instr:
-            f(ev)
-        if self.inst_obs and len(lanes):
-            ie = InstrEvent(self.facts.inst(ev.line, ev.opcode, ev.text), self.chunk, lanes=lanes, pc=ev.pc,
-                            state=ev.executor)
-            for o in self.inst_obs:
-                o.inst(ie)
-        if ev.opcode in ("bar", "barrier") and len(lanes) and (self.barrier_obs or self.sync_obs):
-            ins = self.facts.inst(ev.line, ev.opcode, ev.text)
-            scope = "warp" if ".warp" in ev.text else "block"
-            if scope == "block" and self.sync_obs:
-                self._divergence(ev, ins)
-            be = BarrierEvent(ins, Mask.of_lanes(lanes, self.chunk), scope)
-            for o in self.barrier_obs:
-                o.barrier(be)
-
-    def _divergence(self, ev, ins):
-        """Threads of the blocks reaching this barrier that already wait at a different one:
-        a barrier in divergent code (Observer.barrier_divergence)."""
-        ex, lanes, c = ev.executor, ev.lanes, self.chunk
-        if ex is None:
-            return
-        blocks = np.zeros(c.n_blocks, bool)
-        blocks[c.lane_block[lanes]] = True
-        waiting = (ex.status == WAIT) & blocks[c.lane_block] & (ex.pc != ev.pc + 1)
-        if not waiting.any():
-            return
-        other = int(np.argmax(waiting))
-        waits_at = ex.im.linked.code[int(ex.pc[other]) - 1]
-        code = self.facts.inst(waits_at.line, waits_at.opcode, waits_at.text)
-        other_loc = f"{code.loc.file}:{code.loc.line}" if code.loc.line else f"PTX line {code.id}"
-        b = int(c.lane_block[other])
-        same = np.asarray(lanes)[c.lane_block[lanes] == b]
-        lane = int(same[0]) if len(same) else int(lanes[0])
-        for o in self.sync_obs:
-            o.barrier_divergence(ins, lane, other_loc, other)
-
-    def branch(self, pc, lanes, taken):
-        """A ``bra`` at ``pc`` executed by ``lanes``; ``taken``: per lane, or None (uniform)."""
-        if not len(lanes):
-            return
-        ins = self.code[pc]
-        node = self.facts.inst(ins.line, ins.opcode, ins.text)
-        t = None
-        if taken is not None and np.ndim(taken):
-            t = Mask.of_lanes(np.asarray(lanes)[np.asarray(taken, bool)], self.chunk)
-        be = BranchEvent(node, Mask.of_lanes(lanes, self.chunk), t, "bra")
-        for o in self.branch_obs:
-            o.branch(be)
-
-    def mem_access(self, ev):
-        for f in self.raw_mem:
-            f(ev)
-        if ev.space == "param" or not self.mem_obs:
-            return
-        if ev.space == "local" and not self.facts.issues_local(ev.line):
-            return                  # ptxas kept this .local access in registers
-        c = self.chunk
-        addr, mask, a0 = self._lanes_of(ev, c)
-        ins = self.facts.inst(ev.line, ev.opcode, ev.text, ev.space)
-        me = MemEvent(ins, ev.space, _KIND[ev.kind], addr, mask, int(ev.width), self._array(ev, a0), c,
-                      pc=ev.pc)
-        for o in self.mem_obs:
-            o.mem(me)
-
-    def _lanes_of(self, ev, c):
-        """(address per chunk lane (int64), Mask, first executing lane's address).  Every lane
-        executing (the common case): the event's addresses as they are and one shared Mask."""
-        lanes = ev.lanes
-        n = len(lanes)
-        if n == c.n_lanes and n:
-            a = np.asarray(ev.addresses, np.uint64)
-            addr = a.view(np.int64) if a.flags.c_contiguous else a.astype(np.int64)
-            if self._full is None:
-                self._full = np.ones(c.n_lanes, bool)
-            mask = Mask(self._full, c, full=True, n_threads=n, n_warps=c.n_warps)
-            return addr, mask, addr[0]
-        lanes = np.asarray(lanes, np.int64)
-        addr = np.zeros(c.n_lanes, np.int64)
-        addr[lanes] = np.asarray(ev.addresses, np.uint64).astype(np.int64)
-        arr = np.zeros(c.n_lanes, bool)
-        arr[lanes] = True
-        return addr, Mask(arr, c), addr[lanes[0]] if n else 0
-
-    def _array(self, ev, a0):
-        if ev.space == "global":
-            for h in self.handles:
-                if h.base_addr <= a0 < h.base_addr + max(h.data.nbytes, 1):
-                    return h
-        h = _SPACE_HANDLES.get(ev.space)
-        if h is None:
-            h = _SPACE_HANDLES[ev.space] = ArrayHandle(
-                f"<{ev.space}>", ev.space, (0,), np.dtype(np.uint8), np.zeros(0, np.uint8))
-        return h
-
-
-_SPACE_HANDLES: dict[str, ArrayHandle] = {}
-
-
 def program_facts(facts, ck):
     """ProgramFacts of the compiled kernel: its local frame is the PTX .local frame (16-byte
     rounded, at least 16 B, as for the IR), its reductions the atomics ptxas compiled to RED
@@ -609,8 +467,6 @@ class PTXExecutor:
         counter = st.counter
         if launch.cooperative:     # grid.sync(): the whole grid in one chunk
             launch.blocks_per_chunk = max(launch.blocks_per_chunk, launch.n_blocks)
-        exec_obs = [o for o in observers if o is not counter]
-        raw = [o for o in observers if overrides(o, "instruction") or overrides(o, "mem_access")]
         places = [(h.base_addr, h.name) for h in launch.handles]
         values, memory, copies = flatten_args(st.args, memory=self.make_memory(places),
                                               pointers=self.bare_pointers)
@@ -623,19 +479,21 @@ class PTXExecutor:
         launch.ptx.image = image
         counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
         loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
+        others = [o for o in observers if o is not counter]
+        code, facts = image.linked.code, st.facts
+
+        def insts(pc, space=None):      # the observers' PtxInst of a pc (one per PTX line)
+            c = code[pc]
+            return facts.inst(c.line, c.opcode, c.text, space)
         executed = 0
         try:
             for index, first, n in launch.chunks():
                 chunk = Chunk(first, n, launch.block, launch.grid, index=index)
                 for o in observers:
                     o.chunk_begin(chunk)
-                ad = _Adapter(st.facts, counter, exec_obs, chunk, launch.handles, raw)
-                ad.loops = PtxLoopWatch(loops, watch)
-                ex = _ChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), [ad])
-                ex.counter = counter
-                if ad.branch_obs:
-                    ad.code = image.linked.code
-                    ex.on_branch = ad.branch
+                em = Emitter([counter, PtxLoopWatch(loops, watch)] + others, chunk, code, insts,
+                             launch.handles, local_issued=st.facts.issues_local())
+                ex = PtxChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), em)
                 ex.run()
                 counter.grid_barriers += getattr(ex, "grid_barriers", 0)
                 for o in observers:
@@ -788,14 +646,17 @@ class _LoopRun:
         self.loop, self.n, self.snap_n, self.snap = loop, 0, -1, None
 
 
-class PtxLoopWatch:
-    """Per chunk, fed every executed instruction by the adapter: which loops the running lanes
+class PtxLoopWatch(Observer):
+    """Per chunk, an observer of every executed instruction's record: which loops the running lanes
     are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
     no-progress check at visits 2, 3, 5, 9, ... (cycles: 17..24, 33..40, ...; exec.budget.progress_check) and the launch's budget (exec.budget)."""
 
     def __init__(self, loops, watch):
         self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
         self.stack = []
+
+    def inst(self, ev):
+        self.step(ev, ev.warps)
 
     def step(self, ev, warps):
         w = self.watch
@@ -824,7 +685,7 @@ class PtxLoopWatch:
                 run.snap_n, run.snap = n, state
 
     def state(self, loop, ev):
-        ex = ev.executor
+        ex = ev.state
         lanes = np.asarray(ev.lanes)
         s = [lanes.copy()]
         keys = sorted(ex.regs, key=str) if loop.full else loop.deciding
@@ -853,4 +714,4 @@ class PtxLoopWatch:
 
 def _where(ev):
     lanes = ev.lanes
-    return ev.ctx.where(int(lanes[0])) if len(lanes) else (None, None)
+    return ev.state.ch.where(int(lanes[0])) if len(lanes) else (None, None)

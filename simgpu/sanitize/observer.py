@@ -5,10 +5,9 @@ IR path (exec/state.py's contract): ``attach``, ``chunk_begin``, ``mem(MemEvent)
 ``barrier_divergence`` (the interpreter's hook for a barrier that some live threads of a
 block skipped and then reached another barrier).
 
-PTX path (simgpu/ptx/events.py's contract, the raw events): ``instruction(ev)`` (bar.sync,
-bar.warp.sync, membar/fence; the chunk executor's state for barrier divergence) and
-``mem_access(ev)``.  The adapted ``mem`` events of that path are ignored (``attach`` is
-only called by the IR interpreter).
+PTX path: the same records (simgpu/ptx/emit.py builds them from the compiled code), with
+``InstrEvent.pc``/``state`` where a check needs the executor (``attach`` is only called by the
+IR interpreter).
 
 Both feed one vectorised core: :meth:`Sanitizer.access` (shadow.py).
 """

@@ -13,6 +13,13 @@ from .flow import KernelPlan
 from .paths import line_paths
 
 _IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
+
+
+def ir_op(opcode):
+    """The IR-style op of a PTX opcode, as observers see it ('ld', 'st', 'atomic', or itself)."""
+    return _IR_OP.get(opcode, opcode)
+
+
 _CALL_TARGET = re.compile(r"`\(([^)]+)\)")
 _LOCAL_SASS = ("LDL", "STL")
 

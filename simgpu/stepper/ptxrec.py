@@ -1,6 +1,6 @@
 """What the stepper records on the compiled path: one warp's PTX instructions.
 
-`PtxRecorder` is a raw observer of the PTX executor (simgpu/ptx/events.py): for the chosen
+`PtxRecorder` is an observer of the PTX executor's records (simgpu/ptx/emit.py): for the chosen
 warp of the chosen block (32 lanes of a chunk: lane = block_in_chunk * padded_block +
 thread_linear) it keeps every executed PTX instruction with its pc, text, PTX line, the
 user's line from the PTX ``.loc``, the warp's active mask, the branch decision (lanes whose
