@@ -326,11 +326,14 @@ class ProgramFacts:
     shared_access_bytes: the narrowest access that can reach shared memory (the IR: its shared
     arrays' item sizes; the compiled code: the widths of its shared and generic ld/st/atom/red);
     shared_symbols: the compiled code's shared variables, PTX name -> byte offset in the block's
-    window (the IR's events name their arrays themselves)."""
+    window (the IR's events name their arrays themselves); source_lines: the compiled code's
+    user source line per PTX line (an object with ``file`` and ``line``, or None where the
+    compiler gave none; the IR's instructions carry their lines themselves)."""
     local_frame_bytes: int = 16
     reduction_ids: frozenset = frozenset()
     shared_access_bytes: int = 1
     shared_symbols: dict = field(default_factory=dict)
+    source_lines: dict = field(default_factory=dict)
 
 
 class Observer:

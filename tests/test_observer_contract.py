@@ -196,6 +196,7 @@ def test_there_is_no_raw_stream_the_ptx_executor_emits_the_records():
 
         def inst(self, ev):
             assert isinstance(ev, events.InstrEvent) and isinstance(ev.chunk, events.Chunk)
+            assert ev.chunk is ev.state.ch          # one Chunk: the record's is the executor's
             self.kinds.append(("inst", ev.ins.attrs["opcode"], ev.n_warps, ev.mask.n_threads))
 
         def mem(self, ev):

@@ -59,7 +59,7 @@ class CompiledPTXExecutor(PTXExecutor):
         try:
             return super().run(program, launch, observers)
         finally:
-            self.image = getattr(launch.ptx, "image", None)
+            self.image = launch.ptx.image if launch.ptx is not None else None
 
     def make_memory(self, places):
         """The arguments at their places, and every device array of the program at its own

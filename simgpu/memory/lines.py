@@ -16,8 +16,7 @@ class SourceLines:
     """``lines(ins) -> (file, line)`` or None, for the instructions of one launch."""
 
     def __init__(self, launch=None):
-        facts = getattr(getattr(launch, "ptx", None), "facts", None)
-        source = getattr(facts, "source", None) or {}
+        source = launch.facts.source_lines if launch is not None and launch.facts is not None else {}
         self._ptx_lines = sorted(k for k, s in source.items() if getattr(s, "line", 0))
         self._source = source
         self._memo = {}

@@ -37,6 +37,7 @@ import sys
 import numpy as np
 
 from simgpu import settings
+from simgpu.events import Chunk as EventChunk
 from simgpu.errors import KernelError
 from simgpu.ptx.types import np_dtype
 from simgpu.ptx.memory import MemFault, RowMemory
@@ -49,11 +50,14 @@ MAX_DEPTH = 64
 BIG = np.int64(1) << 62
 
 
-class Chunk:
-    """Thread/block geometry of one chunk of blocks.  The per-lane arrays depend only on the
-    chunk's shape and are shared by the chunks of that shape: read them, never write."""
+class Chunk(EventChunk):
+    """The record's chunk (simgpu.events.Chunk, what observers get) with the executor's own
+    per-lane geometry: thread ids as uint32 rows, lane and warp ids, the real (unpadded) lanes.
+    The per-lane arrays depend only on the chunk's shape and are shared by the chunks of that
+    shape: read them, never write."""
 
-    def __init__(self, first_block, nblocks, grid, block):
+    def __init__(self, first_block, nblocks, grid, block, index=0):
+        super().__init__(first_block, nblocks, tuple(block), tuple(grid), index)
         self.first, self.nblocks = first_block, nblocks
         bx, by, bz = block
         self.nthreads = bx * by * bz

@@ -23,7 +23,6 @@ import numpy as np
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
 from simgpu.errors import SimGPUError
-from simgpu.events import Chunk as EventChunk
 from simgpu.ptx.compile import compile_instr
 from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
@@ -317,15 +316,14 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
     insts = PlainInsts(image.linked.code, module) if observers else None
     for index, first in enumerate(range(0, nblocks, per_chunk)):
         n = min(per_chunk, nblocks - first)
-        em = None
+        chunk, em = Chunk(first, n, grid, block, index), None
         if observers:
-            chunk = EventChunk(first, n, block, grid, index=index)
             for o in observers:
                 o.chunk_begin(chunk)
             em = Emitter(observers, chunk, image.linked.code, insts, memory_handles(memory))
-        Executor(image, Chunk(first, n, grid, block), em).run()
+        Executor(image, chunk, em).run()
         for o in observers:
-            o.chunk_end(em.chunk)
+            o.chunk_end(chunk)
     argmod.write_back(copies)
     return image
 

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import KernelError, LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, RunawayLoopError, loop_words, no_progress_message, progress_check
 from ..exec.counters import inst_metrics
-from ..events import Chunk, Observer, ProgramFacts
+from ..events import Observer, ProgramFacts
 from ..frontend.lint import warn_lint
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
@@ -363,7 +363,8 @@ def program_facts(facts, ck):
               and not any(m in ("global", "local", "const", "param") for m in ins.mods)]
     return ProgramFacts(max(16, -(-int(local) // 16) * 16), reds,
                         shared_access_bytes=max(1, min(widths, default=1)),
-                        shared_symbols=dict(kernel.shared_off))
+                        shared_symbols=dict(kernel.shared_off),
+                        source_lines=dict(facts.source or {}))
 
 
 def _access_bytes(t):
@@ -381,6 +382,7 @@ class PtxLaunchState:
     facts: SassFacts
     counter: SassInstCounter
     args: list
+    image: object = None        # the launch's runner.Image, once it runs
 
 
 class PTXExecutor:
@@ -488,12 +490,12 @@ class PTXExecutor:
         executed = 0
         try:
             for index, first, n in launch.chunks():
-                chunk = Chunk(first, n, launch.block, launch.grid, index=index)
+                chunk = PtxChunk(first, n, launch.grid, launch.block, index=index)
                 for o in observers:
                     o.chunk_begin(chunk)
                 em = Emitter([counter, PtxLoopWatch(loops, watch)] + others, chunk, code, insts,
                              launch.handles, local_issued=st.facts.issues_local())
-                ex = PtxChunkExecutor(image, PtxChunk(first, n, launch.grid, launch.block), em)
+                ex = PtxChunkExecutor(image, chunk, em)
                 ex.run()
                 counter.grid_barriers += getattr(ex, "grid_barriers", 0)
                 for o in observers:
