@@ -127,7 +127,7 @@ def loop_words(loc):
 class LaunchWatch(Observer):
     """One launch's budget: wall clock and instructions, checked at every loop iteration.
     On the IR path it is an observer that counts the warps of each executed instruction; the
-    compiled path's loop watch (runtime/ptx_path.PtxLoopWatch) adds its counts to ``instructions`` itself."""
+    compiled path's loop watch (PtxLoopWatch, below) adds its counts to ``instructions`` itself."""
 
     def __init__(self, budget, kernel, stream=None):
         self.budget = as_budget(budget)
@@ -349,3 +349,92 @@ class IRLoopProgress:
                                                    memory=self.facts.reads_memory, period=period),
                                loc=f"{loc.file}:{loc.line}", kernel=interp.kernel_name,
                                block=c.block_of(lane), thread=c.thread_of(lane))
+
+
+# -- the compiled code's loops (the PTX executor's records) ------------------------------
+def _same_reg(a, b):
+    if a is None or b is None:
+        return a is b
+    if a.shape != b.shape:
+        if a.ndim and b.ndim:
+            return False
+        a, b = np.broadcast_arrays(a, b)
+    return a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+class _LoopRun:
+    __slots__ = ("loop", "n", "snap_n", "snap")
+
+    def __init__(self, loop):
+        self.loop, self.n, self.snap_n, self.snap = loop, 0, -1, None
+
+
+class PtxLoopWatch(Observer):
+    """Per chunk, an observer of every executed instruction's record: which loops the running lanes
+    are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
+    no-progress check at visits 2, 3, 5, 9, ... (cycles: 17..24, 33..40, ...; exec.budget.progress_check) and the launch's budget (exec.budget)."""
+
+    def __init__(self, loops, watch):
+        self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
+        self.stack = []
+
+    def inst(self, ev):
+        self.step(ev, ev.warps)
+
+    def step(self, ev, warps):
+        w = self.watch
+        w.instructions += warps
+        pc, st = ev.pc, self.stack
+        while st:
+            top = st[-1].loop
+            if top.head <= pc <= top.end or self.loops.func_of[pc] != top.fn:
+                break
+            st.pop()
+        if pc not in self.loops.heads:
+            return
+        if not st or st[-1].loop.head != pc:
+            st.append(_LoopRun(self.loops.get(pc)))
+        run = st[-1]
+        run.n += 1
+        n = run.n
+        if n > 1:
+            w.tick(run.loop.loc, n - 1, lambda: _where(ev))
+        check, snap = progress_check(n, run.snap_n, run.loop.full)     # exec/budget.py
+        if check or snap:
+            state = self.state(run.loop, ev)
+            if check and len(state) == len(run.snap) and all(_same_reg(a, b) for a, b in zip(state, run.snap)):
+                self.stuck(run.loop, ev, n - run.snap_n)
+            if snap:
+                run.snap_n, run.snap = n, state
+
+    def state(self, loop, ev):
+        ex = ev.state
+        lanes = np.asarray(ev.lanes)
+        s = [lanes.copy()]
+        keys = sorted(ex.regs, key=str) if loop.full else loop.deciding
+        for k in keys:
+            a = ex.regs.get(k)
+            s.append(None if a is None else np.array(a, copy=True))
+        if loop.full:
+            s.append(str(keys))
+            pcs = ex.pc.copy()
+            pcs[lanes] = ev.pc
+            s += [pcs, ex.status.copy(), ex.depth.copy(), ex.shared.buf.copy(), ex.local.buf.copy()]
+        return [x if isinstance(x, np.ndarray) or x is None else np.frombuffer(x.encode(), np.uint8)
+                for x in s]
+
+    def stuck(self, loop, ev, period=1):
+        regs = [r for _, r in loop.deciding]
+        names = f"registers {', '.join(regs[:8])}{' ...' if len(regs) > 8 else ''}" if regs else \
+            "none of its registers change"
+        msg = no_progress_message(loop.loc, [], memory=loop.reads_memory, period=period)
+        blk, thr = _where(ev)
+        _, ls = loop_words(loop.loc)
+        raise RunawayLoopError(f"{msg} (compiled path: {names})",
+                               loc=f"{ls.file}:{ls.line}" if ls is not None else loop.loc,
+                               kernel=self.watch.kernel, block=blk, thread=thr)
+
+
+def _where(ev):
+    lanes = ev.lanes
+    return ev.state.ch.where(int(lanes[0])) if len(lanes) else (None, None)

@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 from .. import settings
-from ..errors import DSLError
+from ..errors import DSLError, LaunchError
 from ..tracebacks import mark_user_error
 from .binding import bind_args
 
@@ -266,3 +266,66 @@ def values_for_types(argtypes):
         except Exception:           # noqa: BLE001 - a type numpy has no dtype for
             return None
     return out
+
+
+# -- ptxas' and the linker's errors, as the user's -------------------------------------
+_UNRESOLVED = re.compile(r"Unresolved extern function '([^']+)'")
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", re.M)
+# extern functions the compiled code may call and simgpu.ptx does not provide: name -> why
+# (vprintf, which print() compiles to, is implemented: simgpu/ptx/printf.py)
+EXTERN_GAPS: dict[str, str] = {}
+
+
+def _demangle(name):
+    """'_ZL6__hadd6__halfS_' -> '__hadd' (the first Itanium-mangled name; `name` otherwise)."""
+    m = re.match(r"_Z[LN]?(\d+)", name)
+    return name[m.end():m.end() + int(m.group(1))] if m else name
+
+
+def unlinked_extern_error(err, kernel):
+    """A clear LaunchError for ptxas' 'Unresolved extern function' (numba's cuda.fp16 shims
+    and other linked-in C functions: numba links them when it loads the module; the PTX that
+    compile_ptx returns does not contain them), or None for any other tool failure."""
+    names = _UNRESOLVED.findall(str(err))
+    if not names:
+        return None
+    shown = ", ".join(sorted({_demangle(n) for n in names}))
+    fp16 = any("half" in n or "hadd" in n or "hmul" in n for n in names)
+    why = ("numba's cuda.fp16 operations (hadd, hmul, ...) call C shims that numba links in when it "
+           "loads the module; " if fp16 else "the compiled code calls functions that numba links in "
+           "when it loads the module; ")
+    return LaunchError(f"executor='ptx': kernel {kernel!r} calls {shown}, which the PTX does not define: "
+                       f"{why}simgpu does not link them yet, so ptxas cannot assemble the kernel "
+                       f"(ptxas: {names[0]!r} unresolved)")
+
+
+_TOO_MUCH_SHARED = re.compile(r"uses too much shared data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)")
+
+
+def too_much_shared_error(err, kernel, gpu):
+    """ptxas' 'uses too much shared data' as the LaunchError the IR path gives (or None)."""
+    m = _TOO_MUCH_SHARED.search(str(err))
+    if not m:
+        return None
+    used, limit = int(m.group(1), 16), int(m.group(2), 16)
+    return LaunchError(f"kernel {kernel!r} declares {used:,} B of static shared memory per block; "
+                       f"the limit for static shared arrays is {limit:,} B on the {gpu.name} "
+                       "(static_shared_mem_per_block_bytes; ptxas refuses it)")
+
+
+def check_externs(ck, kernel):
+    """A clear LaunchError naming the user's line if the compiled code calls an extern
+    function that simgpu.ptx does not implement (EXTERN_GAPS; none today)."""
+    lines = ck.ptx.splitlines()
+    for name in _EXTERN_FUNC.findall(ck.ptx):
+        why = EXTERN_GAPS.get(name)
+        if why is None:
+            continue
+        where = ""
+        for n, text in enumerate(lines, 1):
+            if text.strip().rstrip(",") == name and n > 1 and "call" in lines[n - 2]:
+                src = ck.ptx_source.get(n - 1) or ck.ptx_source.get(n)
+                if src is not None:
+                    where = f" at {src.file}:{src.line}"
+                    break
+        raise LaunchError(f"executor='ptx': kernel {kernel!r} calls {name}{where}: {why}")
