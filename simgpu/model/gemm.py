@@ -256,9 +256,74 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
     return compute, hbm, floor, 0.0
 
 
-def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None):
+def small_m_regime(m, n, k, dtype, layout="NN", gpu="H200") -> bool:
+    """True where ``gemm(..., timing="dobench")`` costs fp16 / bf16 by the small-M family rates of
+    call 3 (validation/gemm_small_m): min(M, N) <= 64 and some row not a multiple of 16 bytes,
+    except a GEMV whose matrix rows are 16-byte aligned (cuBLAS runs an aligned kernel there)."""
+    d = library_params(get_gpu(gpu)).get("dobench", {})
+    if "small_m" not in d or dtype not in ("bf16", "fp16") or min(m, n) > d["small_m_max_dim"]:
+        return False
+    if alignment_bytes(m, n, k, dtype, layout) >= 16:
+        return False
+    return not (min(m, n) == 1 and _gemv_matrix_aligned(m, n, k, dtype, layout))
+
+
+def _gemv_matrix_aligned(m, n, k, dtype, layout):
+    """M = 1 or N = 1: are the matrix operand's rows a multiple of 16 bytes?"""
+    e = IN_BYTES[dtype]
+    pitch = (n if layout[1] == "N" else k) if m == 1 else (k if layout[0] == "N" else m)
+    return pitch * e % 16 == 0
+
+
+def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only, layout):
+    """The small-M / unaligned families under do_bench (call 3, calibration half): each costs
+    t0 + max(bytes / rate, compute), bytes one pass over A, B and C; None outside that regime (or
+    when ``only`` names a family it has no rate for)."""
+    if not small_m_regime(m, n, k, dtype, layout, gpu):
+        return None
+    d = p["dobench"]
+    rates = d["small_m"]
+    e = IN_BYTES[dtype]
+    nbytes = batch * (m * k + k * n + m * n) * e
+    fams = []
+    if min(m, n) == 1:
+        fams.append("gemv")
+    else:
+        fams.append("sm80" if align >= 4 else "sm75")
+        if align <= 2 and 2 <= m <= d["gemmsn_max_m"]:
+            fams.append("gemmSN")
+    if only is not None:
+        want = only[0]
+        if want == "gemv":
+            want = "gemv" if min(m, n) == 1 else "gemmSN"
+        if want not in ("gemv", "gemmSN", "sm75", "sm80"):
+            return None
+        fams = [want]
+    out = []
+    for f in fams:
+        r = rates[(f, dtype)]
+        t0, bw = r[0], r[1]
+        ctas = _ceil(max(m, n), 64) * batch
+        if f == "gemmSN":
+            bw = min(bw, r[2] * ctas)
+        flops = {"sm80": p["sm80_align2_flops"][dtype], "sm75": p["sm75_align1_flops"][dtype]}.get(f, gpu.fp32_flops)
+        compute = batch * 2.0 * m * n * k / (flops * (clock_scale if f in ("sm80", "sm75") else 1.0))
+        hbm = nbytes / bw
+        name = {"gemv": f"gemvx_{dtype}", "gemmSN": f"gemmSN_{dtype}", "sm80": f"sm80_align2_{dtype}_small_m",
+                "sm75": f"sm75_align1_{dtype}_small_m"}[f]
+        family = "gemv" if f in ("gemv", "gemmSN") else f
+        out.append(GemmCandidate(name, family, (0, 0, 0), 1, ctas, 1, compute, 0.0, hbm, t0,
+                                 t0 + max(hbm, compute)))
+    return out
+
+
+def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None, layout="NN"):
     """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained).
     ``only`` = (family, (BM, BN, BK), split or None) keeps the one kernel a profiler named."""
+    if timing == "dobench":
+        small = _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only, layout)
+        if small is not None:
+            return small
     e_in, e_out = IN_BYTES[dtype], OUT_BYTES[dtype]
     fits_l2 = batch * ((m * k + k * n) * e_in + m * n * e_out) <= gpu.l2.size_bytes
     few = _ceil(m, 64) * _ceil(n, 64) * batch < gpu.sm_count
@@ -427,7 +492,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = 
     if kernel is not None:
         name, grid = (kernel, None) if isinstance(kernel, str) else kernel
         only = parse_kernel_name(name, grid)
-    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only, layout)
     if not cands:
         raise ValueError(f"kernel {kernel!r} ({only[0]}) does not run {m}x{n}x{k} {dtype} "
                          f"({align}-byte rows) in this model")
@@ -478,4 +543,4 @@ def quantize_fp8(rows: int, cols: int, gpu="H200", dtype: str = "bf16") -> float
 
 
 __all__ = ["DTYPES", "TIMINGS", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
-           "library_params", "parse_kernel_name", "quantize_fp8"]
+           "library_params", "parse_kernel_name", "quantize_fp8", "small_m_regime"]

@@ -16,7 +16,6 @@ left out (the model keeps its tile costing there).
 """
 import collections
 import json
-import re
 from pathlib import Path
 
 import numpy as np

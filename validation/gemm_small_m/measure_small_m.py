@@ -120,7 +120,7 @@ def p_stream():
         x = big[:n]
         y = torch.empty_like(x)
         r = bench(lambda: x.sum()); r.update(op="torch_sum", bytes=2 * n); out.append(r)
-        r = bench(lambda: y.copy_(x)); r.update(op="torch_copy", bytes=4 * n); out.append(r)
+        r = bench(lambda: y.copy_(x)); r.update(op="torch_copy", bytes=4 * n); out.append(r)  # noqa: F821 (y is deleted after the loop body)
         log(f"stream {mib} MiB: sum {out[-2]['ms']*1e3:.1f} us, copy {out[-1]['ms']*1e3:.1f} us")
         del y
     for mib in (128, 512):
