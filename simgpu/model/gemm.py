@@ -203,7 +203,13 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
         t_tile += bm * bn * e_out / (p["gemv_bytes_per_s"] / sms)
     waves = _ceil(ctas, sms)
     compute = waves * t_tile
-    l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
+    if family == "sm90" and timing == "dobench" and ctas > 1:
+        # every nvjet kernel cuBLAS runs on the H200 has a 2-CTA cluster (1x2 / 2x1 in its name)
+        # whose two CTAs share one operand's tile through TMA multicast: the L2 serves that tile
+        # once per pair, the larger one where the tile is not square
+        l2_bytes = ctas * (min(bm, bn) + max(bm, bn) / 2) * kp * e_in + batch * m * n * e_out
+    else:
+        l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
     if split > 1:
         l2_bytes += batch * split * m * n * 8          # fp32 partials written and read back
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
