@@ -172,3 +172,15 @@ def test_timing_arguments_are_checked():
         gemm(64, 64, 64, timing="cold")
     with pytest.raises(ValueError, match="leave sm_clock_hz None"):
         gemm(64, 64, 64, timing="dobench", sm_clock_hz="max")
+
+
+def test_cluster_multicast_switch_halves_the_larger_tile_in_the_l2_term(monkeypatch):
+    import importlib
+    g = importlib.import_module("simgpu.model.gemm")
+    tile = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"          # BM 128, BN 256 in the model
+    off = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    monkeypatch.setattr(g, "_CLUSTER_MULTICAST", True)
+    on = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    out = 4096 * 4096 * 2
+    l2 = P["l2_read_bytes_per_s"]
+    assert (on.l2_s * l2 - out) / (off.l2_s * l2 - out) == pytest.approx((128 + 256 / 2) / (128 + 256))
