@@ -31,6 +31,18 @@ term at another clock: ``"max"`` (the GPU's maximum clock, 1.98 GHz: a kernel al
 idle gap, as a profiler times it) or a number in Hz; L2, HBM and the floors do not change
 (at 4096^3 the L2 term then binds, so the kernel gains 4 %, not 17 %).
 
+``timing="dobench"`` (``triton.testing.do_bench``, L2 flushed) costs fp16 / bf16 with
+min(M, N) <= 64 and some row not a multiple of 16 bytes by cuBLAS's kernel family there instead of
+by tile (``small_m_regime``; validation/gemm_small_m), each ``t0 + max(bytes / rate, compute)``
+with bytes one pass over A, B and C and (t0, rate) fitted per family and dtype on call 3's
+calibration half:
+
+  gemvx      M = 1 or N = 1 on matrix rows that are not 16-byte aligned
+  gemmSN     2-byte rows, 2 <= M <= 16: rate min(cap, ceil(max(M, N) / 64) CTAs x per-CTA rate),
+             a candidate beside align1 (the faster wins)
+  sm75       cutlass_75 align1 kernels, 2-byte rows
+  sm80       cutlass_80 align2 kernels, 4- or 8-byte rows
+
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
 can never be faster.  The fastest candidate is the pick, as cuBLAS's heuristic intends (it is
