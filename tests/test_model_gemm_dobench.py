@@ -77,7 +77,9 @@ def test_loop_model_is_unchanged_by_the_dobench_catalogue():
     (1, 8191, 4096, "bf16", True),            # gemvx over rows that are not 16-byte aligned
     (65, 8191, 4096, "bf16", False),          # beyond M, N <= 64
     (16, 8192, 4096, "bf16", False),          # aligned: the Hopper kernels
-    (16, 8191, 4096, "fp32", False),          # fp16 / bf16 only
+    (16, 8191, 4096, "fp32", True), (16, 8192, 4096, "fp32", True),   # fp32: M <= 64, any alignment
+    (4096, 3, 4096, "fp32", False),           # fp32: the x @ W form only
+    (16, 8191, 4096, "tf32", False),
     (1, 8192, 8192, "bf16", False), (8192, 1, 8192, "bf16", False),   # GEMV with aligned matrix rows
 ])
 def test_small_m_regime(m, n, k, dt, want):
@@ -184,3 +186,20 @@ def test_cluster_multicast_switch_halves_the_larger_tile_in_the_l2_term(monkeypa
     out = 4096 * 4096 * 2
     l2 = P["l2_read_bytes_per_s"]
     assert (on.l2_s * l2 - out) / (off.l2_s * l2 - out) == pytest.approx((128 + 256 / 2) / (128 + 256))
+
+
+def test_fp32_small_m_families_and_gemmsn_slices():
+    fams = lambda m: {c.kernel for c in gemm(m, 32000, 4096, "fp32", timing="dobench").candidates}   # noqa: E731
+    assert fams(1) == {"gemvx_fp32"}
+    assert fams(4) == {"simt_sgemm_fp32_small_m", "gemmSN_fp32", "sgemm_largek_fp32"}
+    assert fams(12) == {"simt_sgemm_fp32_small_m", "gemmSN_fp32"}
+    assert fams(32) == {"simt_sgemm_fp32_small_m"}
+    t0, cap, per_cta = D["small_m"][("gemmSN", "fp32")]
+    for m in (4, 8, 16):                     # ceil(M / 4) slices along M, each reading all of B
+        c = next(c for c in gemm(m, 32000, 4096, "fp32", timing="dobench").candidates if c.kernel == "gemmSN_fp32")
+        ys = -(-m // 4)
+        assert c.ctas == 500 * ys
+        assert c.hbm_s == pytest.approx((m * 4096 + ys * 4096 * 32000 + m * 32000) * 4 / min(cap, per_cta * 500 * ys))
+    # the SIMT family's FFMA time is a floor under its streaming time
+    c = gemm(64, 50000, 8192, "fp32", timing="dobench").chosen
+    assert c.compute_s > 0 and c.seconds == pytest.approx(c.floor_s + max(c.compute_s, c.hbm_s))

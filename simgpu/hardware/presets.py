@@ -228,8 +228,12 @@ H200_GEMM = {
                             ("gemmSN", "bf16"): (10.1e-6, 1.57e12, 6.3e9),
                             ("gemmSN", "fp16"): (5.9e-6, 1.86e12, 3.2e9),
                             ("sm75", "bf16"): (11.4e-6, 1.10e12), ("sm75", "fp16"): (9.5e-6, 1.27e12),
-                            ("sm80", "bf16"): (12.0e-6, 2.36e12), ("sm80", "fp16"): (11.7e-6, 2.39e12)},
-                "gemmsn_max_m": 16},
+                            ("sm80", "bf16"): (12.0e-6, 2.36e12), ("sm80", "fp16"): (11.7e-6, 2.39e12),
+                            # call 5 (fp32, M <= 64, any alignment; its calibration half): gemmSN's
+                            # grid has ceil(M / 4) slices along M, each reading all of B
+                            ("gemv", "fp32"): (9.1e-6, 3.71e12), ("gemmSN", "fp32"): (7.5e-6, 3.75e12, 11.9e9),
+                            ("largek", "fp32"): (43.4e-6, 3.45e12, 30.0e9), ("simt", "fp32"): (11.0e-6, 1.76e12)},
+                "gemmsn_max_m": 16, "largek_max_m": 8},
 }
 
 # achievable fractions of the datasheet roofs [DS-H100/DS-H200], for reading the numbers above:

@@ -32,16 +32,19 @@ idle gap, as a profiler times it) or a number in Hz; L2, HBM and the floors do n
 (at 4096^3 the L2 term then binds, so the kernel gains 4 %, not 17 %).
 
 ``timing="dobench"`` (``triton.testing.do_bench``, L2 flushed) costs fp16 / bf16 with
-min(M, N) <= 64 and some row not a multiple of 16 bytes by cuBLAS's kernel family there instead of
-by tile (``small_m_regime``; validation/gemm_small_m), each ``t0 + max(bytes / rate, compute)``
-with bytes one pass over A, B and C and (t0, rate) fitted per family and dtype on call 3's
-calibration half:
+min(M, N) <= 64 and some row not a multiple of 16 bytes, and fp32 with M <= 64, by cuBLAS's kernel
+family there instead of by tile (``small_m_regime``; validation/gemm_small_m), each
+``t0 + max(bytes / rate, compute)`` with bytes one pass over A, B and C and (t0, rate) fitted per
+family and dtype on the calibration halves of calls 3 (fp16 / bf16) and 5 (fp32):
 
-  gemvx      M = 1 or N = 1 on matrix rows that are not 16-byte aligned
-  gemmSN     2-byte rows, 2 <= M <= 16: rate min(cap, ceil(max(M, N) / 64) CTAs x per-CTA rate),
-             a candidate beside align1 (the faster wins)
+  gemvx      M = 1 or N = 1 on matrix rows that are not 16-byte aligned (fp32: M = 1)
+  gemmSN     2-byte rows (fp32: any), 2 <= M <= 16: rate min(cap, CTAs x per-CTA rate), CTAs
+             ceil(max(M, N) / 64) (fp32: x ceil(M / 4) slices along M, each reading all of B);
+             a candidate beside align1 / SIMT (the faster wins)
   sm75       cutlass_75 align1 kernels, 2-byte rows
   sm80       cutlass_80 align2 kernels, 4- or 8-byte rows
+  simt       fp32: sm80_xmma FFMA and cutlass SIMT sgemm (compute at the SIMT rate)
+  largek     fp32, 2 <= M <= 8: sgemm_largek (rate as gemmSN's, ceil(N / 64) CTAs)
 
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
@@ -281,11 +284,16 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
 
 
 def small_m_regime(m, n, k, dtype, layout="NN", gpu="H200") -> bool:
-    """True where ``gemm(..., timing="dobench")`` costs fp16 / bf16 by the small-M family rates of
-    call 3 (validation/gemm_small_m): min(M, N) <= 64 and some row not a multiple of 16 bytes,
-    except a GEMV whose matrix rows are 16-byte aligned (cuBLAS runs an aligned kernel there)."""
+    """True where ``gemm(..., timing="dobench")`` costs by the small-M family rates of
+    validation/gemm_small_m: fp16 / bf16 with min(M, N) <= 64 and some row not a multiple of 16
+    bytes, except a GEMV whose matrix rows are 16-byte aligned (cuBLAS runs an aligned kernel
+    there); fp32 with M <= 64, any alignment (call 5 measured the x @ W form only)."""
     d = library_params(get_gpu(gpu)).get("dobench", {})
-    if "small_m" not in d or dtype not in ("bf16", "fp16") or min(m, n) > d["small_m_max_dim"]:
+    if "small_m" not in d:
+        return False
+    if dtype == "fp32":                       # call 5: M <= 64, every alignment (x @ W only)
+        return m <= d["small_m_max_dim"] and ("simt", "fp32") in d["small_m"]
+    if dtype not in ("bf16", "fp16") or min(m, n) > d["small_m_max_dim"]:
         return False
     if alignment_bytes(m, n, k, dtype, layout) >= 16:
         return False
@@ -310,7 +318,16 @@ def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only,
     e = IN_BYTES[dtype]
     nbytes = batch * (m * k + k * n + m * n) * e
     fams = []
-    if min(m, n) == 1:
+    if dtype == "fp32":
+        if m == 1:
+            fams.append("gemv")
+        else:
+            fams.append("simt")
+            if m <= d["gemmsn_max_m"]:
+                fams.append("gemmSN")
+            if m <= d["largek_max_m"]:
+                fams.append("largek")
+    elif min(m, n) == 1:
         fams.append("gemv")
     else:
         fams.append("sm80" if align >= 4 else "sm75")
@@ -320,7 +337,10 @@ def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only,
         want = only[0]
         if want == "gemv":
             want = "gemv" if min(m, n) == 1 else "gemmSN"
-        if want not in ("gemv", "gemmSN", "sm75", "sm80"):
+        if dtype == "fp32" and want == "simt":
+            want = "largek" if only[2] is None and only[1] == (64, 64, 8) else "simt"
+        allowed = ("gemv", "gemmSN", "largek", "simt") if dtype == "fp32" else ("gemv", "gemmSN", "sm75", "sm80")
+        if want not in allowed:
             return None
         fams = [want]
     out = []
@@ -328,14 +348,24 @@ def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only,
         r = rates[(f, dtype)]
         t0, bw = r[0], r[1]
         ctas = _ceil(max(m, n), 64) * batch
-        if f == "gemmSN":
+        fb = nbytes
+        if f == "gemmSN" and dtype == "fp32":          # ceil(M / 4) slices along M, each reads B
+            ys = _ceil(m, 4)
+            ctas *= ys
+            fb = batch * (m * k + ys * k * n + m * n) * e
+        if f in ("gemmSN", "largek"):
             bw = min(bw, r[2] * ctas)
-        flops = {"sm80": p["sm80_align2_flops"][dtype], "sm75": p["sm75_align1_flops"][dtype]}.get(f, gpu.fp32_flops)
-        compute = batch * 2.0 * m * n * k / (flops * (clock_scale if f in ("sm80", "sm75") else 1.0))
-        hbm = nbytes / bw
+        if f in ("gemv", "gemmSN", "largek"):
+            compute = batch * 2.0 * m * n * k / gpu.fp32_flops
+        else:
+            flops = p["simt_fp32_flops"] if f == "simt" else p[{"sm80": "sm80_align2_flops",
+                                                                  "sm75": "sm75_align1_flops"}[f]][dtype]
+            compute = batch * 2.0 * m * n * k / (flops * clock_scale)
+        hbm = fb / bw
         name = {"gemv": f"gemvx_{dtype}", "gemmSN": f"gemmSN_{dtype}", "sm80": f"sm80_align2_{dtype}_small_m",
-                "sm75": f"sm75_align1_{dtype}_small_m"}[f]
-        family = "gemv" if f in ("gemv", "gemmSN") else f
+                "sm75": f"sm75_align1_{dtype}_small_m", "largek": f"sgemm_largek_{dtype}",
+                "simt": f"simt_sgemm_{dtype}_small_m"}[f]
+        family = "gemv" if f in ("gemv", "gemmSN") else f if f != "largek" else "simt"
         out.append(GemmCandidate(name, family, (0, 0, 0), 1, ctas, 1, compute, 0.0, hbm, t0,
                                  t0 + max(hbm, compute)))
     return out

@@ -9,6 +9,8 @@ validation/gemm_dobench); "after": the model as it is.  Sets:
   call1 rect       call 1's LLM shapes (validation/gemm_dobench), fp16 / bf16, M <= 64, rows not
                    16-byte aligned: another day's call, shapes call 3 does not have
   decode           W(8192 x 8192) @ X(8192 x B), bf16, B <= 64 (call 1, and call 3's repeat)
+  call5 fp32       call 5's fp32 shapes, M <= 64, the held-out half (sha256 odd); the calibration half
+  call1 fp32       call 1's fp32 LLM shapes with M <= 64
 Figures: median |predicted / measured - 1|, how many beyond 2x, Spearman of the times, and how
 often the model's family is the one torch.profiler named.
 """
@@ -24,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 import importlib  # noqa: E402
 G = importlib.import_module("simgpu.model.gemm")
-from derive import family, rows   # noqa: E402
+from derive import family, fp32_rows, rows   # noqa: E402
 
 C3 = json.loads((HERE / "gemm_small_m.json").read_text())
 C1 = json.loads((HERE.parent / "gemm_dobench" / "gemm_dobench.json").read_text())
@@ -46,6 +48,8 @@ def model_family(est):
         return "gemv"
     if k.startswith("gemmSN"):
         return "gemmSN"
+    if k.startswith("sgemm_largek"):
+        return "largek"
     return {"sm75": "align1", "sm80": "align2"}.get(est.chosen.family, est.chosen.family)
 
 
@@ -86,6 +90,27 @@ def call1_rows():
     return out
 
 
+def family32(name):
+    if "gemvx" in name or "gemv2" in name:
+        return "gemv"
+    if "gemmSN" in name:
+        return "gemmSN"
+    return "largek" if "largek" in name else "simt"
+
+
+def call1_fp32_rows():
+    prof = {(p["m"], p["n"], p["k"], p["dtype"]): p["kernels"] for p in C1["profile"]}
+    out = []
+    for r in C1["rect"]:
+        if r["dtype"] != "fp32" or r["m"] > 64:
+            continue
+        ks = [x for x in prof.get((r["m"], r["n"], r["k"], r["dtype"]), [])
+              if x["cat"] == "kernel" and not any(a in x["name"] for a in AUX)]
+        kn = max(ks, key=lambda x: x["dur_us"] or 0)["name"] if ks else ""
+        out.append(dict(r, t=r["ms"] * 1e-3, fam=family32(kn), kernel=kn))
+    return out
+
+
 def decode_rows(data, bmax=64):
     return [dict(r, dtype="bf16", t=r["ms"] * 1e-3) for r in data["decode"] if r["form"] == "W@X" and r["n"] <= bmax]
 
@@ -97,6 +122,9 @@ def evaluate():
            "call3_heldout_xw": stats([r for r in g if r["heldout"] and r["form"] == "xw"]),
            "call3_heldout_wx": stats([r for r in g if r["heldout"] and r["form"] == "wx"]),
            "call1_rect_small_m_unaligned": stats(call1_rows()),
+           "call5_fp32_heldout": stats([r for r in fp32_rows() if r["heldout"]]),
+           "call5_fp32_calibration": stats([r for r in fp32_rows() if not r["heldout"]]),
+           "call1_rect_fp32_M<=64": stats(call1_fp32_rows()),
            "decode_call1_B<=64": stats(decode_rows(C1)),
            "decode_call3_B<=64": stats(decode_rows(C3))}
     for name, data in (("call1", C1), ("call3", C3)):

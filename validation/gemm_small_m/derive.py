@@ -1,5 +1,6 @@
-"""Parameters of gemm(timing="dobench")'s small-M / unaligned families from call 3's *calibration*
-half only (validation/gemm_small_m/gemm_small_m.json, rows with heldout false), and the plain-stream
+"""Parameters of gemm(timing="dobench")'s small-M / unaligned families from the *calibration* halves
+only (call 3 gemm_small_m.json for fp16 / bf16, call 5 gemm_fp32.json for fp32; rows with heldout
+false), and the plain-stream
 figures of the decode floor (parts stream and dirty: no GEMM in them).
 
     PYTHONPATH=. python validation/gemm_small_m/derive.py      -> derived_params.json, derive_output.txt
@@ -73,6 +74,47 @@ def fit_gemmsn(v):
     return best[1:]
 
 
+def fp32_rows():
+    """Call 5 (gemm_fp32.json): fp32, M <= 64 (x @ W); family as in ``family``, plus "largek"
+    (sgemm_largek_lds64) and "simt" (sm80_xmma ffma and cutlass simt sgemm); gemmSN's grid has
+    ceil(M / 4) slices along M (grid.y in the profile), each reading all of B."""
+    d = json.loads((HERE / "gemm_fp32.json").read_text())
+    prof = {(p["m"], p["n"], p["k"], p["dtype"]): p["kernels"] for p in d["profile"]}
+    out = []
+    for r in d["small"]:
+        if r["m"] > 64:
+            continue
+        kn = main_kernel(r["m"], r["n"], r["k"], r["dtype"], prof)
+        f = "gemv" if ("gemvx" in kn["name"] or "gemv2" in kn["name"]) else \
+            "gemmSN" if "gemmSN" in kn["name"] else "largek" if "largek" in kn["name"] else "simt"
+        y = -(-r["m"] // 4)
+        out.append(dict(r, fam=f, kernel=kn["name"], grid=kn["grid"], t=r["ms"] * 1e-3, y=y,
+                        bytes=4 * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"]),
+                        ybytes=4 * (r["m"] * r["k"] + y * r["k"] * r["n"] + r["m"] * r["n"])))
+    return out
+
+
+def derive_fp32(simt_flops):
+    """fp32 families from call 5's calibration half; simt is fitted on the rows whose FFMA time at
+    ``simt_flops`` is under half the measured time (the model takes the max of the two)."""
+    rs = [r for r in fp32_rows() if not r["heldout"]]
+    out = {}
+    for f in ("gemv", "gemmSN", "largek", "simt"):
+        v = [r for r in rs if r["fam"] == f]
+        if f == "gemmSN":
+            t0, bw, pc = fit_gemmsn([dict(r, bytes=r["ybytes"], n=r["n"] * r["y"]) for r in v])
+            out[f"{f}/fp32"] = {"t0_s": t0, "bytes_per_s": bw, "per_cta_bytes_per_s": pc, "n": len(v)}
+        elif f == "largek":
+            t0, bw, pc = fit_gemmsn(v)
+            out[f"{f}/fp32"] = {"t0_s": t0, "bytes_per_s": bw, "per_cta_bytes_per_s": pc, "n": len(v)}
+        else:
+            if f == "simt":
+                v = [r for r in v if 2.0 * r["m"] * r["n"] * r["k"] / simt_flops < 0.5 * r["t"]]
+            t0, bw = fit_linear(v)
+            out[f"{f}/fp32"] = {"t0_s": t0, "bytes_per_s": bw, "n": len(v)}
+    return out, len(rs)
+
+
 def stream():
     """Plain streams under do_bench: torch.sum over 128 MiB..1 GiB fitted t = a + bytes / bw; the
     dirty-L2 penalty = time after do_bench's zero_ flush minus time after a clean 256 MB read."""
@@ -104,12 +146,18 @@ def derive():
         else:
             t0, bw = fit_linear(v)
             out[f"{f}/{dt}"] = {"t0_s": t0, "bytes_per_s": bw, "n": len(v)}
-    return {"families": out, "stream": stream(), "calibration_rows": len(rs)}
+    from simgpu.hardware import H200
+    from simgpu.hardware.presets import LIBRARY_PARAMS
+    p = LIBRARY_PARAMS["H200"]
+    f32, n32 = derive_fp32(p["simt_fp32_flops"] * H200.clock_hz / p["sustained_sm_clock_hz"])
+    out.update(f32)
+    return {"families": out, "stream": stream(), "calibration_rows": len(rs), "calibration_rows_fp32": n32}
 
 
 if __name__ == "__main__":
     res = derive()
-    lines = [f"calibration rows (min(M, N) <= 64): {res['calibration_rows']}"]
+    lines = [f"calibration rows (min(M, N) <= 64): {res['calibration_rows']} fp16 / bf16 (call 3), "
+             f"{res['calibration_rows_fp32']} fp32 (call 5, M <= 64)"]
     for k, v in res["families"].items():
         s = f"{k:14s} t0 {v['t0_s'] * 1e6:5.1f} us  bw {v['bytes_per_s'] / 1e12:4.2f} TB/s"
         if "per_cta_bytes_per_s" in v:
