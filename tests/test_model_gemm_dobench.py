@@ -1,11 +1,12 @@
 """simgpu.model.gemm(timing="dobench") and kernel=: the model's behaviour (floors, cold operands,
-the power-limited clock, the fallbacks' streaming rate, kernel-name parsing), never measured numbers."""
+the power-limited clock, the fallbacks' streaming rate, the small-M families, kernel-name parsing),
+never measured numbers."""
 import pytest
 
 from simgpu.hardware import H200
 from simgpu.hardware.presets import LIBRARY_PARAMS
 from simgpu.model import gemm
-from simgpu.model.gemm import parse_kernel_name
+from simgpu.model.gemm import parse_kernel_name, small_m_regime
 
 P = LIBRARY_PARAMS["H200"]
 D = P["dobench"]
@@ -50,21 +51,92 @@ def test_short_kernels_run_at_the_maximum_clock_long_ones_near_the_power_limited
     assert 1.0 <= mid.chosen.compute_s / _max_clock_compute(mid) < ratio
 
 
-def test_unaligned_small_m_streams_at_the_fallback_rate():
-    r = gemm(16, 8191, 6144, timing="dobench")
+def test_unaligned_beyond_the_small_m_regime_streams_at_the_fallback_rate():
+    r = gemm(96, 8191, 6144, timing="dobench")
+    assert not small_m_regime(96, 8191, 6144, "bf16")
     assert r.chosen.family == "sm75" and r.why["bound"] == "hbm"
-    nbytes = (16 * 6144 + 6144 * 8191 + 16 * 8191) * 2
+    nbytes = (96 * 6144 + 6144 * 8191 + 96 * 8191) * 2
     bw = D["fallback_stream_bytes_per_s"][("sm75", "bf16")]
     assert r.chosen.hbm_s == pytest.approx(D["stream_start_s"] + nbytes / bw)
     # the same shape aligned takes a Hopper kernel and streams several times faster
-    a = gemm(16, 8192, 6144, timing="dobench")
+    a = gemm(96, 8192, 6144, timing="dobench")
     assert a.chosen.family == "sm90" and r.seconds > 2.5 * a.seconds
 
 
 def test_loop_model_is_unchanged_by_the_dobench_catalogue():
     assert gemm(4097, 4097, 4097).kernel == "sm75_align1_bf16_256x128"
-    assert all(c.split_k == 1 for c in gemm(16, 4099, 4096).candidates)   # no fallback split-K in "loop"
-    assert any(c.split_k > 1 for c in gemm(16, 4099, 4096, timing="dobench").candidates)
+    assert all(c.split_k == 1 for c in gemm(96, 4099, 4096).candidates)   # no fallback split-K in "loop"
+    assert any(c.split_k > 1 for c in gemm(96, 4099, 4096, timing="dobench").candidates)
+    assert "small_m" not in gemm(16, 8191, 4096).kernel                    # no small-M family in "loop"
+
+
+# --- the small-M / unaligned families (call 3, validation/gemm_small_m) ---------------------------
+
+@pytest.mark.parametrize("m,n,k,dt,want", [
+    (16, 8191, 4096, "bf16", True), (64, 4100, 4096, "fp16", True), (8192, 3, 8192, "bf16", True),
+    (1, 8191, 4096, "bf16", True),            # gemvx over rows that are not 16-byte aligned
+    (65, 8191, 4096, "bf16", False),          # beyond M, N <= 64
+    (16, 8192, 4096, "bf16", False),          # aligned: the Hopper kernels
+    (16, 8191, 4096, "fp32", True), (16, 8192, 4096, "fp32", True),   # fp32: M <= 64, any alignment
+    (4096, 3, 4096, "fp32", False),           # fp32: the x @ W form only
+    (16, 8191, 4096, "tf32", False),
+    (1, 8192, 8192, "bf16", False), (8192, 1, 8192, "bf16", False),   # GEMV with aligned matrix rows
+])
+def test_small_m_regime(m, n, k, dt, want):
+    assert small_m_regime(m, n, k, dt) is want
+
+
+def _families(m, n, k, dt="bf16"):
+    return {c.kernel.split("_")[0] + ("_" + c.family if c.family.startswith("sm") else "")
+            for c in gemm(m, n, k, dt, timing="dobench").candidates}
+
+
+def test_small_m_family_choice_follows_the_documented_rule():
+    assert _families(1, 8191, 4096) == {"gemvx"}                       # M = 1
+    assert _families(8, 8191, 4096) == {"gemmSN", "sm75_sm75"}           # odd N, 2 <= M <= 16
+    assert _families(32, 8191, 4096) == {"sm75_sm75"}                    # odd N, M > 16: align1 only
+    assert _families(8, 8190, 4096) == {"sm80_sm80"}                     # 4-byte rows: align2, no gemmSN
+    assert _families(8, 8188, 4096, "fp16") == {"sm80_sm80"}             # 8-byte rows: align2 too
+    assert _families(8192, 3, 8192) == {"sm75_sm75"}                     # small N (W @ X): no gemmSN
+
+
+def test_small_m_cost_is_the_family_floor_plus_one_pass_over_the_operands():
+    m, n, k = 32, 8191, 4096
+    r = gemm(m, n, k, "fp16", timing="dobench")
+    t0, bw = D["small_m"][("sm75", "fp16")]
+    nbytes = (m * k + k * n + m * n) * 2
+    assert r.seconds == pytest.approx(t0 + nbytes / bw)
+    assert r.why["bound"] == "hbm" and r.chosen.floor_s == t0
+
+
+def test_small_m_time_grows_with_k_and_n_and_alignment_helps():
+    for dt in ("bf16", "fp16"):
+        ks = [gemm(16, 8191, k, dt, timing="dobench").seconds for k in (768, 2048, 4096, 8192)]
+        assert ks == sorted(ks) and ks[0] < ks[-1]
+        ns = [gemm(24, n, 4096, dt, timing="dobench").seconds for n in (1001, 2047, 4097, 8191, 32001)]
+        assert ns == sorted(ns)
+        a1, a2 = gemm(32, 8191, 4096, dt, timing="dobench"), gemm(32, 8190, 4096, dt, timing="dobench")
+        al = gemm(32, 8192, 4096, dt, timing="dobench")
+        assert al.seconds < a2.seconds < a1.seconds
+
+
+def test_gemmsn_rate_grows_with_its_ctas_up_to_the_cap():
+    t0, cap, per_cta = D["small_m"][("gemmSN", "bf16")]
+    per_byte = []
+    for n in (2047, 8191, 32001):
+        c = next(c for c in gemm(4, n, 8192, timing="dobench").candidates if c.kernel.startswith("gemmSN"))
+        nbytes = (4 * 8192 + 8192 * n + 4 * n) * 2
+        per_byte.append(c.hbm_s / nbytes)
+        assert c.hbm_s == pytest.approx(nbytes / min(cap, per_cta * -(-n // 64)))
+    assert per_byte[0] > per_byte[1] >= per_byte[2]
+
+
+def test_small_m_kernel_table_picks_the_named_family():
+    sn = gemm(4, 32001, 4096, timing="dobench", kernel="void gemmSN_NN_kernel<float, 256, 4, 2, 8, 4, 4, false>(x)")
+    assert [c.kernel for c in sn.candidates] == ["gemmSN_bf16"]
+    a2 = gemm(16, 30522, 768, timing="dobench",
+              kernel=("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_256x64_32x4_nn_align2>(x)", [8, 15, 1]))
+    assert [c.family for c in a2.candidates] == ["sm80"]
 
 
 @pytest.mark.parametrize("name,grid,want", [
@@ -102,3 +174,32 @@ def test_timing_arguments_are_checked():
         gemm(64, 64, 64, timing="cold")
     with pytest.raises(ValueError, match="leave sm_clock_hz None"):
         gemm(64, 64, 64, timing="dobench", sm_clock_hz="max")
+
+
+def test_cluster_multicast_switch_halves_the_larger_tile_in_the_l2_term(monkeypatch):
+    import importlib
+    g = importlib.import_module("simgpu.model.gemm")
+    tile = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"          # BM 128, BN 256 in the model
+    off = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    monkeypatch.setattr(g, "_CLUSTER_MULTICAST", True)
+    on = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    out = 4096 * 4096 * 2
+    l2 = P["l2_read_bytes_per_s"]
+    assert (on.l2_s * l2 - out) / (off.l2_s * l2 - out) == pytest.approx((128 + 256 / 2) / (128 + 256))
+
+
+def test_fp32_small_m_families_and_gemmsn_slices():
+    fams = lambda m: {c.kernel for c in gemm(m, 32000, 4096, "fp32", timing="dobench").candidates}   # noqa: E731
+    assert fams(1) == {"gemvx_fp32"}
+    assert fams(4) == {"simt_sgemm_fp32_small_m", "gemmSN_fp32", "sgemm_largek_fp32"}
+    assert fams(12) == {"simt_sgemm_fp32_small_m", "gemmSN_fp32"}
+    assert fams(32) == {"simt_sgemm_fp32_small_m"}
+    t0, cap, per_cta = D["small_m"][("gemmSN", "fp32")]
+    for m in (4, 8, 16):                     # ceil(M / 4) slices along M, each reading all of B
+        c = next(c for c in gemm(m, 32000, 4096, "fp32", timing="dobench").candidates if c.kernel == "gemmSN_fp32")
+        ys = -(-m // 4)
+        assert c.ctas == 500 * ys
+        assert c.hbm_s == pytest.approx((m * 4096 + ys * 4096 * 32000 + m * 32000) * 4 / min(cap, per_cta * 500 * ys))
+    # the SIMT family's FFMA time is a floor under its streaming time
+    c = gemm(64, 50000, 8192, "fp32", timing="dobench").chosen
+    assert c.compute_s > 0 and c.seconds == pytest.approx(c.floor_s + max(c.compute_s, c.hbm_s))

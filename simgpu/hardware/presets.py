@@ -202,7 +202,12 @@ H200_GEMM = {
     # dirty lines written back as they are evicted, the stream's ramp); 16384 x 16384 x 8192 bf16
     # at 687.4 TFLOP/s, 0.9826 of the back-to-back 699.6 on the same shape: a long compute-bound
     # kernel settles at 0.9826 x 1.684 = 1.655 GHz under do_bench; the flush alone in a do_bench
-    # loop draws 138 W (NVML, read right after it) of the 700 W limit: share 0.197
+    # loop draws 138 W (NVML, read right after it) of the 700 W limit: share 0.197.
+    # Checked against plain reads, no GEMM (call 3, validation/gemm_small_m/derive.py): torch.sum
+    # over 128 MiB..1 GiB under do_bench = 16.9 us + bytes / 4.35 TB/s (128 MiB: 47.3 us; a Triton
+    # read 44.2 us); 8.2 us of torch.sum's 128 MiB is the flush's dirty lines (39.0 us after a clean
+    # 256 MB read instead of zero_).  The aligned decode GEMMs stream as fast as the Triton read
+    # (x(8 x 8192) @ W 42.7 us after zero_, 34.6 after a clean read), so the GEMV curve's terms stay.
     "dobench": {"flush_s": 61.2e-6, "floor_s": 5.76e-6, "stream_start_s": 7.2e-6,
                 "stream_bytes_per_s": 4.24e12, "power_limited_sm_clock_hz": 1.655e9,
                 "flush_power_share": 138.0 / 700.0,
@@ -212,7 +217,23 @@ H200_GEMM = {
                 # and align2 kernels load 2 or 4 bytes at a time, far under the HBM bandwidth
                 "fallback_stream_bytes_per_s": {("sm75", "bf16"): 1.06e12, ("sm75", "fp16"): 1.53e12,
                                                 ("sm80", "bf16"): 2.25e12, ("sm80", "fp16"): 2.65e12,
-                                                ("simt", "fp32"): 1.60e12, ("gemv", "small_m"): 1.32e12}},
+                                                ("simt", "fp32"): 1.60e12, ("gemv", "small_m"): 1.32e12},
+                # call 3 (validation/gemm_small_m, derive.py): fp16 / bf16 with min(M, N) <= 64 and
+                # rows not 16-byte aligned, one family per cuBLAS kernel family as torch.profiler
+                # names it, seconds = t0 + (M K + K N + M N) e / bytes_per_s, fitted on the
+                # calibration half of the grid only (sha256 of the shape even); gemmSN streams
+                # through ceil(max(M, N) / 64) CTAs at per_cta each, at most bytes_per_s
+                "small_m_max_dim": 64,
+                "small_m": {("gemv", "bf16"): (4.4e-6, 1.77e12), ("gemv", "fp16"): (8.1e-6, 2.14e12),
+                            ("gemmSN", "bf16"): (10.1e-6, 1.57e12, 6.3e9),
+                            ("gemmSN", "fp16"): (5.9e-6, 1.86e12, 3.2e9),
+                            ("sm75", "bf16"): (11.4e-6, 1.10e12), ("sm75", "fp16"): (9.5e-6, 1.27e12),
+                            ("sm80", "bf16"): (12.0e-6, 2.36e12), ("sm80", "fp16"): (11.7e-6, 2.39e12),
+                            # call 5 (fp32, M <= 64, any alignment; its calibration half): gemmSN's
+                            # grid has ceil(M / 4) slices along M, each reading all of B
+                            ("gemv", "fp32"): (9.1e-6, 3.71e12), ("gemmSN", "fp32"): (7.5e-6, 3.75e12, 11.9e9),
+                            ("largek", "fp32"): (43.4e-6, 3.45e12, 30.0e9), ("simt", "fp32"): (11.0e-6, 1.76e12)},
+                "gemmsn_max_m": 16, "largek_max_m": 8},
 }
 
 # achievable fractions of the datasheet roofs [DS-H100/DS-H200], for reading the numbers above:

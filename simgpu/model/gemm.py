@@ -31,6 +31,21 @@ term at another clock: ``"max"`` (the GPU's maximum clock, 1.98 GHz: a kernel al
 idle gap, as a profiler times it) or a number in Hz; L2, HBM and the floors do not change
 (at 4096^3 the L2 term then binds, so the kernel gains 4 %, not 17 %).
 
+``timing="dobench"`` (``triton.testing.do_bench``, L2 flushed) costs fp16 / bf16 with
+min(M, N) <= 64 and some row not a multiple of 16 bytes, and fp32 with M <= 64, by cuBLAS's kernel
+family there instead of by tile (``small_m_regime``; validation/gemm_small_m), each
+``t0 + max(bytes / rate, compute)`` with bytes one pass over A, B and C and (t0, rate) fitted per
+family and dtype on the calibration halves of calls 3 (fp16 / bf16) and 5 (fp32):
+
+  gemvx      M = 1 or N = 1 on matrix rows that are not 16-byte aligned (fp32: M = 1)
+  gemmSN     2-byte rows (fp32: any), 2 <= M <= 16: rate min(cap, CTAs x per-CTA rate), CTAs
+             ceil(max(M, N) / 64) (fp32: x ceil(M / 4) slices along M, each reading all of B);
+             a candidate beside align1 / SIMT (the faster wins)
+  sm75       cutlass_75 align1 kernels, 2-byte rows
+  sm80       cutlass_80 align2 kernels, 4- or 8-byte rows
+  simt       fp32: sm80_xmma FFMA and cutlass SIMT sgemm (compute at the SIMT rate)
+  largek     fp32, 2 <= M <= 8: sgemm_largek (rate as gemmSN's, ceil(N / 64) CTAs)
+
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
 can never be faster.  The fastest candidate is the pick, as cuBLAS's heuristic intends (it is
@@ -85,6 +100,12 @@ SPLITS = (2, 3, 4, 6, 8)
 SM80_TILES_SMALL_M = ((256, 128), (64, 256), (64, 64), (32, 32))
 SM75_TILES_SMALL_M = ((256, 128), (64, 64), (64, 128), (32, 32))
 SIMT_TILES_SMALL_M = ((64, 32), (32, 128))
+# timing="dobench", when True: the sm90 L2 term counts the 2-CTA cluster's TMA multicast (every
+# nvjet name has 1x2 / 2x1), the larger tile read once per pair.  Off: on call 4's fresh held-out
+# sweeps (validation/gemm_small_m/compare_fresh_output.txt) it raised the M x 6144 x 4096 waves'
+# Pearson from 0.864 to 0.924 but lowered the square sweep's Spearman for N >= 2048 from
+# 0.636 / 0.561 to 0.556 / 0.426 and raised its median error from 4.1 to 5.4 %
+_CLUSTER_MULTICAST = False
 GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
 
@@ -203,7 +224,13 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
         t_tile += bm * bn * e_out / (p["gemv_bytes_per_s"] / sms)
     waves = _ceil(ctas, sms)
     compute = waves * t_tile
-    l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
+    if family == "sm90" and timing == "dobench" and ctas > 1 and _CLUSTER_MULTICAST:
+        # every nvjet kernel cuBLAS runs on the H200 has a 2-CTA cluster (1x2 / 2x1 in its name)
+        # whose two CTAs share one operand's tile through TMA multicast: the L2 serves that tile
+        # once per pair, the larger one where the tile is not square
+        l2_bytes = ctas * (min(bm, bn) + max(bm, bn) / 2) * kp * e_in + batch * m * n * e_out
+    else:
+        l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
     if split > 1:
         l2_bytes += batch * split * m * n * 8          # fp32 partials written and read back
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
@@ -256,9 +283,101 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
     return compute, hbm, floor, 0.0
 
 
-def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None):
+def small_m_regime(m, n, k, dtype, layout="NN", gpu="H200") -> bool:
+    """True where ``gemm(..., timing="dobench")`` costs by the small-M family rates of
+    validation/gemm_small_m: fp16 / bf16 with min(M, N) <= 64 and some row not a multiple of 16
+    bytes, except a GEMV whose matrix rows are 16-byte aligned (cuBLAS runs an aligned kernel
+    there); fp32 with M <= 64, any alignment (call 5 measured the x @ W form only)."""
+    d = library_params(get_gpu(gpu)).get("dobench", {})
+    if "small_m" not in d:
+        return False
+    if dtype == "fp32":                       # call 5: M <= 64, every alignment (x @ W only)
+        return m <= d["small_m_max_dim"] and ("simt", "fp32") in d["small_m"]
+    if dtype not in ("bf16", "fp16") or min(m, n) > d["small_m_max_dim"]:
+        return False
+    if alignment_bytes(m, n, k, dtype, layout) >= 16:
+        return False
+    return not (min(m, n) == 1 and _gemv_matrix_aligned(m, n, k, dtype, layout))
+
+
+def _gemv_matrix_aligned(m, n, k, dtype, layout):
+    """M = 1 or N = 1: are the matrix operand's rows a multiple of 16 bytes?"""
+    e = IN_BYTES[dtype]
+    pitch = (n if layout[1] == "N" else k) if m == 1 else (k if layout[0] == "N" else m)
+    return pitch * e % 16 == 0
+
+
+def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only, layout):
+    """The small-M / unaligned families under do_bench (call 3, calibration half): each costs
+    t0 + max(bytes / rate, compute), bytes one pass over A, B and C; None outside that regime (or
+    when ``only`` names a family it has no rate for)."""
+    if not small_m_regime(m, n, k, dtype, layout, gpu):
+        return None
+    d = p["dobench"]
+    rates = d["small_m"]
+    e = IN_BYTES[dtype]
+    nbytes = batch * (m * k + k * n + m * n) * e
+    fams = []
+    if dtype == "fp32":
+        if m == 1:
+            fams.append("gemv")
+        else:
+            fams.append("simt")
+            if m <= d["gemmsn_max_m"]:
+                fams.append("gemmSN")
+            if m <= d["largek_max_m"]:
+                fams.append("largek")
+    elif min(m, n) == 1:
+        fams.append("gemv")
+    else:
+        fams.append("sm80" if align >= 4 else "sm75")
+        if align <= 2 and 2 <= m <= d["gemmsn_max_m"]:
+            fams.append("gemmSN")
+    if only is not None:
+        want = only[0]
+        if want == "gemv":
+            want = "gemv" if min(m, n) == 1 else "gemmSN"
+        if dtype == "fp32" and want == "simt":
+            want = "largek" if only[2] is None and only[1] == (64, 64, 8) else "simt"
+        allowed = ("gemv", "gemmSN", "largek", "simt") if dtype == "fp32" else ("gemv", "gemmSN", "sm75", "sm80")
+        if want not in allowed:
+            return None
+        fams = [want]
+    out = []
+    for f in fams:
+        r = rates[(f, dtype)]
+        t0, bw = r[0], r[1]
+        ctas = _ceil(max(m, n), 64) * batch
+        fb = nbytes
+        if f == "gemmSN" and dtype == "fp32":          # ceil(M / 4) slices along M, each reads B
+            ys = _ceil(m, 4)
+            ctas *= ys
+            fb = batch * (m * k + ys * k * n + m * n) * e
+        if f in ("gemmSN", "largek"):
+            bw = min(bw, r[2] * ctas)
+        if f in ("gemv", "gemmSN", "largek"):
+            compute = batch * 2.0 * m * n * k / gpu.fp32_flops
+        else:
+            flops = p["simt_fp32_flops"] if f == "simt" else p[{"sm80": "sm80_align2_flops",
+                                                                  "sm75": "sm75_align1_flops"}[f]][dtype]
+            compute = batch * 2.0 * m * n * k / (flops * clock_scale)
+        hbm = fb / bw
+        name = {"gemv": f"gemvx_{dtype}", "gemmSN": f"gemmSN_{dtype}", "sm80": f"sm80_align2_{dtype}_small_m",
+                "sm75": f"sm75_align1_{dtype}_small_m", "largek": f"sgemm_largek_{dtype}",
+                "simt": f"simt_sgemm_{dtype}_small_m"}[f]
+        family = "gemv" if f in ("gemv", "gemmSN") else f if f != "largek" else "simt"
+        out.append(GemmCandidate(name, family, (0, 0, 0), 1, ctas, 1, compute, 0.0, hbm, t0,
+                                 t0 + max(hbm, compute)))
+    return out
+
+
+def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None, layout="NN"):
     """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained).
     ``only`` = (family, (BM, BN, BK), split or None) keeps the one kernel a profiler named."""
+    if timing == "dobench":
+        small = _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only, layout)
+        if small is not None:
+            return small
     e_in, e_out = IN_BYTES[dtype], OUT_BYTES[dtype]
     fits_l2 = batch * ((m * k + k * n) * e_in + m * n * e_out) <= gpu.l2.size_bytes
     few = _ceil(m, 64) * _ceil(n, 64) * batch < gpu.sm_count
@@ -427,7 +546,7 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = 
     if kernel is not None:
         name, grid = (kernel, None) if isinstance(kernel, str) else kernel
         only = parse_kernel_name(name, grid)
-    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only, layout)
     if not cands:
         raise ValueError(f"kernel {kernel!r} ({only[0]}) does not run {m}x{n}x{k} {dtype} "
                          f"({align}-byte rows) in this model")
@@ -478,4 +597,4 @@ def quantize_fp8(rows: int, cols: int, gpu="H200", dtype: str = "bf16") -> float
 
 
 __all__ = ["DTYPES", "TIMINGS", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
-           "library_params", "parse_kernel_name", "quantize_fp8"]
+           "library_params", "parse_kernel_name", "quantize_fp8", "small_m_regime"]
