@@ -22,7 +22,8 @@ step its data lands (the covering wait): a sanitizer sees the destination writte
 and never when no wait covers it.
 
 Not modelled: ``cp.async.mbarrier.arrive`` (an error naming the instruction), the .L2 cache
-hints and prefetch sizes (accepted, no effect on results).
+hints and prefetch sizes (accepted, no effect on results).  ``cp.async.bulk*`` (TMA) is
+ops_tma.py's.
 """
 from __future__ import annotations
 

@@ -54,7 +54,9 @@ Copies (tile mode, 1-D .. 5-D):
 Memory events: the copy's global reads (a load event of the global source, at the copy) and
 shared writes (a store event, when the data lands), the store's shared reads and global writes,
 each as 16-byte accesses by the issuing warp's lanes (one event per 512 bytes), so every level's
-byte counts, the L2/DRAM model and the bank model see the traffic.
+byte counts, the L2/DRAM model and the bank model see the traffic (the report counts them as
+L1 requests of the instruction's line; on the card the TMA unit moves them, not the LSU).
+``tensormap.cp_fenceproxy``'s 128 bytes are accesses of the one lane that copies.
 
 Not modelled (each a clear error naming the instruction and the Python line): im2col, gather4 /
 scatter4, multicast, ``.cta_group``, ``cp.reduce.async.bulk.tensor``, plain (non-tensor)
@@ -294,6 +296,15 @@ def _events(ex, ins, pc, kind, space, lane, addrs):
     for k in range(0, len(chunks), 32):
         part = chunks[k:k + 32]
         _emit(ex, ins, pc, kind, _CHUNK, np.arange(base, base + len(part)), [(space, slice(None), part)])
+
+
+def _lane_events(ex, ins, pc, kind, space, lane, addrs):
+    """A small copy's traffic as 16-byte accesses of its own lane (one event each): a
+    sanitizer sees the lane that made it (tensormap.cp_fenceproxy)."""
+    if not ex.mem_obs:
+        return
+    for a in np.unique(np.asarray(addrs, np.uint64) & ~np.uint64(_CHUNK - 1)):
+        _emit(ex, ins, pc, kind, _CHUNK, np.array([int(lane)]), [(space, slice(None), np.array([a]))])
 
 
 def _shared_addr(a):
@@ -555,8 +566,8 @@ def _build_cp_fenceproxy(ctx, ins):
                         view[idx] = raw[pos]
                 except MemFault as err:
                     _fail(ex, ins, f"tensormap.cp_fenceproxy: {err.msg}", lane)
-                _events(ex, ins, pc, "load", "shared", lane, s[i] + nb)
-                _events(ex, ins, pc, "store", "global", lane, d[i] + nb)
+                _lane_events(ex, ins, pc, "load", "shared", lane, s[i] + nb)
+                _lane_events(ex, ins, pc, "store", "global", lane, d[i] + nb)
         ex.advance(lanes)
     return run
 
