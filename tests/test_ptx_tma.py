@@ -319,3 +319,19 @@ def test_tma_matmul_matches_the_h200_bits():
     assert np.array_equal(c.view(np.uint16), data[name + "_c"])
     card = json.load(open(os.path.join(FLASH, "results.json")))["cases"][name]
     assert rep.extras["ptx"]["registers"] == card["registers_card"]
+
+
+def test_box_layout_rank3_with_element_strides():
+    """A 3-D box with a traversal stride of 2 on dimension 1: ceil(box/stride) elements a
+    dimension, innermost fastest, OOB where any coordinate is outside, against a loop."""
+    m = ops_tma.decode(ops_tma.encode_tiled(0x10000000000, F16, (16, 10, 3), (32, 320), (8, 5, 2), (1, 2, 1)))
+    goff, inb, soff = ops_tma.box_layout(m, (12, -2, 2))
+    want_g, want_in = [], []
+    for z in range(2):
+        for y in range(3):                       # ceil(5 / 2)
+            for x in range(8):
+                cx, cy, cz = 12 + x, -2 + 2 * y, 2 + z
+                want_g.append(cx * 2 + cy * 32 + cz * 320)
+                want_in.append(0 <= cx < 16 and 0 <= cy < 10 and 0 <= cz < 3)
+    assert goff.tolist() == want_g and inb.tolist() == want_in
+    assert soff.tolist() == [2 * i for i in range(48)] and m.nbytes == 96
