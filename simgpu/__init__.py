@@ -32,6 +32,7 @@ _LAZY = {
     **{name: ("simgpu.host", name) for name in ("install", "installed", "uninstall")},
     **{name: ("simgpu.runtime", name) for name in ("Kernel", "Report", "jit", "launch", "predict",
                                                     "cuda_source")},
+    "as_tensor": ("simgpu.runtime.triton_door", "as_tensor"),
     "step": ("simgpu.stepper", "step"),
     "SweepTable": ("simgpu.sweeps", "SweepTable"), "sweep": ("simgpu.sweeps", "sweep"),
 }
@@ -56,4 +57,4 @@ __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predic
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
            "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
-           "SimGPUWarning", "settings", "patches", "cuda_source"]
+           "SimGPUWarning", "settings", "patches", "cuda_source", "as_tensor"]

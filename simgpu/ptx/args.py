@@ -43,6 +43,8 @@ def scalar_values(val):
         return [val.view(np.uint16)]
     if isinstance(val, (np.integer, np.floating)):
         return [val]
+    if isinstance(val, np.void) and val.dtype.names is None:
+        return [val]                # raw parameter bytes (a CUtensorMap: ops_tma.tensormap_param)
     if isinstance(val, (np.datetime64, np.timedelta64)):
         return [np.int64(val.view(np.int64))]
     return None
@@ -91,6 +93,14 @@ def is_record(val):
     return isinstance(val, np.void) and val.dtype.names is not None
 
 
+class MappedOnly:
+    """An array placed in device memory that is no parameter of its own (a tensor map's
+    tensor: the kernel reaches it through the map's address)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+
 def flatten_args(args, memory=None, pointers=False):
     """(param values, memory, copies): the flat parameter list numba.cuda would pass for
     ``args`` (numpy scalars, device pointers as np.uint64), the :class:`DeviceMemory` holding
@@ -102,6 +112,10 @@ def flatten_args(args, memory=None, pointers=False):
     values, copies = [], []
 
     def add(val):
+        if isinstance(val, MappedOnly):
+            flat, _ = byte_span(val.arr)
+            memory.alloc(flat, name=f"array argument {len(values)}")
+            return
         if isinstance(val, np.ndarray):
             arr = val
             if pointers and not (arr.flags.c_contiguous or arr.flags.f_contiguous):

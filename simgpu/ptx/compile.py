@@ -5,12 +5,12 @@ launch's Image (``ex.im``) when they run."""
 from __future__ import annotations
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import devrt, ops_async, ops_fp8, ops_mbarrier, ops_mem, ops_mma, ops_warp, ops_wgmma
+from simgpu.ptx import devrt, ops_async, ops_fp8, ops_mbarrier, ops_mem, ops_mma, ops_tma, ops_warp, ops_wgmma
 from simgpu.ptx.instrs import HANDLERS, Compiled, Ctx, build_arith, unsupported
 
 TABLE = dict(HANDLERS, **ops_mem.HANDLERS, **ops_warp.HANDLERS, **ops_fp8.HANDLERS,
              **ops_mbarrier.HANDLERS, **ops_mma.HANDLERS, **ops_async.HANDLERS,
-             **ops_wgmma.HANDLERS, call=devrt.build_call)
+             **ops_wgmma.HANDLERS, **ops_tma.HANDLERS, call=devrt.build_call)
 
 
 def compile_instr(kernel, pc):

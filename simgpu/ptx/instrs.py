@@ -17,7 +17,7 @@ from simgpu.ptx import frames, semantics
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.types import CC_REG, nbytes, np_dtype, signature
 from simgpu.ptx.executor import EXITED, RUN, convert_write
-from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, classify_generic
+from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, classify_generic
 
 lookup = semantics.lookup
 
@@ -327,7 +327,7 @@ def build_cvta(ctx, ins):
     t = ins.types[0]
     space = next(m for m in ins.mods if m != "to")
     base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "const": CONST_WINDOW,
-            "global": 0, "param": 0}.get(space)
+            "global": 0, "param": PARAM_WINDOW}.get(space)
     if base is None:
         return unsupported(ctx, ins)
     to = "to" in ins.mods

@@ -34,6 +34,7 @@ LARGE_GRANULE = 2 << 20
 SHARED_WINDOW = 1 << 48
 LOCAL_WINDOW = 1 << 49
 CONST_WINDOW = 1 << 50
+PARAM_WINDOW = 1 << 51        # kernel parameters' generic addresses (cvta.param; ops_tma.py)
 WINDOW_SIZE = 1 << 32
 # Shared and local memory start as this byte (every float width NaN, every integer -1): never
 # silent zeros, so a read before any write shows (simgpu.launch(poison=...); the IR path's

@@ -22,7 +22,8 @@ step its data lands (the covering wait): a sanitizer sees the destination writte
 and never when no wait covers it.
 
 Not modelled: ``cp.async.mbarrier.arrive`` (an error naming the instruction), the .L2 cache
-hints and prefetch sizes (accepted, no effect on results).
+hints and prefetch sizes (accepted, no effect on results).  ``cp.async.bulk*`` (TMA) is
+ops_tma.py's.
 """
 from __future__ import annotations
 
@@ -60,8 +61,11 @@ def build_cp(ctx, ins):
         return _build_commit(ctx, ins)
     if "wait_group" in mods or "wait_all" in mods:
         return _build_wait(ctx, ins)
-    if "mbarrier" in mods or "bulk" in mods:
-        return unsupported(ctx, ins, "cp.async.mbarrier.arrive and cp.async.bulk are not modelled yet")
+    if "bulk" in mods:
+        from simgpu.ptx.ops_tma import build_cp_bulk
+        return build_cp_bulk(ctx, ins)
+    if "mbarrier" in mods:
+        return unsupported(ctx, ins, "cp.async.mbarrier.arrive is not modelled yet")
     return _build_copy(ctx, ins)
 
 

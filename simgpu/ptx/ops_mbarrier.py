@@ -17,8 +17,16 @@ Supported on ``.shared`` / ``.shared::cta`` (and generic addresses into shared m
   system-dependent time; simgpu's time does not pass while a thread waits);
 * ``mbarrier.inval.b64 [addr]``: the object is no longer a barrier (zeroed).
 
-Not yet: ``arrive_drop``, ``expect_tx`` / ``complete_tx`` (transaction counts, used with TMA
-and ``cp.async.bulk``), ``pending_count``, ``.shared::cluster``: each is a clear error naming
+Transactions (sm_90, TMA: ops_tma.py): each object also has a tx-count (kept beside the
+memory, starting at 0 at init).  ``mbarrier.expect_tx [addr], n`` adds n;
+``mbarrier.arrive.expect_tx ... state, [addr], n`` adds n and then arrives (count 1);
+``mbarrier.complete_tx [addr], n`` and the bytes of a ``cp.async.bulk.tensor`` that signals the
+object subtract n.  A phase completes when both its pending arrivals and its tx-count are 0, so
+a wait passes only once every expected byte has arrived.  The arrivals of an instruction on an
+object with transactions are applied one lane at a time, in lane order.  Before a
+test_wait/try_wait the TMA copies that signal the tested objects land (ops_tma.land).
+
+Not yet: ``arrive_drop``, ``pending_count``, ``.shared::cluster``: each is a clear error naming
 the instruction.  Undefined behaviour in the ISA is an error too: an arrive or wait on an object
 that was never initialised (tracked beside shared memory, which starts as poison), an arrive whose count passes the pending count, ``.noComplete`` on the
 arrive that would complete the phase.
@@ -70,6 +78,15 @@ def _valid(ex, view):
     return got[1]
 
 
+def _tx(ex, view):
+    """The tx-count of every 8-byte word of `view` (beside the memory, as _valid)."""
+    table = ex.__dict__.setdefault("_mbarrier_tx", {})
+    got = table.get(id(view))
+    if got is None or got[0] is not view:
+        got = table[id(view)] = (view, np.zeros(view.size, np.int64))
+    return got[1]
+
+
 def _check_valid(ex, ins, view, idx):
     if not _valid(ex, view)[idx].all():
         _fail(ex, ins, f"mbarrier.{ins.mods[0]} on an object that mbarrier.init has not initialised "
@@ -93,14 +110,17 @@ def build_mbarrier(ctx, ins):
     space = _space(ctx, ins)
     if op == "init":
         return _build_init(ctx, ins, space)
-    if op == "arrive" and not any(m in ("expect_tx",) for m in ins.mods):
+    if op == "arrive":
         return _build_arrive(ctx, ins, space)
+    if op in ("expect_tx", "complete_tx"):
+        return _build_tx(ctx, ins, space)
     if op in ("test_wait", "try_wait"):
         return _build_wait(ctx, ins, space)
     if op == "inval":
         return _build_inval(ctx, ins, space)
     return unsupported(ctx, ins, "this mbarrier operation is not modelled yet (simgpu runs init, "
-                                 "arrive, test_wait, try_wait and inval: simgpu/ptx/ops_mbarrier.py)")
+                                 "arrive{.expect_tx}, expect_tx, complete_tx, test_wait, try_wait "
+                                 "and inval: simgpu/ptx/ops_mbarrier.py)")
 
 
 def _build_init(ctx, ins, space):
@@ -118,6 +138,7 @@ def _build_init(ctx, ins, space):
             for view, idx, pos in groups:
                 view[idx] = pack(c[pos], c[pos], 0)          # the last lane's init wins
                 _valid(ex, view)[idx] = True
+                _tx(ex, view)[idx] = 0
             _emit(ex, ins, pc, "store", 8, sub, events)
         ex.advance(lanes)
     return run
@@ -148,6 +169,9 @@ def _build_arrive(ctx, ins, space):
     ops = ins.operands
     write = writer(ctx, ops[0], "b64")
     addr = address_reader(ctx, ops[1])
+    expect = "expect_tx" in ins.mods
+    if expect and len(ops) != 3:
+        return unsupported(ctx, ins, "mbarrier.arrive.expect_tx takes state, [addr], txCount")
     count = reader(ctx, ops[2], "u32") if len(ops) > 2 else None
     no_complete = "noComplete" in ins.mods
     guard = guarded(ctx, ins)
@@ -161,7 +185,13 @@ def _build_arrive(ctx, ins, space):
             groups, events = _objects(ex, ins, space, addr, sub)
             state = np.empty(n, np.uint64)
             for view, idx, pos in groups:
-                state[pos] = _arrive(ex, ins, view, np.asarray(idx), c[pos], no_complete)
+                idx = np.broadcast_to(np.asarray(idx), (len(c[pos]),))
+                if expect or _tx(ex, view)[idx].any():
+                    tx = c[pos] if expect else np.zeros(len(idx), np.int64)
+                    state[pos] = _arrive_tx(ex, ins, view, idx, np.ones(len(idx), np.int64) if expect
+                                            else c[pos], tx, no_complete)
+                else:
+                    state[pos] = _arrive(ex, ins, view, idx, c[pos], no_complete)
             write(ex, state, sub)
             _emit(ex, ins, pc, "atomic", 8, sub, events)
         ex.advance(lanes)
@@ -204,6 +234,76 @@ def _arrive(ex, ins, view, idx, c, no_complete):
     return out
 
 
+def _arrive_tx(ex, ins, view, idx, c, tx, no_complete):
+    """Arrivals (counts c, after adding tx to the tx-count) on objects with transactions, one
+    lane at a time in lane order; the state each arrive returns (the object before it)."""
+    txa = _tx(ex, view)
+    _check_valid(ex, ins, view, np.unique(idx))
+    out = np.empty(len(idx), np.uint64)
+    for k in range(len(idx)):
+        i = int(idx[k])
+        out[k] = view[i]
+        pend, expd, ph = (int(x[0]) for x in unpack(view[i:i + 1]))
+        txa[i] += int(tx[k])
+        if int(c[k]) > pend:
+            _fail(ex, ins, "mbarrier.arrive with a count larger than the arrivals pending in the "
+                           "current phase (undefined in the PTX ISA)")
+        pend -= int(c[k])
+        if pend == 0 and txa[i] == 0:
+            if no_complete:
+                _fail(ex, ins, "mbarrier.arrive.noComplete would complete the current phase "
+                               "(undefined in the PTX ISA)")
+            ph, pend = ph + 1, expd
+        view[i] = pack(pend, expd, ph)
+    return out
+
+
+def _settle(view, txa, i):
+    """Complete the phase of object i if its arrivals and transactions are all in."""
+    pend, expd, ph = (int(x[0]) for x in unpack(view[i:i + 1]))
+    if pend == 0 and txa[i] == 0:
+        view[i] = pack(expd, expd, ph + 1)
+
+
+def complete_tx(ex, ins, lane, addr, nbytes):
+    """`nbytes` of transactions complete on the mbarrier at shared address `addr` (a TMA
+    copy landing, ops_tma.land)."""
+    groups = resolve(ex, "shared", np.array([addr], np.uint64), 8, _U64, np.array([lane]), [])
+    for view, idx, pos in groups:
+        i = int(np.asarray(idx).reshape(-1)[0])
+        _check_valid(ex, ins, view, np.array([i]))
+        txa = _tx(ex, view)
+        txa[i] -= int(nbytes)
+        _settle(view, txa, i)
+
+
+def _build_tx(ctx, ins, space):
+    """mbarrier.expect_tx / complete_tx{.sem}{.scope}{.space}.b64 [addr], txCount."""
+    ops = ins.operands
+    if len(ops) != 2:
+        return unsupported(ctx, ins, f"mbarrier.{ins.mods[0]} takes [addr], txCount")
+    addr, count = address_reader(ctx, ops[0]), reader(ctx, ops[1], "u32")
+    sign = 1 if ins.mods[0] == "expect_tx" else -1
+    guard = guarded(ctx, ins)
+
+    def run(ex, lanes, pc):
+        sub = ex.all_lanes(guard(ex, lanes))
+        if len(sub):
+            n = len(sub)
+            c = np.broadcast_to(np.asarray(count(ex, sub), np.int64), (n,))
+            groups, events = _objects(ex, ins, space, addr, sub)
+            for view, idx, pos in groups:
+                idx = np.broadcast_to(np.asarray(idx), (len(c[pos]),))
+                _check_valid(ex, ins, view, np.unique(idx))
+                txa = _tx(ex, view)
+                for i, k in zip(idx.tolist(), c[pos].tolist()):
+                    txa[i] += sign * k
+                    _settle(view, txa, i)
+            _emit(ex, ins, pc, "atomic", 8, sub, events)
+        ex.advance(lanes)
+    return run
+
+
 def _build_wait(ctx, ins, space):
     ops = ins.operands
     write = writer(ctx, ops[0], "pred")
@@ -217,6 +317,9 @@ def _build_wait(ctx, ins, space):
         if len(sub):
             n = len(sub)
             xv = np.broadcast_to(np.asarray(x(ex, sub)), (n,))
+            if ex.__dict__.get("_tma") is not None:     # TMA copies signalling these land first
+                from simgpu.ptx.ops_tma import land
+                land(ex, sub, np.broadcast_to(addr(ex, sub), (n,)))
             groups, events = _objects(ex, ins, space, addr, sub)
             done = np.empty(n, bool)
             for view, idx, pos in groups:

@@ -111,7 +111,7 @@ _TOKEN = re.compile(r"""
   | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
   | (?P<float>\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)
   | (?P<int>\d+[uU]?)
-  | (?P<dir>\.[A-Za-z_][\w$]*)
+  | (?P<dir>\.[A-Za-z_][\w$]*|\.[1-5]d(?![\w$]))
   | (?P<id>[A-Za-z_$%][\w$]*)
   | (?P<punct>[,;:\[\]\(\)\{\}<>+\-|!@=*])
 """, re.VERBOSE | re.DOTALL)
@@ -420,8 +420,9 @@ class Parser:
         while self.peek()[0] == "dir":
             m = self.next()[1][1:]
             if self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "id":   # .shared::cta
-                self.i += 2
-                m = f"{m}::{self.next()[1]}"
+                while self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "id":
+                    self.i += 2                          # .mbarrier::complete_tx::bytes
+                    m = f"{m}::{self.next()[1]}"
             elif self.at(":") and self.peek(1)[1] == ":" and self.peek(2)[0] == "int" \
                     and self.peek(3)[1] == "B":                                # .L2::128B
                 self.i += 2
@@ -443,6 +444,11 @@ class Parser:
         if v == "[":
             self.next()
             addr = self.address()
+            if self.accept(","):              # [tensorMap, {coordinates}] (cp.async.bulk.tensor)
+                self.expect("{")
+                coords = self.op_list("}")
+                self.expect("]")
+                return ("tensor", addr, coords)
             self.expect("]")
             return addr
         if v == "{":

@@ -32,6 +32,7 @@ from simgpu.ptx.emit import Emitter, PlainInsts, memory_handles
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.memory import POISON, DeviceMemory, RowMemory
+from simgpu.ptx.ops_tma import param_offsets
 from simgpu.ptx.parser import parse_cached
 from simgpu.ptx.program import analyse, link
 from simgpu.ptx.types import CC_REG
@@ -140,6 +141,7 @@ class Kernel:
             self.local_size *= RECURSION_FRAMES
         self.kernel_param_specs = list(module.functions[entry].params)
         self.kernel_param_names = {p.name for p in self.kernel_param_specs}
+        self.kernel_param_offsets = param_offsets(self.kernel_param_specs)
         self.call_rets = {}         # call site -> (callee's .param, caller's, size) of its returns
         self.launch_slots = []      # image -> a per-launch value the compiled code reads
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
@@ -218,6 +220,8 @@ class Kernel:
                               "(Kernel.launch_symbol)")
         if name in self.const_off:
             return self.const_off[name]
+        if func == self.kernel_name and name in self.kernel_param_offsets:
+            return self.kernel_param_offsets[name]      # a kernel parameter's param-space address
         raise SimGPUError(f"unknown symbol {name}")
 
 

@@ -14,7 +14,13 @@ Triton's JIT does on a GPU, step by step, with the modelled GPU in the driver's 
 * the launch is ``launch()``'s, with a :class:`TritonProgram` (runtime/foreign.py): block =
   32 x num_warps threads, dynamic shared memory = Triton's ``metadata.shared``, the PTX's
   trailing scratch pointers (global and profile scratch) passed as Triton's launcher passes
-  them (null, or a zeroed buffer of ``size x programs`` bytes).
+  them (null, or a zeroed buffer of ``size x programs`` bytes);
+* a host ``TensorDescriptor`` (triton.tools.tensor_descriptor; its base a numpy array through
+  :func:`as_tensor`, or a CPU torch tensor) is expanded as Triton's launcher expands it: for a
+  kernel Triton lowered to TMA, the 128-byte tensor map (encoded by ``ptx.ops_tma.encode_tiled``
+  from Triton's ``tensordesc_meta``, as its launcher calls cuTensorMapEncodeTiled), then the
+  shape (i32) and strides (i64); otherwise the base pointer, shape, strides, the NaN-padding
+  flag, shape and strides again.
 
 ``@triton.autotune``: every config (after Triton's pruning) is launched on the model, and the
 one with the shortest predicted time (``gpu__time_duration.sum``) is picked and remembered per
@@ -65,6 +71,48 @@ def _triton():
 def target_for(cc):
     _, GPUTarget, *_ = _triton()
     return GPUTarget("cuda", int(cc[0]) * 10 + int(cc[1]), 32)
+
+
+class DeviceTensor(np.ndarray):
+    """A numpy array as Triton's host-side code wants a tensor: ``data_ptr()`` (16-byte
+    divisible where the array is) and ``stride()`` in elements.  ``as_tensor(a)`` is a view of
+    ``a`` (shares its memory: results land in ``a``)."""
+
+    def data_ptr(self):
+        return self.__array_interface__["data"][0]
+
+    def stride(self, dim=None):
+        s = tuple(st // self.itemsize for st in self.strides)
+        return s if dim is None else s[dim]
+
+
+def as_tensor(a):
+    """`a` (a numpy array) viewed as a tensor for ``TensorDescriptor(base, ...)`` /
+    ``TensorDescriptor.from_tensor``."""
+    return np.asarray(a).view(DeviceTensor)
+
+
+def is_tensor_descriptor(v):
+    return type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape") and hasattr(v, "base")
+
+
+class _Base:
+    """A TensorDescriptor's base as Triton's binder sees it: the modelled device address."""
+
+    def __init__(self, address, dtype):
+        self.address, self.dtype = int(address), np.dtype(dtype)
+
+    def data_ptr(self):
+        return self.address
+
+
+def _device_descriptor(desc, address, dtype):
+    """A copy of `desc` whose base is at the modelled device address (no re-validation: the
+    user's descriptor was checked when it was made)."""
+    out = object.__new__(type(desc))
+    out.__dict__.update(desc.__dict__)
+    out.base = _Base(address, dtype)
+    return out
 
 
 class PtrArg:
@@ -164,6 +212,17 @@ class TritonProgram(ForeignProgram):
         self.num_warps = int(options.get("num_warps", 4))
         self.last = None
 
+    def bind_one(self, p, a):
+        if is_tensor_descriptor(a):
+            from .ptx_binding import HostArray
+            from .foreign import host_array
+            arr = host_array(a.base)
+            if arr is None:
+                raise ArgumentError(f"argument {p.name!r} of kernel {self.name!r}: the TensorDescriptor's "
+                                    "base must be a numpy array (simgpu.as_tensor(a)) or a CPU torch tensor")
+            return (HostArray(arr, a.base),)        # placed like an array; the descriptor is self.bound's
+        return super().bind_one(p, a)
+
     def signature(self):
         return self.tf.sig.__class__(self.name, [p.name for p in self.params], dict(self.tf.sig.source_lines),
                                      self.tf.sig.loc)
@@ -190,6 +249,9 @@ class TritonProgram(ForeignProgram):
         call = {}
         for name, v in given.items():
             h = launch.bindings.get(name)
+            if isinstance(v, tuple) and is_tensor_descriptor(self.bound.get(name)):
+                call[name] = _device_descriptor(self.bound[name], element_address(h[0]), v[0].dtype)
+                continue
             call[name] = PtrArg(element_address(h), triton_dtype(v.dtype)) if isinstance(v, np.ndarray) else v
         kwargs = dict(self.triton_options)
         knobs = getattr(triton, "knobs", None)
@@ -226,11 +288,41 @@ class TritonProgram(ForeignProgram):
             raise LaunchError(f"Triton compiled {self.name!r} for {md.num_warps} warps; the launch has "
                               f"{launch.threads_per_block} threads per block")
         launch.dynamic_smem_bytes = int(md.shared)
-        args = [self.ptx_value(ty, given[n]) for n, ty in done.runtime]
+        args = []
+        metas = list(getattr(md, "tensordesc_meta", None) or [])
+        k_desc = 0
+        for n, ty in done.runtime:
+            if ty.startswith("tensordesc"):
+                meta = metas[k_desc] if k_desc < len(metas) else None
+                k_desc += 1
+                args.extend(self.descriptor_args(self.bound[n], given[n][0], call[n].base.address, meta))
+            else:
+                args.append(self.ptx_value(ty, given[n]))
         n_programs = launch.n_blocks
         for size in (md.global_scratch_size, getattr(md, "profile_scratch_size", 0)):
             args.append(np.zeros(int(size) * n_programs, np.uint8) if size else None)
         return done.ck, args
+
+    @staticmethod
+    def descriptor_args(desc, work, address, meta):
+        """A host TensorDescriptor as Triton's launcher passes it (driver.make_tensordesc_arg):
+        with TMA metadata the tensor map, shape (i32), strides (i64); else base, shape, strides
+        (i64), the NaN-padding flag, shape (i32), strides (i64)."""
+        from ..ptx.args import MappedOnly
+        from ..ptx.ops_tma import encode_tiled, tensormap_param
+        shape, strides = [int(s) for s in desc.shape], [int(s) for s in desc.strides]
+        nan = getattr(desc, "padding", "zero") == "nan"
+        tail = [np.int32(s) for s in shape] + [np.int64(s) for s in strides]
+        if meta is None:
+            return [work, *(np.int64(s) for s in shape), *(np.int64(s) for s in strides), np.uint8(nan), *tail]
+        es = int(meta["elem_size"])
+        dims = list(shape)
+        if meta.get("fp4_padded"):
+            dims[-1] *= 2
+        raw = encode_tiled(address, int(meta["elem_type"]), dims[::-1], [es * s for s in strides[:-1]][::-1],
+                           [int(b) for b in meta["block_size"]][::-1], swizzle=int(meta["swizzle"]),
+                           fill=1 if nan else 0)
+        return [MappedOnly(work), tensormap_param(raw), *tail]
 
     @staticmethod
     def ptx_value(ty, v):

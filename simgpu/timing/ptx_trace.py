@@ -109,7 +109,7 @@ def sim_pipe(opcode, cc=(9, 0)):
 
 class PtxOp:
     """One PTX instruction as the timing model costs it (built once per pc)."""
-    __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch")
+    __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch", "tma")
 
     def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
         self.id = ins.line                  # the PTX line: memory statistics are keyed by it
@@ -132,6 +132,13 @@ class PtxOp:
         self.mix = mix
         self.flops = sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
         self.dsts, self.srcs = operand_registers(ins, func)
+        # TMA (ptx/ops_tma.py): a tensor copy's traffic is several memory events (summed in mem());
+        # a load's data is what the issuing warp's next mbarrier wait waits for (a pseudo register)
+        self.tma = ins.opcode == "cp" and "tensor" in ins.mods
+        if self.tma and "mbarrier::complete_tx::bytes" in ins.mods:
+            self.dsts = (f"{func}:%tma",)
+        elif ins.opcode == "mbarrier" and ins.mods[:1] in (("try_wait",), ("test_wait",)):
+            self.srcs = self.srcs + (f"{func}:%tma",)
         self.bar = ins.opcode in ("bar", "barrier") and "warp" not in ins.mods
         self.branch = ins.opcode in ("bra", "brx", "ret", "exit")
 
@@ -289,6 +296,13 @@ class PtxTraceRecorder(TraceRecorder):
                 continue
             info = _full_info(self.memory_info(ev, lanes, act), gcols, g.n_warps)
             info["space"], info["kind"] = ev.space, ev.kind
+            prev = e.mem
+            if prev is not None and e.ins.tma:       # a TMA copy: its events summed, global kept
+                if (prev["space"], prev["kind"]) == (ev.space, ev.kind):
+                    info = {k: (prev[k] + v if k in ("sectors", "lines", "active", "wavefronts") else v)
+                            for k, v in info.items()}
+                elif prev["space"] == "global":
+                    continue
             e.mem = info
 
     def _iteration(self, head):
