@@ -186,7 +186,9 @@ class ProgramBuilder:
         seen = defaultdict(int)
         prog = []
         first = True
-        for i, ln in zip(idx, lines):
+        order = stream.order(lines)
+        for x in order:
+            i, ln = idx[x], lines[x]
             e = kept[i]
             sp0, mem = items[i]
             op = e.ins

@@ -58,6 +58,29 @@ class SassStream:
         self.heads, self.exits = plan.heads, plan.exits
         self.watch = set(self.heads) | set(self.exits)
         self._cache = {}
+        self._order_cache = {}
+        # per watched PTX loop (fn, loop): its units (k, SASS loop or None), largest k first,
+        # the PTX lines of its own body, and per SASS loop of k > 1 copies each PTX line's
+        # SASS positions in that loop's body (layout order)
+        self.units, self.body, self.positions = {}, {}, {}
+        for fn, fp in plan.plans.items():
+            pcfg, f = fp.ptx.cfg, fp.ptx
+            for lp, units in fp.units().items():
+                key = (fn, lp)
+                self.units[key] = [(k, s) for k, s, _ in units]
+                self.body[key] = {ln for ln, i in f.index.items() if pcfg.loop_of.get(pcfg.block_of[i]) == lp}
+            for s_loop, k in fp.unroll.items():
+                if k <= 1:
+                    continue
+                pos = defaultdict(list)
+                for b in fp.sass_cfg.blocks:
+                    if fp.sass_cfg.loop_of.get(b.id) != s_loop:
+                        continue
+                    for i in range(b.start, b.end):
+                        ln = fp.instructions[i].ptx_line
+                        if ln is not None and i not in fp.slow:
+                            pos[ln].append(i)
+                self.positions[(fn, s_loop)] = dict(pos)
 
     def trips(self, lines):
         """({PTX line: warp executions}, {(fn, PTX loop): {trip count: entries}}) of one warp
@@ -81,6 +104,69 @@ class SassStream:
             if n:
                 trips[key][n] += 1
         return dict(execs), {k: dict(v) for k, v in trips.items()}
+
+    def order(self, lines):
+        """The order a warp whose executed PTX lines are ``lines`` issues them: as executed,
+        except inside the iterations that run in an unrolled SASS main loop of k copies
+        (a trip of n: the first k floor(n / k) iterations, greedily as flow.py counts).
+        There each group of k PTX iterations is issued in the SASS loop body's order: the
+        j-th copy of a PTX line at the position of the j-th copy of its SASS (so the k
+        iterations' loads go out together, as ptxas scheduled them); an execution without
+        SASS of its own there follows the one before it.  Returns indices into ``lines``."""
+        key = tuple(lines)
+        got = self._order_cache.get(key)
+        if got is not None:
+            return got
+        order = list(range(len(lines)))
+        heads, exits, watch = self.heads, self.exits, self.watch
+        starts = {}                 # loop key -> [entry index of each iteration's header]
+        for x, ln in enumerate(lines):
+            if ln not in watch:
+                continue
+            for k in exits.get(ln, ()):
+                st = starts.pop(k, None)
+                if st:
+                    self._regroup(k, st, x, lines, order)
+            for k in heads.get(ln, ()):
+                starts.setdefault(k, []).append(x)
+        for k, st in starts.items():
+            if st:
+                self._regroup(k, st, len(lines), lines, order)
+        if len(self._order_cache) < 4096:
+            self._order_cache[key] = order
+        return order
+
+    def _regroup(self, key, starts, end, lines, order):
+        units = self.units.get(key)
+        if not units or all(k <= 1 or s is None for k, s in units):
+            return
+        body = self.body[key]
+        if any(lines[x] not in body for x in range(starts[0], end)):
+            return                  # an inner loop or a call in the trip: issued as executed
+        fn = key[0]
+        bounds = starts + [end]
+        n, it = len(starts), 0
+        for k, s in units:
+            q = (n - it) // k
+            if s is not None and k > 1 and q:
+                pos = self.positions.get((fn, s), {})
+                for g in range(q):
+                    a, b = bounds[it + g * k], bounds[it + (g + 1) * k]
+                    keys, prev = [], -1.0
+                    for j in range(k):
+                        for x in range(bounds[it + g * k + j], bounds[it + g * k + j + 1]):
+                            p = pos.get(lines[x])
+                            if p:
+                                c = len(p)
+                                lo, hi = (j * c) // k, ((j + 1) * c) // k
+                                if hi > lo:
+                                    prev = float(p[lo])
+                            keys.append((prev, x))
+                    keys.sort()
+                    order[a:b] = [x for _, x in keys]
+            it += q * k if s is not None else min(1, q) * k
+            if it >= n:
+                break
 
     def warp(self, lines):
         """The WarpIssue of a warp whose executed PTX lines are ``lines`` (cached by the
