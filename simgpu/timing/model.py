@@ -232,6 +232,10 @@ class TimingModel(Observer):
         fill_report(rep, self.predict())
         if self.compiled and self.sass_issue is not None:
             rep.extras["timing_sass_issue"] = self.sass_issue
+            if self.sass_issue["stream"]:
+                # the simulated warps' SASS issued by the per-line rule (flow.py undecided, or
+                # code no plan covers), in percent of all they issue
+                rep.metrics["simgpu__timing_sass_issue_per_line.pct"] = 100.0 * self.sass_issue["fraction"]
 
 
 class Simulations:
