@@ -20,7 +20,10 @@ timing model the same view, per warp:
    by error diffusion (execution t issues floor((t + 1) c / e) - floor(t c / e) of it), so
    the warp issues exactly the flow's count.  An unrolled body's k copies of a line are thus
    spread over the k PTX iterations they stand for.
-4. Where flow.py is undecided (its ``undecided`` blocks), and on lines no plan covers, the
+4. Order (``SassStream.order``): inside the iterations of a trip that run in an unrolled SASS
+   main loop of k copies, each group of k PTX iterations is issued in the SASS body's order
+   (the k copies' loads before the arithmetic that uses them); elsewhere as executed.
+5. Where flow.py is undecided (its ``undecided`` blocks), and on lines no plan covers, the
    per-line rule stays: the PTX line's own SASS, once per execution of the line
    (``per_line`` counts the instructions issued that way).
 
