@@ -132,7 +132,8 @@ def predict_case(c, full=False, registers=None, executor="ir"):
                   executor=executor)
     r = rep.extras["timing"]
     return {"ns": r.time_s * 1e9, "bottleneck": r.bottleneck, "registers": r.registers,
-            "wall_s": time.time() - t0, "waves": r.plan.waves}
+            "wall_s": time.time() - t0, "waves": r.plan.waves,
+            "sass_issue": rep.extras.get("timing_sass_issue")}
 
 
 def summarise(rows):
@@ -226,7 +227,7 @@ def main(argv=None):
         row = {"name": c["name"], "tags": list(c.get("tags", ())), "pred_ns": p["ns"], "meas_ns": m.get("ns"),
                "bottleneck": p["bottleneck"], "registers_estimated": p["registers"],
                "registers_measured": m.get("registers"), "wall_s": p["wall_s"], "waves": p["waves"],
-               "event_ns": m.get("event_ns")}
+               "event_ns": m.get("event_ns"), "sass_issue": p.get("sass_issue")}
         if a.measured_registers and m.get("registers"):
             row["pred_ns_measured_registers"] = predict_case(c, a.full, m["registers"])["ns"]
         rows.append(row)

@@ -20,12 +20,14 @@ from .params import TimingParams
 from .program import ProgramBuilder
 from .ptx_trace import PtxCode, PtxTraceRecorder
 from .registers import estimate_registers
+from .sass_stream import SassStream
 from .sampling import combine_loops, combine_waves, plan_waves
 from .sim import CYCLES, TOTALS, simulate_sm, totals
 from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
 
 DEFAULT_MAX_ITERATIONS = 32
+SASS_STREAM = True        # the default: issue what sass/flow.py says runs (sass_stream.py)
 EXACT_WAVES = 3           # up to this many full waves are simulated as they are
 Q1, Q2 = 2, 3             # beyond that: simulate 2 and 3 waves and extrapolate
 
@@ -38,7 +40,7 @@ class TimingModel(Observer):
     """
 
     def __init__(self, gpu, launch=None, memory_model=None, registers_per_thread=None,
-                 detail="auto", max_iterations=DEFAULT_MAX_ITERATIONS):
+                 detail="auto", max_iterations=DEFAULT_MAX_ITERATIONS, sass_stream=None):
         if detail not in ("auto", "full"):
             raise ValueError(f"detail must be 'auto' or 'full', not {detail!r}")
         self.gpu = gpu
@@ -46,6 +48,10 @@ class TimingModel(Observer):
         self.memory_model = memory_model
         self.registers_override = registers_per_thread
         self.detail = detail
+        # the compiled path issues the SASS flow's instructions per warp (sass_stream.py);
+        # False: each PTX execution issues its line's SASS (the rule before, for comparison)
+        self.use_sass_stream = SASS_STREAM if sass_stream is None else bool(sass_stream)
+        self.sass_issue = None
         self.max_iterations = None if detail == "full" else max_iterations
         self.info = None
         self.result = None
@@ -78,6 +84,15 @@ class TimingModel(Observer):
             self.recorder = PtxTraceRecorder(self.groups, self.max_iterations, self._memory_info, self._ptx_code)
         else:
             self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info)
+
+    def sass_stream(self):
+        """The per-warp SASS issue of the compiled code (sass_stream.SassStream), or None: the
+        IR path, a kernel without a SASS flow plan, or ``sass_stream=False`` (the per-line
+        rule everywhere)."""
+        if not self.compiled or not self.use_sass_stream:
+            return None
+        plan = getattr(self.info.ptx.facts, "plan", None)
+        return SassStream(plan) if plan is not None else None
 
     def _ptx_code(self):
         """The compiled program as the timing model costs it (ptx_trace.PtxCode)."""
@@ -134,6 +149,7 @@ class TimingModel(Observer):
         vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
         assert rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
         sims.run(*rep_key, timeline=tl)     # a new simulation only if _extrapolate did not run it
+        self.sass_issue = sims.issue_summary()
         if exact and len(self.groups) > 1:
             nmain = rep_key[0] * len(self.groups[0].blocks)
             main_end = max((b.t1 for b in tl.blocks if b.index < nmain), default=0.0)
@@ -214,6 +230,12 @@ class TimingModel(Observer):
 
     def fill_report(self, rep):
         fill_report(rep, self.predict())
+        if self.compiled and self.sass_issue is not None:
+            rep.extras["timing_sass_issue"] = self.sass_issue
+            if self.sass_issue["stream"]:
+                # the simulated warps' SASS issued by the per-line rule (flow.py undecided, or
+                # code no plan covers), in percent of all they issue
+                rep.metrics["simgpu__timing_sass_issue_per_line.pct"] = 100.0 * self.sass_issue["fraction"]
 
 
 class Simulations:
@@ -229,7 +251,8 @@ class Simulations:
         P, mm = model.params, model.memory_model
         stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
                                            P.dram_write_cost) if mm is not None else {}
-        self.builder = ProgramBuilder(P, stats, getattr(model.info.fn, "var_types", None))
+        self.builder = ProgramBuilder(P, stats, getattr(model.info.fn, "var_types", None), model.sass_stream())
+        self.issue = {}                  # (group, loop configuration) -> (flow, per-line) SASS issued
         self.main = model.groups[0]
         self.tail = model.groups[1] if len(model.groups) > 1 else None
         self._programs = {}
@@ -245,8 +268,20 @@ class Simulations:
     def programs(self, group, ci):
         key = (group.name, ci)
         if key not in self._programs:
-            self._programs[key] = self.builder.programs(group, self.configs[ci])
+            b = self.builder
+            f0, p0 = b.issued_flow, b.issued_per_line
+            self._programs[key] = b.programs(group, self.configs[ci])
+            self.issue[key] = (b.issued_flow - f0, b.issued_per_line - p0)
         return self._programs[key]
+
+    def issue_summary(self):
+        """{"flow": SASS instructions the simulated warps issue from sass/flow.py's block
+        counts, "per_line": by the per-line rule (flow.py undecided, or no plan), "fraction":
+        per_line's share}, over the base loop configuration's programs."""
+        f = sum(v[0] for (g, ci), v in self.issue.items() if ci == 0)
+        p = sum(v[1] for (g, ci), v in self.issue.items() if ci == 0)
+        return {"flow": f, "per_line": p, "fraction": p / (f + p) if f + p else 0.0,
+                "stream": self.builder.stream is not None}
 
     def run(self, q, with_tail, ci, timeline=None):
         """The TOTALS vector of simulation (q, with_tail, ci); run again with a timeline."""

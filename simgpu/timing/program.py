@@ -8,13 +8,15 @@ divergent paths appear one after the other, as the hardware runs them.
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
 
 from ..ir.nodes import Const
 from ..sass.costs import pipe_mix, sass_count
 from .memfacts import MemFacts, OnChipFacts
 from .memstats import default_stat
-from .ptx_trace import PtxOp
+from .ptx_trace import PtxOp, sass_mix
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
@@ -57,10 +59,12 @@ def merge_units(mix):
 class ProgramBuilder:
     """Builds OpSpecs for one kernel and per-warp programs for one group of sampled blocks."""
 
-    def __init__(self, params, memstats, var_types=None):
+    def __init__(self, params, memstats, var_types=None, stream=None):
         self.params = params
         self.memstats = memstats            # instruction id -> MemStat
         self.var_types = var_types or {}
+        self.stream = stream                # sass_stream.SassStream (compiled path) or None
+        self.issued_flow = self.issued_per_line = 0.0   # SASS issued, by how it was decided
         self.slots = {}
         self.specs = {}
         self.branch_specs = {}
@@ -108,19 +112,25 @@ class ProgramBuilder:
         sp = self.specs[ins.id] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, line, ins.id, stat)
         return sp
 
-    def ptx_spec(self, op, space, mkind):
-        """The OpSpec of a compiled PTX instruction (ptx_trace.PtxOp: SASS count and pipes),
-        as a memory access of `space` when the executed instance made one."""
-        key = (op.id, space, mkind)
+    def ptx_spec(self, op, space, mkind, sass=None):
+        """The OpSpec of a compiled PTX instruction as a memory access of `space` when the
+        executed instance made one; it issues the SASS opcodes `sass` (sass_stream.py: what
+        the SASS flow runs at this execution), or, with None, the SASS ptxas made from its
+        line (ptx_trace.PtxOp: the per-line rule)."""
+        key = (op.id, space, mkind, sass)
         sp = self.specs.get(key)
         if sp is not None:
             return sp
+        if sass is None:
+            n0, mix = op.n, op.mix
+        else:
+            n0, mix = len(sass), sass_mix(sass, op.ins, op.cc)
         if space is not None:
             kind = memory_kind(space, mkind)
         else:
-            kind = BAR if op.bar else (BRANCH if op.branch else ALU) if op.n else ALIAS
-        n = max(op.n, 1) if space is not None else op.n
-        mix = op.mix or ({"lsu": 1} if n else {})
+            kind = BAR if op.bar else (BRANCH if op.branch else ALU) if n0 else ALIAS
+        n = max(n0, 1) if space is not None or kind == BAR else n0
+        mix = mix or ({"lsu": 1} if n else {})
         dst = self.slot(op.dsts[0]) if op.dsts else -1
         for d in op.dsts[1:]:              # a vector's other registers: ready with the first
             self.slots.setdefault(d, dst)
@@ -152,6 +162,9 @@ class ProgramBuilder:
         progs = []
         for w in range(nw):
             idx = np.nonzero(acts[:, w])[0]
+            if self.stream is not None and len(idx) and isinstance(kept[idx[0]].ins, PtxOp):
+                progs.append(self._sass_program(w, idx, kept, items))
+                continue
             prog = []
             for i in idx:
                 sp, mem = items[i]
@@ -161,6 +174,41 @@ class ProgramBuilder:
                     prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
             progs.append(prog)
         return progs
+
+    def _sass_program(self, w, idx, kept, items):
+        """Warp w's program on the compiled path: at each of its PTX executions the SASS the
+        flow says runs there (sass_stream.py); lines no plan covers issue their own SASS."""
+        stream = self.stream
+        covered = stream.covered
+        lines = [kept[i].ins.id for i in idx]
+        issue = stream.warp(lines)
+        by_line = issue.by_line
+        seen = defaultdict(int)
+        prog = []
+        first = True
+        order = stream.order(lines)
+        for x in order:
+            i, ln = idx[x], lines[x]
+            e = kept[i]
+            sp0, mem = items[i]
+            op = e.ins
+            if ln in covered:
+                t = seen[ln]
+                seen[ln] = t + 1
+                pat = by_line.get(ln)
+                sass = pat[t] if pat is not None and t < len(pat) else ()
+                if first and issue.leftover:
+                    sass = tuple(sorted(sass + issue.leftover))
+                first = False
+                sp = self.ptx_spec(op, mem["space"] if mem is not None else None,
+                                   mem["kind"] if mem is not None else None, sass)
+            else:
+                sp = sp0
+                self.issued_per_line += sp.n
+            prog.append((sp, None if mem is None else warp_facts(sp.kind, mem, w, id(e))))
+        self.issued_flow += issue.flow
+        self.issued_per_line += issue.per_line
+        return prog
 
 
 def memory_kind(space, mkind):

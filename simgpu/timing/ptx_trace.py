@@ -107,30 +107,44 @@ def sim_pipe(opcode, cc=(9, 0)):
     return SIM_PIPE.get(pipe_of(opcode, cc), "int")
 
 
+def sass_mix(sass_ops, ins=None, cc=(9, 0)):
+    """{simulator pipe: work} of SASS opcodes ``sass_ops``: one issue per instruction, the
+    tensor pipes in units of 1024 dense fp16 FLOPs (``tensor_units``; ``ins``: the PTX
+    instruction they came from, for a wgmma's shape)."""
+    mix = {}
+    for s in sass_ops:
+        p = sim_pipe(s, cc)
+        k = 1
+        if p == "tensor":
+            k = tensor_units(s, ins)
+            if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
+                p, k = "uniform", 1
+            elif not base_opcode(s).endswith("GMMA"):
+                p = "tensor_sync"          # one warp's mma.sync: its own measured rate
+        mix[p] = mix.get(p, 0) + k
+    return mix
+
+
+def sass_flops(sass_ops):
+    """FLOPs per thread of SASS opcodes (FFMA 2, FADD/FMUL 1, ...; HFMA2.MMA's move idiom 0)."""
+    return sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
+
+
 class PtxOp:
     """One PTX instruction as the timing model costs it (built once per pc)."""
-    __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch", "tma")
+    __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch",
+                 "tma", "ins", "cc")
 
     def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
+        self.ins, self.cc = ins, cc
         self.id = ins.line                  # the PTX line: memory statistics are keyed by it
         self.opcode = ins.opcode
         self.op = IR_OP.get(ins.opcode, ins.opcode)
         self.loc = source
         self.line = (source.file, source.line) if source is not None else None
         self.n = len(sass_ops)
-        mix = {}
-        for s in sass_ops:
-            p = sim_pipe(s, cc)
-            k = 1
-            if p == "tensor":
-                k = tensor_units(s, ins)
-                if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
-                    p, k = "uniform", 1
-                elif not base_opcode(s).endswith("GMMA"):
-                    p = "tensor_sync"          # one warp's mma.sync: its own measured rate
-            mix[p] = mix.get(p, 0) + k
-        self.mix = mix
-        self.flops = sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
+        self.mix = sass_mix(sass_ops, ins, cc)
+        self.flops = sass_flops(sass_ops)
         self.dsts, self.srcs = operand_registers(ins, func)
         # TMA (ptx/ops_tma.py): a tensor copy's traffic is several memory events (summed in mem());
         # a load's data is what the issuing warp's next mbarrier wait waits for (a pseudo register)
@@ -335,4 +349,4 @@ class PtxTraceRecorder(TraceRecorder):
         return tuple(out)
 
 
-__all__ = ["PtxTraceRecorder", "PtxCode", "PtxOp", "sim_pipe", "operand_registers"]
+__all__ = ["PtxTraceRecorder", "PtxCode", "PtxOp", "sim_pipe", "sass_mix", "sass_flops", "operand_registers"]

@@ -1,0 +1,233 @@
+"""What each warp issues on the compiled path: the SASS that sass/flow.py says runs.
+
+ptxas's SASS control flow is not the PTX's: it unrolls loops further (a main loop of k copies
+and a remainder loop), keeps slow paths (IEEE division, sqrt, range reductions) behind
+branches that are rarely taken, and moves instructions between lines.  `sass/flow.py` derives
+every SASS basic block's executions from the PTX execution (the PTX lines' warp executions and
+the PTX loops' trip counts); the instruction counters count with it.  This module gives the
+timing model the same view, per warp:
+
+1. A warp's recorded PTX execution (the PTX lines of the trace entries it was active in, in
+   order) gives its own warp executions per line and its own trip counts per PTX loop (the
+   counters' rule, `runtime/ptx_path.SassInstCounter._watch_loop`, for one warp).
+2. `KernelPlan.sass_executions` turns them into that warp's executions of every SASS
+   instruction: slow-path blocks 0, an unrolled main loop floor(n / k) iterations and its
+   remainder n mod k for a trip of n, code sunk into or hoisted out of loops at its block's
+   count, a CALL's subroutine at the CALL's count.
+3. Each SASS instruction is issued at the PTX executions of a *host* line: its own PTX line
+   when the warp ran it, else the first line of the PTX block its SASS block runs with, else
+   the warp's first instruction; c executions of it over e executions of the host are spread
+   by error diffusion (execution t issues floor((t + 1) c / e) - floor(t c / e) of it), so
+   the warp issues exactly the flow's count.  An unrolled body's k copies of a line are thus
+   spread over the k PTX iterations they stand for.
+4. Order (``SassStream.order``): inside the iterations of a trip that run in an unrolled SASS
+   main loop of k copies, each group of k PTX iterations is issued in the SASS body's order
+   (the k copies' loads before the arithmetic that uses them); elsewhere as executed.
+5. Where flow.py is undecided (its ``undecided`` blocks), and on lines no plan covers, the
+   per-line rule stays: the PTX line's own SASS, once per execution of the line
+   (``per_line`` counts the instructions issued that way).
+
+The memory access of a PTX instruction stays where the PTX made it (its trace entry); the
+SASS instructions issued with it carry that entry's dependencies (the PTX registers).  Pipes,
+tensor work and latency per SASS opcode are the compiled path's (``ptx_trace.sass_mix``).
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+FIRST = 0              # host "line" of instructions the warp has no executed line for
+_EPS = 1e-9
+
+
+class WarpIssue:
+    """One warp's issue pattern: for each executed host line, per execution the tuple of
+    SASS opcodes issued there (sorted), and what was decided by the per-line fallback."""
+    __slots__ = ("by_line", "per_line", "flow", "leftover")
+
+    def __init__(self):
+        self.by_line = {}           # host line -> [tuple of opcodes] per execution (t = 0 ..)
+        self.per_line = 0.0         # instructions issued by the per-line fallback (undecided)
+        self.flow = 0.0             # instructions issued from the flow's block counts
+        self.leftover = ()          # opcodes issued at the warp's first instruction
+
+
+class SassStream:
+    """Per-warp SASS issue from a kernel's ``sass.flow.KernelPlan`` (see the module doc)."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.covered = plan.lines
+        self.heads, self.exits = plan.heads, plan.exits
+        self.watch = set(self.heads) | set(self.exits)
+        self._cache = {}
+        self._order_cache = {}
+        # per watched PTX loop (fn, loop): its units (k, SASS loop or None), largest k first,
+        # the PTX lines of its own body, and per SASS loop of k > 1 copies each PTX line's
+        # SASS positions in that loop's body (layout order)
+        self.units, self.body, self.positions = {}, {}, {}
+        for fn, fp in plan.plans.items():
+            pcfg, f = fp.ptx.cfg, fp.ptx
+            for lp, units in fp.units().items():
+                key = (fn, lp)
+                self.units[key] = [(k, s) for k, s, _ in units]
+                self.body[key] = {ln for ln, i in f.index.items() if pcfg.loop_of.get(pcfg.block_of[i]) == lp}
+            for s_loop, k in fp.unroll.items():
+                if k <= 1:
+                    continue
+                pos = defaultdict(list)
+                for b in fp.sass_cfg.blocks:
+                    if fp.sass_cfg.loop_of.get(b.id) != s_loop:
+                        continue
+                    for i in range(b.start, b.end):
+                        ln = fp.instructions[i].ptx_line
+                        if ln is not None and i not in fp.slow:
+                            pos[ln].append(i)
+                self.positions[(fn, s_loop)] = dict(pos)
+
+    def trips(self, lines):
+        """({PTX line: warp executions}, {(fn, PTX loop): {trip count: entries}}) of one warp
+        whose executed PTX lines are ``lines`` (in order)."""
+        execs = defaultdict(int)
+        cur = {}
+        trips = defaultdict(lambda: defaultdict(int))
+        heads, exits, watch = self.heads, self.exits, self.watch
+        for ln in lines:
+            execs[ln] += 1
+            if ln not in watch:
+                continue
+            for key in exits.get(ln, ()):
+                n = cur.get(key)
+                if n:
+                    trips[key][n] += 1
+                    cur[key] = 0
+            for key in heads.get(ln, ()):
+                cur[key] = cur.get(key, 0) + 1
+        for key, n in cur.items():
+            if n:
+                trips[key][n] += 1
+        return dict(execs), {k: dict(v) for k, v in trips.items()}
+
+    def order(self, lines):
+        """The order a warp whose executed PTX lines are ``lines`` issues them: as executed,
+        except inside the iterations that run in an unrolled SASS main loop of k copies
+        (a trip of n: the first k floor(n / k) iterations, greedily as flow.py counts).
+        There each group of k PTX iterations is issued in the SASS loop body's order: the
+        j-th copy of a PTX line at the position of the j-th copy of its SASS (so the k
+        iterations' loads go out together, as ptxas scheduled them); an execution without
+        SASS of its own there follows the one before it.  Returns indices into ``lines``."""
+        key = tuple(lines)
+        got = self._order_cache.get(key)
+        if got is not None:
+            return got
+        order = list(range(len(lines)))
+        heads, exits, watch = self.heads, self.exits, self.watch
+        starts = {}                 # loop key -> [entry index of each iteration's header]
+        for x, ln in enumerate(lines):
+            if ln not in watch:
+                continue
+            for k in exits.get(ln, ()):
+                st = starts.pop(k, None)
+                if st:
+                    self._regroup(k, st, x, lines, order)
+            for k in heads.get(ln, ()):
+                starts.setdefault(k, []).append(x)
+        for k, st in starts.items():
+            if st:
+                self._regroup(k, st, len(lines), lines, order)
+        if len(self._order_cache) < 4096:
+            self._order_cache[key] = order
+        return order
+
+    def _regroup(self, key, starts, end, lines, order):
+        units = self.units.get(key)
+        if not units or all(k <= 1 or s is None for k, s in units):
+            return
+        body = self.body[key]
+        if any(lines[x] not in body for x in range(starts[0], end)):
+            return                  # an inner loop or a call in the trip: issued as executed
+        fn = key[0]
+        bounds = starts + [end]
+        n, it = len(starts), 0
+        for k, s in units:
+            q = (n - it) // k
+            if s is not None and k > 1 and q:
+                pos = self.positions.get((fn, s), {})
+                for g in range(q):
+                    a, b = bounds[it + g * k], bounds[it + (g + 1) * k]
+                    keys, prev = [], -1.0
+                    for j in range(k):
+                        for x in range(bounds[it + g * k + j], bounds[it + g * k + j + 1]):
+                            p = pos.get(lines[x])
+                            if p:
+                                c = len(p)
+                                lo, hi = (j * c) // k, ((j + 1) * c) // k
+                                if hi > lo:
+                                    prev = float(p[lo])
+                            keys.append((prev, x))
+                    keys.sort()
+                    order[a:b] = [x for _, x in keys]
+            it += q * k if s is not None else min(1, q) * k
+            if it >= n:
+                break
+
+    def warp(self, lines):
+        """The WarpIssue of a warp whose executed PTX lines are ``lines`` (cached by the
+        warp's executions and trips: warps that ran alike share one)."""
+        execs, trips = self.trips(lines)
+        key = (tuple(sorted(execs.items())), tuple(sorted((k, tuple(sorted(v.items()))) for k, v in trips.items())))
+        w = self._cache.get(key)
+        if w is None:
+            w = self._cache[key] = self._warp(execs, trips)
+        return w
+
+    def _warp(self, execs, trips):
+        out = WarpIssue()
+        rates = defaultdict(list)           # host line -> [(opcode, executions)]
+        for ins, c, und, line, bline in self.plan.sass_executions(execs, trips, None):
+            if und:                         # the per-line rule: once per execution of its line
+                if line is not None and execs.get(line):
+                    c = execs[line]
+                    rates[line].append((ins.opcode, c))
+                    out.per_line += c
+                    continue
+                out.per_line += c or 0      # no line the warp ran: flow.py's stated rule
+            elif c:
+                out.flow += c
+            if not c:
+                continue
+            host = line if line is not None and execs.get(line) else bline if execs.get(bline) else FIRST
+            rates[host].append((ins.opcode, c))
+        left = []
+        for host, items in rates.items():
+            if host == FIRST:
+                for op, c in items:
+                    left.extend([op] * max(1, int(round(c))))
+                continue
+            e = execs[host]
+            per = [[] for _ in range(e)]
+            total = defaultdict(float)      # the copies of one opcode are spread together
+            for op, c in items:
+                total[op] += c
+            phase = 0.0                     # and different opcodes staggered
+            for op, c in total.items():
+                r = c / e
+                if abs(r - round(r)) < _EPS:          # the same every execution
+                    k = int(round(r))
+                    if k:
+                        for p in per:
+                            p.extend([op] * k)
+                    continue
+                prev = math.floor(phase + _EPS)
+                for t in range(e):
+                    nxt = math.floor(phase + (t + 1) * r + _EPS)
+                    if nxt > prev:
+                        per[t].extend([op] * (nxt - prev))
+                    prev = nxt
+                phase = (phase + r) % 1.0
+            out.by_line[host] = [tuple(sorted(p)) for p in per]
+        out.leftover = tuple(sorted(left))
+        return out
+
+
+__all__ = ["SassStream", "WarpIssue"]
