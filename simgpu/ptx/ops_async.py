@@ -32,6 +32,7 @@ import numpy as np
 from simgpu.ptx.instrs import guarded, reader, unsupported
 from simgpu.ptx.memory import POISON, SHARED_WINDOW, MemFault, classify_generic
 from simgpu.ptx.ops_mem import _emit, address_reader, resolve
+from simgpu.ptx.ops_tma import build_cp_bulk
 
 _U8 = np.dtype(np.uint8)
 
@@ -62,7 +63,6 @@ def build_cp(ctx, ins):
     if "wait_group" in mods or "wait_all" in mods:
         return _build_wait(ctx, ins)
     if "bulk" in mods:
-        from simgpu.ptx.ops_tma import build_cp_bulk
         return build_cp_bulk(ctx, ins)
     if "mbarrier" in mods:
         return unsupported(ctx, ins, "cp.async.mbarrier.arrive is not modelled yet")

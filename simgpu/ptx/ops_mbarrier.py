@@ -317,9 +317,9 @@ def _build_wait(ctx, ins, space):
         if len(sub):
             n = len(sub)
             xv = np.broadcast_to(np.asarray(x(ex, sub)), (n,))
-            if ex.__dict__.get("_tma") is not None:     # TMA copies signalling these land first
-                from simgpu.ptx.ops_tma import land
-                land(ex, sub, np.broadcast_to(addr(ex, sub), (n,)))
+            tma = ex.__dict__.get("_tma")
+            if tma is not None:                         # TMA copies signalling these land first
+                tma.land(ex, sub, np.broadcast_to(addr(ex, sub), (n,)))
             groups, events = _objects(ex, ins, space, addr, sub)
             done = np.empty(n, bool)
             for view, idx, pos in groups:

@@ -71,6 +71,7 @@ import numpy as np
 from simgpu.errors import SimGPUError
 from simgpu.ptx.instrs import guarded, reader, unsupported
 from simgpu.ptx.memory import PARAM_WINDOW, POISON, SHARED_WINDOW, WINDOW_SIZE, MemFault, classify_generic
+from simgpu.ptx.ops_mbarrier import complete_tx
 from simgpu.ptx.ops_mem import _emit, address_reader, resolve
 from simgpu.ptx.ops_wgmma import swizzle as _swizzle
 
@@ -228,6 +229,10 @@ def box_layout(m, coords):
 class _State:
     def __init__(self):
         self.pending = []           # copies not landed: [_Copy]
+
+    def land(self, ex, sub, bars):
+        """ops_mbarrier's entry point (it cannot import this module: this one imports it)."""
+        land(ex, sub, bars)
 
 
 @dataclass
@@ -411,7 +416,6 @@ def land(ex, sub, bars):
     st = ex.__dict__.get("_tma")
     if st is None or not st.pending:
         return
-    from simgpu.ptx.ops_mbarrier import complete_tx
     rows = ex.ch.block_row[sub]
     keys = set(zip(rows.tolist(), _shared_addr(np.broadcast_to(bars, (len(sub),))).tolist()))
     keep = []

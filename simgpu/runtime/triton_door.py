@@ -35,10 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArgumentError, LaunchError, SimGPUError
+from ..ptx.args import MappedOnly
+from ..ptx.ops_tma import encode_tiled, tensormap_param
 from ..sass import analyze_ptx
 from ..sass.kernel import CompiledKernel
-from .foreign import ForeignParam, ForeignProgram, element_address
-from .ptx_binding import python_signature
+from .foreign import ForeignParam, ForeignProgram, element_address, host_array
+from .ptx_binding import HostArray, python_signature
 from .ptx_path import cc_for
 
 TIME_METRIC = "gpu__time_duration.sum"
@@ -214,8 +216,6 @@ class TritonProgram(ForeignProgram):
 
     def bind_one(self, p, a):
         if is_tensor_descriptor(a):
-            from .ptx_binding import HostArray
-            from .foreign import host_array
             arr = host_array(a.base)
             if arr is None:
                 raise ArgumentError(f"argument {p.name!r} of kernel {self.name!r}: the TensorDescriptor's "
@@ -308,8 +308,6 @@ class TritonProgram(ForeignProgram):
         """A host TensorDescriptor as Triton's launcher passes it (driver.make_tensordesc_arg):
         with TMA metadata the tensor map, shape (i32), strides (i64); else base, shape, strides
         (i64), the NaN-padding flag, shape (i32), strides (i64)."""
-        from ..ptx.args import MappedOnly
-        from ..ptx.ops_tma import encode_tiled, tensormap_param
         shape, strides = [int(s) for s in desc.shape], [int(s) for s in desc.strides]
         nan = getattr(desc, "padding", "zero") == "nan"
         tail = [np.int32(s) for s in shape] + [np.int64(s) for s in strides]
