@@ -376,6 +376,12 @@ class Observer:
         KernelError naming both barriers; the compiled code waits, as the GPU would hang)."""
         return False
 
+    def add_overruns(self, records: list):
+        """Accesses past an array's end that stayed inside the driver's rounding of its
+        allocation, so the GPU runs them (one record per PTX line and allocation, as
+        sanitize/overrun.py words them), given once after the launch's chunks ran (compiled
+        path; the IR path refuses such accesses)."""
+
     def chunk_end(self, chunk):
         pass
 

@@ -99,7 +99,7 @@ class SassInstCounter(Observer):
     PTX loops' trip counts per warp entry and the divergent branches counted here; threads
     likewise.  Exposes ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
 
-    def __init__(self):
+    def __init__(self, facts=None, resources=None, max_steps=None, kernel=""):
         self.facts = None
         self.per_line = {}          # PTX line -> [warp execs, thread execs]
         self.opcode = {}            # PTX line -> PTX opcode
@@ -107,10 +107,10 @@ class SassInstCounter(Observer):
         self.resources = None
         self.cur_line = 0
         self.printed = []           # print()'s lines (the launch's Image.printed)
-        self.max_steps = None       # launch.max_loop_iterations: steps of one PTX line per chunk
+        self.max_steps = max_steps  # launch.max_loop_iterations: steps of one PTX line per chunk
         self._steps = defaultdict(int)
         self.chunk = None
-        self.kernel = ""
+        self.kernel = kernel
         self.grid_barriers = 0      # grid.sync() barriers the grid passed (cooperative groups)
         self.plan = None            # sass.flow.KernelPlan: SASS block counts from PTX loop trips
         self._watch = ()            # PTX lines where a watched loop's header or exit starts
@@ -119,6 +119,16 @@ class SassInstCounter(Observer):
         self.trips = defaultdict(lambda: defaultdict(int))   # (fn, loop) -> {trip: warp entries}
         self._rows = None
         self._wl = self._ww = None  # the last lanes array seen at a watched line, its warps
+        if facts is not None:
+            self.set_facts(facts, resources)
+
+    def attach_output(self, printed):
+        """The list the launch's print() lines go to (the Image's), for the report."""
+        self.printed = printed
+
+    def add_grid_barriers(self, n):
+        """``n`` more grid-wide barriers (grid.sync()) passed by a chunk."""
+        self.grid_barriers += int(n)
 
     def chunk_begin(self, chunk):
         """A new chunk: the loop budget counts its steps afresh."""

@@ -185,7 +185,7 @@ class DeviceNDArray:
             self._setup(ary, stream, origin=buf)
             if gpu_data is None and size:
                 _poisoned(buf)
-                scratch.track(self)
+                self.init_map = scratch.new_map(self)
             return
         if not isinstance(gpu_data, DeviceMemory):
             raise ArgumentError(f"DeviceNDArray(gpu_data={gpu_data!r}): simgpu can only view memory of the "
@@ -220,6 +220,17 @@ class DeviceNDArray:
             self._alloc = base._alloc
             self._origin = self._alloc._origin
         self._offset = _first_offset(self._origin, ary)
+
+    @property
+    def backing_array(self):
+        """The numpy array holding this device array's elements on the model (a view into its
+        allocation's buffer)."""
+        return self._ary
+
+    @property
+    def allocation_buffer(self):
+        """The numpy buffer of the whole allocation this array lies in."""
+        return self._origin
 
     @property
     def device_address(self):
@@ -424,7 +435,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     if copy:
         _transfer("HtoD", buf.nbytes, stream)
     else:
-        scratch.track(dev)          # allocated, not copied: no initial contents
+        dev.init_map = scratch.new_map(dev)     # allocated, not copied: no initial contents
     return dev
 
 
@@ -450,7 +461,9 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     POISON byte (NaN floats, -1 integers), never silent zeros.  initcheck reports reads of it
     before anything wrote it (sanitize/scratch.py)."""
     ary, buf = _allocation(shape, dtype, strides, order)
-    return scratch.track(DeviceNDArray._make(ary, stream, origin=_poisoned(buf)))
+    dev = DeviceNDArray._make(ary, stream, origin=_poisoned(buf))
+    dev.init_map = scratch.new_map(dev)
+    return dev
 
 
 def _poisoned(a):

@@ -31,7 +31,8 @@ from ..model.occupancy import OccupancyError, occupancy
 from ..runtime.executor import get_executor
 from ..runtime.launch import launch
 from ..runtime.program import KernelProgram
-from ..runtime.ptx_path import PlacedMemory, PTXExecutor
+from ..ptx.memory import DeviceMemory
+from ..runtime.ptx_path import PTXExecutor
 from ..errors import LaunchError
 from ..tracebacks import user_facing
 from ..sass import analyze_ptx, devrt
@@ -87,7 +88,7 @@ class CompiledPTXExecutor(PTXExecutor):
         return done[key]
 
 
-class HostMemory(PlacedMemory):
+class HostMemory(DeviceMemory):
     """A launch's global memory on the host path: the program's allocations at their own
     addresses; an argument placed inside one of them (a device array or a view of it) is
     that allocation's bytes, not a second mapping."""

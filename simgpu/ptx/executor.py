@@ -145,6 +145,7 @@ class Executor:
         self._key = self._klanes = self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
+        self.grid_barriers = 0      # grid-wide barriers (grid.sync()) the chunk passed
         # straight-line runs compiled into one function each (blocks.py), or None: off
         self.runs = getattr(getattr(image, "kernel", None), "runs", None) \
             if settings.current().ptx_blocks else None
@@ -447,7 +448,7 @@ def release_grid_barrier(ex):
     ex.status[waiting] = RUN
     ex.n_running = len(waiting)
     ex.epoch += 1
-    ex.grid_barriers = getattr(ex, "grid_barriers", 0) + 1
+    ex.grid_barriers += 1
     ex.conv = False
     return True
 

@@ -95,20 +95,34 @@ class DeviceMemory:
 
     space = "global"
 
-    def __init__(self):
+    def __init__(self, places=()):
+        """``places``: [(address, name)] for the first allocations, in order (a launch places
+        its argument arrays where its binding gave them addresses, named after their
+        parameters); later allocations follow the last one after a gap, as the arrays are
+        placed, so an access just past an array faults instead of landing in the next."""
         self.bases, self.bufs, self.names = [], [], []
         self.next = GLOBAL_BASE
+        self.places = list(places)
         self._views = {}
+        self._bases_arr = np.zeros(0, np.uint64)
         self.pads = {}          # base -> uint8 padding after the allocation (made on first use)
         self.overruns = []      # (position in the access, address, allocation index, kind?) new
 
     def alloc(self, buf, name=""):
         """Place a writable uint8 buffer; returns its device address."""
-        base = -(-self.next // driver_align(buf.size)) * driver_align(buf.size)
-        self.bases.append(base)
-        self.bufs.append(buf)
-        self.names.append(name)
-        self.next = base + driver_span(buf.size) + ALIGN
+        if self.places:
+            base, name = self.places.pop(0)
+            return self.add(base, buf, name)
+        return self.add(-(-self.next // driver_align(buf.size)) * driver_align(buf.size), buf, name)
+
+    def add(self, base, buf, name=""):
+        """Map the writable uint8 buffer `buf` at device address `base` (e.g. memory the
+        program allocated before the launch, which the compiled code reaches by address)."""
+        k = bisect.bisect(self.bases, base)
+        self.bases.insert(k, base)
+        self.bufs.insert(k, buf)
+        self.names.insert(k, name)
+        self.next = max(self.next, base + driver_span(buf.size) + ALIGN)
         self._bases_arr = np.array(self.bases, np.uint64)
         return base
 

@@ -25,7 +25,6 @@ into a RED* SASS instruction.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +39,7 @@ from ..ptx.args import flatten_args
 from ..ptx.emit import Emitter
 from ..ptx.executor import Chunk as PtxChunk
 from ..ptx.executor import Executor as PtxChunkExecutor
-from ..ptx.memory import DeviceMemory, driver_span, next_place
+from ..ptx.memory import DeviceMemory
 from ..ptx.parser import parse_cached
 from ..ptx.analysis import PtxLoops
 from ..ptx.runner import Image, kernel_for
@@ -64,37 +63,6 @@ def cc_for(gpu):
     if isinstance(cc, (tuple, list)) and len(cc) == 2:
         return (int(cc[0]), int(cc[1]))
     return cc_for_gpu(getattr(gpu, "name", gpu))
-
-
-# -- device memory at the IR binding's addresses ------------------------------------------
-class PlacedMemory(DeviceMemory):
-    """simgpu.ptx's device memory, with the argument arrays at the addresses the IR path's
-    binding gave them (runtime/binding.bind_memory), named after their parameters.  Other
-    allocations (the module's .global variables) follow the last one after a gap, as the
-    arrays are placed: an access just past an array faults instead of landing in them."""
-
-    def __init__(self, places):
-        super().__init__()
-        self.places = list(places)          # [(address, name)] in argument order
-
-    def alloc(self, buf, name=""):
-        if self.places:
-            base, name = self.places.pop(0)
-        else:
-            base = next_place(max([self.next - 512] + [b + driver_span(u.size)
-                                                        for b, u in zip(self.bases, self.bufs)]), buf.size)
-        return self.add(base, buf, name)
-
-    def add(self, base, buf, name=""):
-        """Map the writable uint8 buffer `buf` at device address `base` (e.g. memory the
-        program allocated before the launch, which the compiled code reaches by address)."""
-        k = bisect.bisect(self.bases, base)
-        self.bases.insert(k, base)
-        self.bufs.insert(k, buf)
-        self.names.insert(k, name)
-        self.next = max(self.next, base + driver_span(buf.size) + 512)
-        self._bases_arr = np.array(self.bases, np.uint64)
-        return base
 
 
 def program_facts(facts, ck):
@@ -177,9 +145,7 @@ class PTXExecutor:
         check_externs(ck, program_name)
         res = ck.resources
         facts = SassFacts(ck, kernel_file)
-        counter = SassInstCounter()
-        counter.set_facts(facts, res)
-        counter.max_steps, counter.kernel = launch.max_loop_iterations, program_name
+        counter = SassInstCounter(facts, res, max_steps=launch.max_loop_iterations, kernel=program_name)
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         launch.facts = program_facts(facts, ck)
         if launch.registers_per_thread is None and res.registers is not None:
@@ -202,7 +168,7 @@ class PTXExecutor:
     def make_memory(self, places):
         """The launch's global memory: the arguments at their places (simgpu.host adds the
         program's other device arrays, which kernels may reach through captured pointers)."""
-        return PlacedMemory(places)
+        return DeviceMemory(places)
 
     def make_counter(self, launch):
         st = launch.ptx
@@ -227,7 +193,7 @@ class PTXExecutor:
                       display_name=launch.kernel_name,      # the Python name, not the mangled one
                       poison=launch.poison)    # shared/local memory's first byte
         launch.ptx.image = image
-        counter.printed = image.printed     # print(): written to sys.stdout chunk by chunk
+        counter.attach_output(image.printed)    # print(): written to sys.stdout chunk by chunk
         loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
         others = [o for o in observers if o is not counter]
         code, facts = image.linked.code, st.facts
@@ -245,7 +211,7 @@ class PTXExecutor:
                              launch.handles, local_issued=st.facts.issues_local())
                 ex = PtxChunkExecutor(image, chunk, em)
                 ex.run()
-                counter.grid_barriers += getattr(ex, "grid_barriers", 0)
+                counter.add_grid_barriers(ex.grid_barriers)
                 for o in observers:
                     o.chunk_end(chunk)
                 executed += n
@@ -263,9 +229,7 @@ def report_overruns(records, kernel, observers):
     warning per source line; memcheck findings for a sanitizer among the observers."""
     overrun.warn(records, kernel, stacklevel=5)
     for o in observers:
-        add = getattr(o, "add_overruns", None)
-        if add is not None:
-            add(records)
+        o.add_overruns(records)
 
 
 def _program_of(launch, program):

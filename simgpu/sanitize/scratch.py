@@ -74,10 +74,10 @@ class InitMap:
 
 
 # -- device arrays -------------------------------------------------------------------------------
-def track(dev):
-    """A new allocation without initial contents: give it (and its future views) a map."""
-    dev.init_map = InitMap(_span(dev._origin))
-    return dev
+def new_map(dev):
+    """The map of a new allocation without initial contents (the device array keeps it, and
+    gives it to its future views)."""
+    return InitMap(_span(dev.allocation_buffer))
 
 
 def init_map(obj):
@@ -96,22 +96,22 @@ def mark(dev, item=None):
         return
     offs = _element_offsets(dev)[item]
     offs = np.asarray(offs, np.int64).reshape(-1)
-    m.mark(_bytes_of(offs, dev._ary.dtype.itemsize))
+    m.mark(_bytes_of(offs, dev.backing_array.dtype.itemsize))
 
 
 def view_bytes(dev):
     """The bytes of the device array `dev` in its allocation, in C order of its elements (the
     order of a launch's working copy): a slice where the view is C-contiguous, else an index
     array."""
-    a = dev._ary
-    start = _addr(a) - _addr(dev._origin)
+    a = dev.backing_array
+    start = _addr(a) - _addr(dev.allocation_buffer)
     if a.flags.c_contiguous:
         return slice(start, start + a.nbytes)
     return _bytes_of(_element_offsets(dev).reshape(-1), a.dtype.itemsize)
 
 
 def _element_offsets(dev):
-    return _offsets(dev._ary, _addr(dev._ary) - _addr(dev._origin))
+    return _offsets(dev.backing_array, _addr(dev.backing_array) - _addr(dev.allocation_buffer))
 
 
 def _offsets(a, start):
@@ -195,17 +195,17 @@ def handle_bytes(h, dev, span):
     C-contiguous arrays on either), else an index array (-1: a byte of no element) for a copy
     (the IR path's host copy, a contiguous copy of a strided view): element by element."""
     data = h.data
-    lo = _addr(data) - _addr(dev._origin)
+    lo = _addr(data) - _addr(dev.allocation_buffer)
     if data.nbytes == 0 or (0 <= lo and lo + data.nbytes <= span):
         return slice(lo, lo + data.nbytes)
     work = h.work
-    view = dev._ary
+    view = dev.backing_array
     isz = view.dtype.itemsize
     out = np.full(data.nbytes, -1, np.int64)
     if work.shape != view.shape or work.dtype.itemsize != isz:
         return out
     in_data = _offsets(work, _addr(work) - _addr(data)).reshape(-1)
-    in_alloc = _offsets(view, _addr(view) - _addr(dev._origin)).reshape(-1)
+    in_alloc = _offsets(view, _addr(view) - _addr(dev.allocation_buffer)).reshape(-1)
     ok = (in_data >= 0) & (in_data + isz <= data.nbytes)
     out[_bytes_of(in_data[ok], isz)] = _bytes_of(in_alloc[ok], isz)
     return out
