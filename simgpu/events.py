@@ -24,12 +24,14 @@ like any user's.  This module is at the bottom of the layers: it imports numpy o
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 WARP = 32
+POISON = 0xFF          # the byte never-written shared/local/scratch memory holds (NaN floats, -1 ints)
 
 
 class SourceLoc(Protocol):
@@ -334,6 +336,66 @@ class ProgramFacts:
     shared_access_bytes: int = 1
     shared_symbols: dict = field(default_factory=dict)
     source_lines: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Launch:
+    """Everything about one launch that observers and executors may want."""
+    kernel_name: str
+    fn: object                      # the specialised program (IR Function)
+    gpu: object
+    grid: tuple
+    block: tuple
+    handles: list                   # the argument arrays at their device addresses
+    smem_bytes: int
+    bindings: dict = field(default_factory=dict)
+    smem_layout: dict = field(default_factory=dict)
+    registers_per_thread: int | None = None
+    max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
+    budget: object = None                       # exec.budget.Budget: wall clock, instructions
+    blocks_per_chunk: int = 1
+    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
+    show_progress: bool = False
+    program: object = None                # the kernel (KernelProgram): what an executor compiles
+    dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
+    poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
+    # filled by the PTX executor's prepare (runtime/ptx_path.py): the compiled kernel, its SASS
+    # facts, counter and arguments (PtxLaunchState, with the launch's Image once it runs)
+    ptx: object = None
+    cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
+    facts: ProgramFacts | None = None     # the program's facts for the models (prepare fills it)
+    prepare_seconds: float = 0.0          # the executor's prepare(): compiling, the first time
+
+    def __post_init__(self):
+        self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        self.threads_per_block = self.block[0] * self.block[1] * self.block[2]
+        self.warps_per_block = -(-self.threads_per_block // 32)
+
+    @property
+    def n_chunks(self):
+        return -(-self.n_blocks // self.blocks_per_chunk)
+
+    def chunks(self):
+        """(index, first block, number of blocks) of each chunk to run."""
+        for c in range(self.n_chunks):
+            first = c * self.blocks_per_chunk
+            n = min(self.blocks_per_chunk, self.n_blocks - first)
+            if self.wanted_blocks is not None and not any(first <= b < first + n for b in self.wanted_blocks):
+                continue
+            yield c, first, n
+
+    def chunk_done(self, index):
+        if self.show_progress:
+            progress_bar(index + 1, self.n_chunks, self.kernel_name, sys.stderr)
+
+
+def progress_bar(done, total, name, stream):
+    width = 30
+    k = int(width * done / total)
+    stream.write(f"\r  simgpu {name}: [{'#' * k}{'.' * (width - k)}] {done}/{total} chunks")
+    if done == total:
+        stream.write("\n")
+    stream.flush()
 
 
 class Observer:

@@ -6,7 +6,7 @@ from simgpu.memory import MemoryModel
 
 
 class _Launch:
-    threads_per_block, warps_per_block, smem_bytes, fn = 256, 8, 0, None
+    threads_per_block, warps_per_block, smem_bytes, fn, facts = 256, 8, 0, None, None
 
 
 def test_cachespec_refuses_lines_that_are_not_whole_sectors():

@@ -13,7 +13,6 @@ from . import counters as C
 from .banks import const_event, new_scratch as bank_scratch, shared_event
 from .cache import MAX_SECTORS_PER_LINE, EngineParams, dirty_bytes, log2_exact, new_l1, new_l2
 from .engine import KINDS, MAX_LINES, global_event, new_scratch
-from .reductions import reduction_ids
 from .schedule import Schedule, blocks_per_sm, carveout_bytes, l1_ways
 from . import stats
 from .tables import fill_report
@@ -28,7 +27,9 @@ _SHARED_COUNTER_COLUMNS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES)
 class MemoryModel(Observer):
     """Coalescing, shared-memory banks, per-SM L1s, one L2 and DRAM for one launch."""
 
-    def __init__(self, gpu, launch):
+    def __init__(self, gpu, launch, facts=None):
+        """``facts``: the program's (events.ProgramFacts; default ``launch.facts``, which the
+        executor's prepare fills; defaults where neither has them)."""
         self.gpu, self.launch = gpu, launch
         l1, l2 = gpu.l1, gpu.l2
         if (l1.line_bytes, l1.sector_bytes) != (l2.line_bytes, l2.sector_bytes):
@@ -60,10 +61,8 @@ class MemoryModel(Observer):
         self.blocks_seen = 0
         self._scratch = self._bank_scratch = None
         self._local = None
-        facts = getattr(launch, "facts", None)     # runtime.Launch.facts (the executor's)
-        if facts is None:                           # a launch record built by hand: the IR's
-            facts = ProgramFacts(ir_local_frame(getattr(launch, "fn", None)),
-                                 frozenset(reduction_ids(getattr(launch, "fn", None))))
+        if facts is None:
+            facts = launch.facts if launch.facts is not None else ProgramFacts()
         self.local_frame = facts.local_frame_bytes  # interleaves local memory per thread
         self.red_ids = facts.reduction_ids          # atomics compiled to RED
 

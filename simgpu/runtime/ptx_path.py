@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, PtxLoopWatch

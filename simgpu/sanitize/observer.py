@@ -97,7 +97,7 @@ class Sanitizer(Observer):
         self.tid = chunk.lane_tid.astype(np.int16)
         self.warp = (chunk.lane_tid // WARP).astype(np.int8)
         self.blk = (chunk.block_ids[chunk.lane_block]).astype(np.int32)
-        smem = int(getattr(self.launch, "smem_bytes", 0) or 0)
+        smem = int(self.launch.smem_bytes or 0) if self.launch is not None else 0
         if self.unit is None:
             self.unit = self._granularity()
         self.shared = BlockShadow(chunk.n_blocks, -(-smem // self.unit)) if self.race or self.initc else None
@@ -297,7 +297,8 @@ class Sanitizer(Observer):
             self._names = {}
             syms = sorted((n for n in offs if re.fullmatch(r"_cudapy_smem_\d+", n)),
                           key=lambda n: int(n.rsplit("_", 1)[1]))
-            targets = _shared_targets(getattr(getattr(self.launch, "program", None), "py_func", None))
+            program = self.launch.program if self.launch is not None else None
+            targets = _shared_targets(getattr(program, "py_func", None))
             if syms and len(syms) == len(targets):
                 self._names = dict(zip(syms, targets))
         return self._names
