@@ -29,98 +29,38 @@ def inst_metrics(warp, thread, branches, by_class):
 
 
 class InstCounter(Observer):
-    def __init__(self):
-        self.per_inst = {}                  # id -> [ins, warp_execs, thread_execs]
-        self.branches = defaultdict(lambda: [0, 0, 0])   # loc -> [warp execs, divergent warp execs, thread execs]
+    """smsp__inst_executed & co., one counter for both executors: it records, per executed
+    instruction (``ins.id``), the warps and threads that ran it, the branches (executions and
+    divergent warps), the barriers and, where the cost source names loops to watch, each loop's
+    trip count per warp entry.  What a recorded instruction costs in SASS, and so every metric,
+    comes from the cost source: :class:`IrSass` (simgpu's IR: an estimate of the SASS of each
+    operation, the default) or :class:`CompiledSass` (the compiled code: ptxas' SASS, its basic
+    blocks counted by sass/flow.py from the PTX loops' trips).
+
+    ``max_steps``: the deprecated per-loop cap (launch.max_loop_iterations), steps of one
+    instruction per chunk on code whose loops the executor does not watch itself."""
+
+    def __init__(self, costs=None, max_steps=None, kernel=""):
+        self.costs = costs if costs is not None else IrSass()
+        self.per_inst = {}          # ins.id -> [ins, warp execs, thread execs]
+        # the cost source's branch key (IR: the If/Loop's loc; PTX: the bra's line) ->
+        # [warp execs, divergent warp execs, thread execs]
+        self.branches = defaultdict(lambda: [0, 0, 0])
         self.barriers = 0
-        self.sass_cache = {}
-
-    def inst(self, ev):
-        ins, m = ev.ins, ev.mask
-        e = self.per_inst.get(ins.id)
-        if e is None:
-            e = self.per_inst[ins.id] = [ins, 0, 0]
-        e[1] += m.n_warps
-        e[2] += m.n_threads
-
-    def branch(self, ev):
-        node, m, taken = ev.node, ev.mask, ev.taken
-        b = self.branches[node.loc]
-        b[0] += m.n_warps
-        b[2] += m.n_threads
-        if taken is not None and taken is not m and taken.any():
-            t = taken.warp_any
-            both = t & (m.arr.reshape(-1, 32) & ~taken.arr.reshape(-1, 32)).any(axis=1)
-            b[1] += int(np.count_nonzero(both))
-
-    def barrier(self, ev):
-        self.barriers += ev.mask.n_warps
-
-    # -- results ---------------------------------------------------------------
-    def totals(self):
-        warp = thread = 0
-        by_class = defaultdict(int)
-        for ins, w, t in self.per_inst.values():
-            n = sass_count(ins)
-            warp += w * n
-            thread += t * n
-            by_class[op_class(ins)] += w * n
-        for w, d, t in self.branches.values():
-            warp += w
-            thread += t
-            by_class["branch"] += w
-        return warp, thread, dict(by_class)
-
-    def metrics(self):
-        warp, thread, by_class = self.totals()
-        return inst_metrics(warp, thread, self.branches, by_class)
-
-    def fill_report(self, rep):
-        """Nothing beyond metrics() and by_line(): the IR has no SASS of its own to show."""
-
-    def by_line(self):
-        rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
-        for ins, w, t in self.per_inst.values():
-            n = sass_count(ins)
-            r = rows[(ins.loc.file, ins.loc.line)]
-            r["inst_executed"] += w * n
-            r["thread_inst_executed"] += t * n
-        for loc, (w, d, t) in self.branches.items():
-            r = rows[(loc.file, loc.line)]
-            r["inst_executed"] += w
-            r["thread_inst_executed"] += t
-            r["divergent_branches"] = r.get("divergent_branches", 0) + d
-        return rows
-
-
-class SassInstCounter(Observer):
-    """smsp__inst_executed & co. on the PTX path: every SASS instruction counted at its SASS
-    basic block's executions (sass/flow.py), derived from the PTX lines' warp executions, the
-    PTX loops' trip counts per warp entry and the divergent branches counted here; threads
-    likewise.  Exposes ``metrics()`` and ``by_line()`` like exec.counters.InstCounter."""
-
-    def __init__(self, facts=None, resources=None, max_steps=None, kernel=""):
-        self.facts = None
-        self.per_line = {}          # PTX line -> [warp execs, thread execs]
-        self.opcode = {}            # PTX line -> PTX opcode
-        self.branches = defaultdict(lambda: [0, 0, 0])   # PTX line -> [warps, divergent, threads]
-        self.resources = None
-        self.cur_line = 0
-        self.printed = []           # print()'s lines (the launch's Image.printed)
-        self.max_steps = max_steps  # launch.max_loop_iterations: steps of one PTX line per chunk
-        self._steps = defaultdict(int)
-        self.chunk = None
-        self.kernel = kernel
         self.grid_barriers = 0      # grid.sync() barriers the grid passed (cooperative groups)
-        self.plan = None            # sass.flow.KernelPlan: SASS block counts from PTX loop trips
-        self._watch = ()            # PTX lines where a watched loop's header or exit starts
-        self._heads, self._exits = {}, {}
-        self._cur = {}              # (function, PTX loop) -> per-warp iterations of the trip under way
+        self.printed = []           # print()'s lines (the launch's Image.printed)
+        self.max_steps = max_steps
+        self.kernel = kernel
+        self.chunk = None
+        self._steps = defaultdict(int)
+        self._bra = self.costs.branch_instructions
+        # loop trips per warp (sass/flow.py derives the SASS block counts from them)
+        self._heads, self._exits = self.costs.loop_watch()
+        self._watch = set(self._heads) | set(self._exits)
+        self._cur = {}              # (function, loop) -> per-warp iterations of the trip under way
         self.trips = defaultdict(lambda: defaultdict(int))   # (fn, loop) -> {trip: warp entries}
-        self._rows = None
         self._wl = self._ww = None  # the last lanes array seen at a watched line, its warps
-        if facts is not None:
-            self.set_facts(facts, resources)
+        self._version_seen = None
 
     def attach_output(self, printed):
         """The list the launch's print() lines go to (the Image's), for the report."""
@@ -139,7 +79,59 @@ class SassInstCounter(Observer):
     def chunk_end(self, chunk):
         self._flush_all()
 
-    # -- PTX loop trips per warp (sass/flow.py derives the SASS block counts from them) ----
+    # -- the records ------------------------------------------------------------------------
+    def inst(self, ev):
+        ins, lanes = ev.ins, ev.lanes
+        if lanes is None:           # the IR's records carry a mask
+            m = ev.mask
+            e = self.per_inst.get(ins.id)
+            if e is None:
+                e = self.per_inst[ins.id] = [ins, 0, 0]
+            e[1] += m.n_warps
+            e[2] += m.n_threads
+            return
+        self.count(ins, lanes, ev.warps)
+
+    def count(self, ins, lanes, warps=None):
+        """`lanes`: the chunk lanes that executed `ins` at one step (sorted); `warps`: how many
+        warps they fill, if the caller knows."""
+        n = len(lanes)
+        if n == 0:
+            return
+        key = ins.id
+        steps = self._steps[key] = self._steps[key] + 1
+        if self.max_steps is not None and steps > self.max_steps:
+            self.runaway(key, lanes)
+        if warps is None:
+            w = lanes >> 5
+            warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+        e = self.per_inst.get(key)
+        if e is None:
+            e = self.per_inst[key] = [ins, 0, 0]
+        e[1] += warps
+        e[2] += n
+        if key in self._watch:
+            self._watch_loop(key, lanes)
+        if self._bra and ins.op == "bra":
+            b = self.branches[key]
+            b[0] += warps
+            b[2] += n
+
+    def branch(self, ev):
+        b = self.branches[self.costs.branch_key(ev.node)]
+        if not self._bra:           # a control node, not an instruction: its executions here
+            m = ev.mask
+            b[0] += m.n_warps
+            b[2] += m.n_threads
+        if ev.taken is not None and ev.taken is not ev.mask:
+            d = ev.divergent_warps
+            if d:
+                b[1] += d
+
+    def barrier(self, ev):
+        self.barriers += ev.mask.n_warps
+
+    # -- loop trips per warp ----------------------------------------------------------------
     def _watch_loop(self, line, lanes):
         if lanes is self._wl:       # the executor passes one array while the chunk is converged
             w = self._ww
@@ -179,11 +171,10 @@ class SassInstCounter(Observer):
         for key, cur in self._cur.items():
             self._flush(key, cur)
 
-    def runaway(self, line, lanes):
-        """A KernelError when one PTX instruction ran more than max_loop_iterations steps in a
+    def runaway(self, key, lanes):
+        """A KernelError when one instruction ran more than max_loop_iterations steps in a
         chunk: a loop around it iterated that often (the IR path's loop budget)."""
-        s = self.facts.source.get(line) if self.facts else None
-        loc = f"{s.file}:{s.line}" if s is not None else None
+        loc = self.costs.location(key)
         c, lane = self.chunk, int(lanes[0])
         blk = c.block_of(lane) if c is not None else None
         thr = c.thread_of(lane) if c is not None else None
@@ -191,71 +182,126 @@ class SassInstCounter(Observer):
                           "deprecated: use budget=simgpu.Budget(...))", loc=loc, kernel=self.kernel,
                           block=blk, thread=thr)
 
-    def set_facts(self, facts, resources):
+    # -- results: the cost source's -----------------------------------------------------------
+    def totals(self):
+        """(warp instructions, thread instructions, {class or pipe: warp instructions})."""
+        self._flush_all()
+        return self.costs.totals(self)
+
+    def metrics(self):
+        warp, thread, by_class = self.totals()
+        m = inst_metrics(warp, thread, self.branches, by_class)
+        if self.grid_barriers:
+            m["simgpu__grid_barriers.sum"] = float(self.grid_barriers)
+        self.costs.add_metrics(self, m)
+        return m
+
+    def fill_report(self, rep):
+        """What ran, in rep.extras (the compiled path: the kernel, its SASS, print()'s lines)."""
+        self._flush_all()
+        self.costs.fill_report(self, rep)
+
+    def by_line(self):
+        """(file, line) -> {inst_executed, thread_inst_executed[, divergent_branches]}."""
+        self._flush_all()
+        return self.costs.by_line(self)
+
+
+class IrSass:
+    """The cost source of simgpu's IR: each operation's SASS estimated (sass/costs.py); a
+    branch (If/Loop) is a control node whose executions the BranchEvents give."""
+
+    branch_instructions = False
+
+    def loop_watch(self):
+        return {}, {}
+
+    def branch_key(self, node):
+        return node.loc
+
+    def location(self, key):
+        return None
+
+    def totals(self, counter):
+        warp = thread = 0
+        by_class = defaultdict(int)
+        for ins, w, t in counter.per_inst.values():
+            n = sass_count(ins)
+            warp += w * n
+            thread += t * n
+            by_class[op_class(ins)] += w * n
+        for w, d, t in counter.branches.values():
+            warp += w
+            thread += t
+            by_class["branch"] += w
+        return warp, thread, dict(by_class)
+
+    def add_metrics(self, counter, m):
+        """Nothing beyond the common metrics."""
+
+    def fill_report(self, counter, rep):
+        """Nothing: the IR has no SASS of its own to show."""
+
+    def by_line(self, counter):
+        rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
+        for ins, w, t in counter.per_inst.values():
+            n = sass_count(ins)
+            r = rows[(ins.loc.file, ins.loc.line)]
+            r["inst_executed"] += w * n
+            r["thread_inst_executed"] += t * n
+        for loc, (w, d, t) in counter.branches.items():
+            r = rows[(loc.file, loc.line)]
+            r["inst_executed"] += w
+            r["thread_inst_executed"] += t
+            r["divergent_branches"] = r.get("divergent_branches", 0) + d
+        return rows
+
+
+class CompiledSass:
+    """The cost source of the compiled code: every SASS instruction counted at its SASS basic
+    block's executions (sass/flow.py), derived from the PTX lines' warp executions, the PTX
+    loops' trip counts per warp entry and the divergent branches; where no plan covers a line,
+    its executions times its SASS instructions (sass/facts.py).  Keys are PTX lines (the
+    PtxInst's id); a ``bra`` is an instruction whose executions are its branch's."""
+
+    branch_instructions = True
+
+    def __init__(self, facts=None, resources=None):
         self.facts, self.resources = facts, resources
-        self.plan = facts.plan if facts is not None else None
-        if self.plan is not None:
-            self._heads, self._exits = self.plan.heads, self.plan.exits
-            self._watch = set(self._heads) | set(self._exits)
+        self.plan = facts.plan if facts is not None else None   # sass.flow.KernelPlan
+        self._rows = None
 
-    # -- the records of the PTX executor (ptx/emit.py) -----------------------------------
-    def inst(self, ev):
-        self.count(ev.ins.id, ev.ins.attrs["opcode"], ev.lanes, ev.warps)
+    def loop_watch(self):
+        """PTX lines where a watched loop's header or exit starts -> the loops."""
+        if self.plan is None:
+            return {}, {}
+        return self.plan.heads, self.plan.exits
 
-    def branch(self, ev):
-        """A bra whose lanes split: its warps with lanes on both sides are divergent."""
-        if ev.taken is not None and ev.taken is not ev.mask:
-            d = ev.divergent_warps
-            if d:
-                self.branches[ev.node.id][1] += d
+    def branch_key(self, node):
+        return node.id
 
-    def count(self, line, opcode, lanes, warps=None):
-        """`lanes`: the chunk lanes that executed PTX line `line` at one step (sorted);
-        `warps`: how many warps they fill, if the caller knows."""
-        self.cur_line = line
-        n = len(lanes)
-        if n == 0:
-            return
-        steps = self._steps[line] = self._steps[line] + 1
-        if self.max_steps is not None and steps > self.max_steps:
-            self.runaway(line, lanes)
-        if warps is None:
-            w = lanes >> 5
-            warps = 1 + int(np.count_nonzero(w[1:] != w[:-1]))
-        e = self.per_line.get(line)
-        if e is None:
-            e = self.per_line[line] = [0, 0]
-            self.opcode[line] = opcode
-        e[0] += warps
-        e[1] += n
-        if line in self._watch:
-            self._watch_loop(line, lanes)
-        if opcode == "bra":
-            b = self.branches[line]
-            b[0] += warps
-            b[2] += n
+    def location(self, line):
+        s = self.facts.source.get(line) if self.facts else None
+        return f"{s.file}:{s.line}" if s is not None else None
 
-    # -- results --------------------------------------------------------------------------
     def _n(self, line):
         return self.facts.count.get(line, 0) if self.facts else 1
 
-    def sass_rows(self):
+    def sass_rows(self, counter):
         """{PTX line (None: no line): [SASS warp executions, thread executions, undecided
-        warp executions]} and {pipe: warp executions}: each SASS instruction counted at its
-        block's executions (sass/flow.py), or, for code without a plan, a line's executions
-        times its SASS instructions (sass/facts.py)."""
-        if self._rows is not None and self._rows[0] == self._version():
+        warp executions]} and {pipe: warp executions}."""
+        version = (len(counter.per_inst), sum(e[1] for e in counter.per_inst.values()))
+        if self._rows is not None and self._rows[0] == version:
             return self._rows[1], self._rows[2]
-        self._flush_all()
         rows = defaultdict(lambda: [0.0, 0.0, 0.0])
         by_pipe = defaultdict(float)
         covered = set()
         if self.plan is not None:
-            execs = {ln: w for ln, (w, _) in self.per_line.items()}
-            tpw = {ln: t / w for ln, (w, t) in self.per_line.items() if w}
+            execs = {ln: w for ln, (_, w, _) in counter.per_inst.items()}
+            tpw = {ln: t / w for ln, (_, w, t) in counter.per_inst.items() if w}
             covered = self.plan.lines
-            div = {ln: d for ln, (_, d, _) in self.branches.items() if d}
-            for ins, c, und, line, bline in self.plan.sass_executions(execs, self.trips, div):
+            div = {ln: d for ln, (_, d, _) in counter.branches.items() if d}
+            for ins, c, und, line, bline in self.plan.sass_executions(execs, counter.trips, div):
                 if not c:
                     continue
                 r = rows[line]
@@ -264,7 +310,7 @@ class SassInstCounter(Observer):
                 if und:
                     r[2] += c
                 by_pipe[ins.pipe] += c
-        for line, (w, t) in self.per_line.items():
+        for line, (_, w, t) in counter.per_inst.items():
             if line in covered:
                 continue
             n = self._n(line)
@@ -274,28 +320,21 @@ class SassInstCounter(Observer):
             if self.facts:
                 for p, k in self.facts.pipes.get(line, {}).items():
                     by_pipe[p] += w * k
-        self._rows = (self._version(), dict(rows), dict(by_pipe))
+        self._rows = (version, dict(rows), dict(by_pipe))
         return self._rows[1], self._rows[2]
 
-    def _version(self):
-        return (len(self.per_line), sum(w for w, _ in self.per_line.values()))
-
-    def totals(self):
-        rows, by_pipe = self.sass_rows()
+    def totals(self, counter):
+        rows, by_pipe = self.sass_rows(counter)
         warp = sum(r[0] for r in rows.values())
         thread = sum(r[1] for r in rows.values())
         return _int(warp), _int(thread), {p: _int(v) for p, v in by_pipe.items()}
 
-    def metrics(self):
-        warp, thread, by_pipe = self.totals()
-        m = inst_metrics(warp, thread, self.branches, by_pipe)
-        m["simgpu__ptx_inst_executed.sum"] = float(sum(w for w, _ in self.per_line.values()))
-        if self.grid_barriers:
-            m["simgpu__grid_barriers.sum"] = float(self.grid_barriers)
+    def add_metrics(self, counter, m):
+        rows, by_pipe = self.sass_rows(counter)
+        m["simgpu__ptx_inst_executed.sum"] = float(sum(e[1] for e in counter.per_inst.values()))
         for p, v in sorted(by_pipe.items()):
-            m[f"smsp__inst_executed_pipe_{p}.sum"] = float(v)
+            m[f"smsp__inst_executed_pipe_{p}.sum"] = float(_int(v))
         if self.facts:
-            rows, _ = self.sass_rows()
             m["simgpu__inst_executed_no_source_line.sum"] = float(_int(sum(
                 r[0] for ln, r in rows.items() if ln is None or self.facts.source.get(ln) is None)))
             m["simgpu__sass_inst_undecided.sum"] = float(_int(sum(r[2] for r in rows.values())))
@@ -306,9 +345,8 @@ class SassInstCounter(Observer):
             m["simgpu__ptxas_spill_stores_bytes"] = float(r.spill_stores)
             m["simgpu__ptxas_spill_loads_bytes"] = float(r.spill_loads)
             m["simgpu__ptxas_stack_frame_bytes"] = float(r.stack_frame)
-        return m
 
-    def fill_report(self, rep):
+    def fill_report(self, counter, rep):
         """What ran: the compiled kernel (rep.extras["ptx"]) and a line in print(report)."""
         if self.facts is None:
             return
@@ -318,7 +356,7 @@ class SassInstCounter(Observer):
                              "spill_loads": r.spill_loads, "stack_frame": r.stack_frame,
                              "shared_bytes": r.shared_bytes}
         rep.extras["executor"] = "ptx"
-        rows, _ = self.sass_rows()
+        rows, _ = self.sass_rows(counter)
         total = sum(r[0] for r in rows.values())
         und = sum(r[2] for r in rows.values())
         rep.extras["sass_counts"] = {
@@ -326,14 +364,13 @@ class SassInstCounter(Observer):
             else "PTX executions x SASS per line (sass/facts.py)",
             "inst_executed": _int(total), "undecided_inst_executed": _int(und),
             "undecided_fraction": (und / total) if total else 0.0}
-        rep.extras["printed"] = list(self.printed)     # print(): one line per thread per call
+        rep.extras["printed"] = list(counter.printed)     # print(): one line per thread per call
 
-    def by_line(self):
-        """(file, line) -> {inst_executed, thread_inst_executed[, divergent_branches]};
-        code with no user line (the final ret) is left out (see the no_source_line metric)."""
+    def by_line(self, counter):
+        """Code with no user line (the final ret) is left out (see the no_source_line metric)."""
         rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
         src = self.facts.source if self.facts else {}
-        sass, _ = self.sass_rows()
+        sass, _ = self.sass_rows(counter)
         for line, (w, t, _) in sass.items():
             s = src.get(line) if line is not None else None
             if s is None:
@@ -341,7 +378,7 @@ class SassInstCounter(Observer):
             r = rows[(s.file, s.line)]
             r["inst_executed"] += _int(w)
             r["thread_inst_executed"] += _int(t)
-        for line, (w, d, t) in self.branches.items():
+        for line, (w, d, t) in counter.branches.items():
             s = src.get(line)
             if s is not None and d:
                 r = rows[(s.file, s.line)]

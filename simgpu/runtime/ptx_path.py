@@ -12,7 +12,7 @@ code does:
   (placed where the IR path's binding places the arrays, so both paths see the same
   addresses), shared = offsets in the block's window, local = per-thread offsets in the PTX
   ``.local`` frame; the access size is the PTX access's (``.v2``/``.v4`` vectors: all of it).
-* instructions: ``exec.counters.SassInstCounter`` counts, per executed PTX instruction, the warps and
+* instructions: ``exec.counters.InstCounter`` (with the ``CompiledSass`` cost source) counts, per executed PTX instruction, the warps and
   threads that executed it, each PTX loop's trip count per warp entry and the divergent
   branches; ``sass/flow.py`` turns them into executions of every SASS basic block (unrolled
   main and remainder loops follow the trip counts; ``$__internal_*`` subroutines once per
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..errors import LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, PtxLoopWatch
-from ..exec.counters import SassInstCounter
+from ..exec.counters import CompiledSass, InstCounter
 from ..events import ProgramFacts
 from ..frontend.lint import warn_lint
 from ..model.occupancy import occupancy
@@ -95,7 +95,7 @@ def _access_bytes(t):
 class PtxLaunchState:
     compiled: object
     facts: SassFacts
-    counter: SassInstCounter
+    counter: InstCounter
     args: list
     image: object = None        # the launch's runner.Image, once it runs
 
@@ -144,7 +144,7 @@ class PTXExecutor:
         check_externs(ck, program_name)
         res = ck.resources
         facts = SassFacts(ck, kernel_file)
-        counter = SassInstCounter(facts, res, max_steps=launch.max_loop_iterations, kernel=program_name)
+        counter = InstCounter(CompiledSass(facts, res), max_steps=launch.max_loop_iterations, kernel=program_name)
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
         launch.facts = program_facts(facts, ck)
         if launch.registers_per_thread is None and res.registers is not None:
@@ -171,7 +171,7 @@ class PTXExecutor:
 
     def make_counter(self, launch):
         st = launch.ptx
-        return st.counter if st is not None else SassInstCounter()
+        return st.counter if st is not None else InstCounter(CompiledSass())
 
     # -- Executor.run ------------------------------------------------------------------------
     def run(self, program, launch, observers) -> int:

@@ -9,7 +9,7 @@ timing model the same view, per warp:
 
 1. A warp's recorded PTX execution (the PTX lines of the trace entries it was active in, in
    order) gives its own warp executions per line and its own trip counts per PTX loop (the
-   counters' rule, `runtime/ptx_path.SassInstCounter._watch_loop`, for one warp).
+   counters' rule, `exec/counters.InstCounter._watch_loop`, for one warp).
 2. `KernelPlan.sass_executions` turns them into that warp's executions of every SASS
    instruction: slow-path blocks 0, an unrolled main loop floor(n / k) iterations and its
    remainder n mod k for a trip of n, code sunk into or hoisted out of loops at its block's
