@@ -74,7 +74,7 @@ class BranchIns:
     id = -1
     dst = None
     args = ()
-    attrs = {}
+    attrs: dict = {}
     loc = None
 
     def __init__(self, node, kind):
