@@ -10,9 +10,12 @@ interpreter) report what they do with these records, through one :class:`Observe
         chunk_end(chunk)
     launch_end(launch)
 
-in that order; within a chunk in execution order: ``mem`` of an access comes before the
-``inst`` of its instruction on the IR path and after it on the PTX path, a ``barrier`` after
-the ``inst`` of its instruction.  Masks are over the chunk's lanes (blocks padded to whole
+in that order; within a chunk in execution order, and on both executors per instruction its
+``inst`` first, then the records it made: its ``barrier``, its ``mem`` records (one per access;
+a TMA copy makes several), its ``branch`` (a PTX ``bra``).  The IR's decisions (an If, a loop
+test, break/continue/return) are ``branch`` records of their own, not after an ``inst``;
+``barrier_divergence`` is a question asked while the executor checks a barrier (the IR
+interpreter: before that barrier's ``inst``).  Masks are over the chunk's lanes (blocks padded to whole
 warps: lane l is warp l // 32); every record has ``line`` (the user's source line, 0 where the
 compiler gave none) and ``ins`` (the executor's own instruction: an ``ir.nodes.Instr`` or a
 compiled-path ``PtxInst``, whose ``loc``, ``op`` and ``id`` are common).
@@ -399,7 +402,10 @@ def progress_bar(done, total, name, stream):
 
 
 class Observer:
-    """Receives what an executor does (the order: this module's docstring).  Subclass it and
+    """Receives what an executor does, in one order on both executors (this module's
+    docstring): per chunk, in execution order, an instruction's ``inst`` and then its
+    ``barrier``, ``mem`` and ``branch`` records -- an observer that keys a memory access to
+    an instruction takes the last ``inst`` seen (``MemEvent.inst`` is its ``ins``).  Subclass it and
     override what you need; every hook is declared here, and an executor calls a hook only on
     the observers that override it.
 

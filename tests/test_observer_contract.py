@@ -125,6 +125,61 @@ def test_both_executors_speak_the_one_contract(name):
         assert {k[0] for k in rec.mem_threads} <= rec.inst_lines
 
 
+class Sequence(Observer):
+    """The hook sequence, each record with the instruction it belongs to."""
+
+    def __init__(self):
+        self.seq = []
+
+    def inst(self, ev):
+        self.seq.append(("inst", ev.ins, ev.line))
+
+    def mem(self, ev):
+        self.seq.append((f"mem:{ev.space}:{ev.kind}", ev.inst, ev.inst.loc.line))
+
+    def barrier(self, ev):
+        self.seq.append((f"barrier:{ev.scope}", ev.ins, ev.line))
+
+    def branch(self, ev):
+        self.seq.append(("branch", ev.node, ev.line))
+
+
+def per_instruction(name, executor):
+    """The hook sequence as one group per executed instruction: its line, then the kinds of
+    the records that follow its ``inst`` (events.py's order: ``inst``, then its barrier, mem
+    and branch records); a record that does not follow its own instruction's ``inst`` fails."""
+    fn, grid, block, make = CASES[name]
+    obs = Sequence()
+    simgpu.launch(fn, grid, block, make(), observers=[obs], executor=executor, memory=False,
+                  timing=False, chunk_lanes=2 * 128)
+    groups, current = [], None
+    for kind, ins, line in obs.seq:
+        if kind == "inst":
+            current = ins
+            groups.append([line])
+        elif kind.startswith(("mem", "barrier")):
+            assert ins is current, (executor, kind, line, "not after its instruction's inst")
+            groups[-1].append(kind)
+        elif ins is not current:            # an IR decision (if/loop): not an instruction
+            current = None
+    return groups
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_order_inst_then_its_records_on_both_executors(name):
+    """Both executors emit an instruction's records after its ``inst``; where the programs
+    agree (block_sum: the same accesses and barriers, in the same order) the sequences of the
+    instructions that make records are the same, kind by kind."""
+    seqs = {ex: per_instruction(name, ex) for ex in ("ptx", "ir")}
+    for ex, groups in seqs.items():
+        assert any(len(g) > 1 for g in groups), ex
+    if name == "block_sum":
+        with_records = {ex: [tuple(g) for g in groups if len(g) > 1] for ex, groups in seqs.items()}
+        assert with_records["ptx"] == with_records["ir"]
+        assert any(g[1:] == ("barrier:block",) for g in with_records["ir"])
+        assert any(g[1:] == ("mem:shared:ld",) for g in with_records["ir"])
+
+
 def test_the_data_dependent_branch_diverges_the_same_warps_on_both():
     ptx, _ = record("relu_if", "ptx")
     ir, _ = record("relu_if", "ir")

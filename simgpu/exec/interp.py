@@ -96,6 +96,8 @@ class Interpreter:
         self.types = fn.var_types
         self._consts = {}
         self.stack = []          # reconvergence stack: (kind, node, entry Mask); read by the stepper
+        self.after = []          # (hook, observers, record) an instruction's handler made: emitted
+        #                          after its inst (events.py's order)
         for o in self.observers:
             o.attach(self)
 
@@ -104,6 +106,7 @@ class Interpreter:
         """Run one chunk.  bindings: param name -> ArrayHandle or numpy scalar."""
         self.chunk = chunk
         self.env = dict(bindings)
+        self.after = []
         for key, arr in self.fn.consts.items():
             self.env[key] = bindings[key]
         self.shared = {}
@@ -366,6 +369,11 @@ class Interpreter:
             ev = InstrEvent(ins, self.chunk, _mask=m)
             for o in self.inst_observers:
                 o.inst(ev)
+        if self.after:
+            recs, self.after = self.after, []
+            for hook, observers, rec in recs:
+                for o in observers:
+                    getattr(o, hook)(rec)
 
     def fused(self, ins, vals, k):
         """An add/sub NVVM contracts with the multiply producing operand k (ir/passes.py
@@ -466,9 +474,8 @@ class Interpreter:
         else:
             addr = np.broadcast_to(arr.base_addr + np.asarray(flat, dtype=np.int64) * arr.itemsize,
                                    (self.chunk.n_lanes,))
-        ev = MemEvent(ins, arr.space, kind, addr, m, arr.itemsize, arr, self.chunk)
-        for o in self.mem_observers:
-            o.mem(ev)
+        self.after.append(("mem", self.mem_observers,
+                           MemEvent(ins, arr.space, kind, addr, m, arr.itemsize, arr, self.chunk)))
 
     def do_ld(self, ins, m):
         arr = self.array(ins.args[0])
@@ -528,9 +535,7 @@ class Interpreter:
         if not (m.full and not self.skipped_any and not self.exited.any()):
             self._barrier_arrivals(ins, m)
         if self.barrier_observers:
-            ev = BarrierEvent(ins, m, "block")
-            for o in self.barrier_observers:
-                o.barrier(ev)
+            self.after.append(("barrier", self.barrier_observers, BarrierEvent(ins, m, "block")))
         red = ins.attrs.get("reduce")
         if red is None:
             return None
@@ -643,9 +648,7 @@ class Interpreter:
 
     def do_syncwarp(self, ins, m):
         if self.barrier_observers:
-            ev = BarrierEvent(ins, m, "warp")
-            for o in self.barrier_observers:
-                o.barrier(ev)
+            self.after.append(("barrier", self.barrier_observers, BarrierEvent(ins, m, "warp")))
         return None
 
     # indices -----------------------------------------------------------------------------

@@ -142,8 +142,7 @@ class Recorder(Observer):
         self.steps, self.history = [], {}   # name -> [(step, (32,) array, lanes assigned so far)]
         self.arrays = {}                            # name -> [(step, array)]
         self.on = False
-        self.pending = None
-        self.dirty = None
+        self.last = None                # (ins, its Step or None) of the last inst record
         self.handle_names = {}
 
     def attach(self, interp):
@@ -183,32 +182,30 @@ class Recorder(Observer):
         return s
 
     def mem(self, ev):
-        if not self.on:
+        """The memory access of the instruction just recorded (events.py: after its inst)."""
+        if not self.on or self.last is None or self.last[0] is not ev.inst:
             return
-        if self._lanes(ev.mask).any():
-            self.pending = ev
+        step = self.last[1]
+        if step is not None and self._lanes(ev.mask).any():
+            step.memory = _mem_access(ev, self.lo, self._array_name(ev.array))
         if ev.kind != "ld" and ev.space in ("shared", "local"):
             lanes = (self.it.chunk.lane_block == self.local_block) if ev.space == "shared" else None
             hit = ev.mask.arr[lanes].any() if lanes is not None else self._lanes(ev.mask).any()
             if hit:
-                self.dirty = ev.array
+                self._snapshot(ev.array, len(self.steps) - 1 if step is not None else len(self.steps))
 
     def inst(self, ev):
         if not self.on:
             return
         ins, m = ev.ins, ev.mask
         lanes = self._lanes(m)
-        ran = lanes.any()
-        if ran:
-            ev, self.pending = self.pending, None
-            mem = _mem_access(ev, self.lo, self._array_name(ev.array)) if ev is not None and ev.inst is ins else None
-            s = self._append("inst", ins, mask_int(lanes), instr_text(ins), sass_count(ins), dst=ins.dst, memory=mem)
+        s = None
+        if lanes.any():
+            s = self._append("inst", ins, mask_int(lanes), instr_text(ins), sass_count(ins), dst=ins.dst)
             if ins.dst is not None and ins.dst in self.it.env:
                 self._keep(ins.dst, self.it.env[ins.dst], s.index, s.mask)
             self._keep_range_vars(s.index, s.mask)
-        if self.dirty is not None:
-            self._snapshot(self.dirty, len(self.steps) - 1 if ran else len(self.steps))
-            self.dirty = None
+        self.last = (ins, s)
 
     def branch(self, ev):
         if not self.on:

@@ -18,7 +18,8 @@ from .analysis import TimingResult, fill_report
 from .memfacts import memory_info
 from .params import TimingParams
 from .program import ProgramBuilder
-from .ptx_trace import PtxCode, PtxTraceRecorder
+from .ir_code import IrCode
+from .ptx_trace import PtxCode
 from .registers import estimate_registers
 from .sass_stream import SassStream
 from .sampling import combine_loops, combine_waves, plan_waves
@@ -80,10 +81,7 @@ class TimingModel(Observer):
         self.groups = [GroupTrace("main", self.plan.main_blocks, wpb)]
         if self.plan.tail_blocks:
             self.groups.append(GroupTrace("tail", self.plan.tail_blocks, wpb))
-        if self.compiled:
-            self.recorder = PtxTraceRecorder(self.groups, self.max_iterations, self._memory_info, self._ptx_code)
-        else:
-            self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info)
+        self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info, self._code)
 
     def sass_stream(self):
         """The per-warp SASS issue of the compiled code (sass_stream.SassStream), or None: the
@@ -94,9 +92,12 @@ class TimingModel(Observer):
         plan = getattr(self.info.ptx.facts, "plan", None)
         return SassStream(plan) if plan is not None else None
 
-    def _ptx_code(self):
-        """The compiled program as the timing model costs it (ptx_trace.PtxCode)."""
+    def _code(self):
+        """The program as the timing model costs it, the trace recorder's cost source: the
+        compiled program (ptx_trace.PtxCode) or the IR kernel (ir_code.IrCode)."""
         st = self.info.ptx
+        if st is None:
+            return IrCode(self.info.fn)
         return PtxCode(st.image.linked, st.facts.sass, st.facts.source, tuple(self.gpu.compute_capability))
 
     def _memory_info(self, ev, lanes, act):
@@ -109,7 +110,6 @@ class TimingModel(Observer):
     def attach(self, interp):
         if self.memory_model is None:
             self.memory_model = next((o for o in interp.observers if isinstance(o, MemoryModel)), None)
-        self.recorder.attach(interp)
 
     def launch_begin(self, info):
         if self.info is None:

@@ -219,7 +219,7 @@ def memory_kind(space, mkind):
 
 
 def loop_kind(ins, var_types):
-    """Which LOOP_COST row a branch entry pays (trace.BranchIns carries its node)."""
+    """Which LOOP_COST row a branch entry pays (ir_code.BranchIns carries its node)."""
     node = getattr(ins, "node", None)
     if getattr(ins, "kind", "if") != "loop" or node is None:
         return "if"

@@ -2,9 +2,10 @@
 
 On the compiled path (runtime/ptx_path.py) the executor reports every executed PTX
 instruction (``inst(ev)``, an events.InstrEvent: its ``pc`` and the chunk lanes that ran it) and,
-after it, the memory access it made (``mem(ev)``, an events.MemEvent).  `PtxTraceRecorder` turns these
-into the same entries the IR recorder (trace.py) makes, so the sampling, the per-warp
-programs (program.py) and the SM simulation (sim.py) are shared by both paths.
+after it, the memory access it made (``mem(ev)``, an events.MemEvent).  The trace recorder of
+both paths (trace.TraceRecorder) turns these into entries with `PtxCode` as its cost source, so
+the sampling, the per-warp programs (program.py) and the SM simulation (sim.py) are shared by
+both paths.
 
 What an entry costs comes from the SASS, not from estimates (`PtxOp`):
 
@@ -35,7 +36,6 @@ import re
 import numpy as np
 
 from ..sass.opclasses import base_opcode, pipe_of
-from .trace import Entry, LoopInstance, TraceRecorder, _full, _full_info
 
 NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
                     "fence", "prefetch", "prefetchu", "call", "nanosleep", "cp", "discard",
@@ -192,7 +192,8 @@ def _registers(op, func, out):
 
 class PtxCode:
     """Per pc of the linked program (ptx.program.Linked): its PtxOp (built on first use) and
-    the loops around it (heads, outermost first)."""
+    the loops around it (heads, outermost first) -- the compiled path's cost source of the
+    trace recorder (trace.Code), whose positions are pcs."""
 
     def __init__(self, linked, sass, source, cc=(9, 0)):
         self.linked, self.sass, self.source, self.cc = linked, sass, source, cc
@@ -203,6 +204,7 @@ class PtxCode:
             t = linked.target.get(pc)
             if ins.opcode in ("bra", "brx") and t is not None and t <= pc and func_of[t] == func_of[pc]:
                 self.end[t] = max(self.end.get(t, t), pc)
+        self.heads = self.end               # trace.Code: the loop heads
         heads = sorted(self.end)
         self.loops_at = [()] * len(linked.code)
         for h in heads:
@@ -217,136 +219,23 @@ class PtxCode:
             o = self.ops[pc] = PtxOp(ins, self.linked.func_of[pc], sass, self.source.get(ins.line), self.cc)
         return o
 
+    def where(self, ev):
+        """trace.Code: a record's position, its pc."""
+        return ev.pc
+
+    def cost(self, ev):
+        """trace.Code: the executed pc's PtxOp and its FLOPs per thread."""
+        o = self.op(ev.pc)
+        return o, o.flops
+
+    def branch_op(self, ev):
+        """trace.Code: a ``bra`` is recorded as the instruction it is (its ``inst``)."""
+        return None
+
     def inside(self, pc, head):
         """Whether pc is in the loop at `head` (or in a function called from it)."""
         f = self.linked.func_of
         return head <= pc <= self.end[head] or f[pc] != f[head]
 
 
-class PtxTraceRecorder(TraceRecorder):
-    """TraceRecorder fed by the PTX executor's instruction events (see the module docstring).
-    `code_of()` returns the launch's PtxCode once the program is linked (the first chunk)."""
-
-    def __init__(self, groups, max_iterations, memory_info, code_of):
-        super().__init__(groups, max_iterations, memory_info)
-        self.code_of = code_of
-        self.code = None
-        self._last = None
-        self._acts_lanes = self._acts_last = None
-
-    def chunk_begin(self, chunk):
-        if self.code is None:
-            self.code = self.code_of()
-        super().chunk_begin(chunk)
-        self._last = None
-        self.skip = None
-        self.nwarps = chunk.n_warps
-        self.n_real = chunk.n_blocks * chunk.tpb
-        self._all = None
-        self._acts_lanes = self._acts_last = None
-
-    def _acts(self, lanes):
-        """Per view: which of its warps executed `lanes` (every warp when every thread did),
-        and whether any did.  The executor passes one lane array to every instruction of a
-        step sequence (a straight-line run, a converged stretch), so the answer is kept for the
-        last array seen (lane arrays are never written in place)."""
-        if lanes is self._acts_lanes:
-            return self._acts_last
-        acts = self._acts_of(lanes)
-        self._acts_lanes, self._acts_last = lanes, (acts, any(a.any() for a in acts))
-        return self._acts_last
-
-    def _acts_of(self, lanes):
-        if len(lanes) == self.n_real:
-            if self._all is None:
-                wa = np.zeros(self.nwarps, bool)
-                wa[lanes >> 5] = True
-                self._all = [wa[cols] for _, cols, _, _ in self.views]
-            return self._all
-        wa = np.zeros(self.nwarps, bool)
-        wa[lanes >> 5] = True
-        return [wa[cols] for _, cols, _, _ in self.views]
-
-    def branch(self, ev):
-        """A ``bra`` is recorded as the instruction it is (``inst``)."""
-
-    def inst(self, ev):
-        """One executed instruction of the compiled code: its ``pc`` keys the SASS costs."""
-        op = self.code.op(ev.pc)
-        lanes = ev.lanes
-        if op.flops:
-            self.flops += op.flops * len(lanes)
-        self._last = None
-        if not self.active or len(lanes) == 0:
-            return
-        acts, some = self._acts(lanes)
-        if not some:
-            return
-        pc = ev.pc
-        if pc in self.code.end:
-            self._iteration(pc)
-        if self.skip is not None:
-            if self.code.inside(pc, self.skip):
-                return
-            self.skip = None
-        loops = self._enclosing(pc)
-        last = []
-        for v, ((g, cols, gcols, _), act) in enumerate(zip(self.views, acts)):
-            if act.any():
-                e = Entry(op, _full(act, gcols, g.n_warps), None, loops)
-                g.entries.append(e)
-                last.append((v, e))
-        self._last = last
-
-    def mem(self, ev):
-        """The memory access of the instruction just recorded: its per-warp facts."""
-        if not self._last or self.memory_info is None:
-            return
-        wa = ev.mask.warp_any
-        for v, e in self._last:
-            g, cols, gcols, lanes = self.views[v]
-            act = wa[cols]
-            if not act.any():
-                continue
-            info = _full_info(self.memory_info(ev, lanes, act), gcols, g.n_warps)
-            info["space"], info["kind"] = ev.space, ev.kind
-            prev = e.mem
-            if prev is not None and e.ins.tma:       # a TMA copy: its events summed, global kept
-                if (prev["space"], prev["kind"]) == (ev.space, ev.kind):
-                    info = {k: (prev[k] + v if k in ("sectors", "lines", "active", "wavefronts") else v)
-                            for k, v in info.items()}
-                elif prev["space"] == "global":
-                    continue
-            e.mem = info
-
-    def _iteration(self, head):
-        """One more iteration of the loop at `head` (a new instance when its parent loop
-        moved on since the last one)."""
-        outer = self.code.loops_at[head][:-1]
-        parent = self.last_serial.get(outer[-1], 0) if outer else 0
-        self.serial += 1
-        st = self.loop_state.get(head)
-        if st is None or st[0] != parent:
-            inst = LoopInstance(head, None)
-            for g, *_ in self.views:
-                g.loops.append(inst)
-            st = self.loop_state[head] = (parent, inst)
-        inst = st[1]
-        inst.count += 1
-        self.last_serial[head] = self.serial
-        if self.max_iterations is not None and inst.count > self.max_iterations:
-            inst.truncated = True
-            if self.skip is None:
-                self.skip = head
-
-    def _enclosing(self, pc):
-        """(LoopInstance, iteration) of every loop around pc, outermost first."""
-        out = []
-        for h in self.code.loops_at[pc]:
-            st = self.loop_state.get(h)
-            if st is not None:
-                out.append((st[1], st[1].count))
-        return tuple(out)
-
-
-__all__ = ["PtxTraceRecorder", "PtxCode", "PtxOp", "sim_pipe", "sass_mix", "sass_flops", "operand_registers"]
+__all__ = ["PtxCode", "PtxOp", "sim_pipe", "sass_mix", "sass_flops", "operand_registers"]

@@ -1,20 +1,49 @@
 """Recording what sampled warps executed: the timing model's view of the functional run.
 
-`TraceRecorder` is an executor observer.  For the blocks it samples (see `sampling.py`) it
-appends one *entry* per executed IR instruction or branch: which sampled warps were active,
-and for memory instructions per-warp facts (sectors, lines, wavefronts, atomic contention).
-Everywhere else it only counts FLOPs.  Loops are recorded for at most `max_iterations`
-iterations per loop instance (counted over the sampled warps); iterations past that are
-counted, not recorded, and the simulator extrapolates them (docs/timing.md, "Sampling").
+`TraceRecorder` is an executor observer, the one of both executors: it reads the records
+(events.py) and nothing of the executor.  For the blocks it samples (see `sampling.py`) it
+appends one *entry* per executed instruction (and, where the code says so, per decision):
+which sampled warps were active, and for memory instructions per-warp facts (sectors,
+lines, wavefronts, atomic contention) from the ``mem`` records that follow its ``inst``.
+Everywhere else it only counts FLOPs.
+
+What differs between the executors comes from the *code*, the cost source the recorder is
+given (`Code`): the IR kernel (ir_code.IrCode: its ops costed by sass/costs.py, its
+structured loops) or the compiled program (ptx_trace.PtxCode: each PTX instruction costed
+by ptxas' SASS, the loops the linked program lays out).  A record's position in the code
+(``code.where``: an IR node, a pc) says which loops enclose it; a record at a loop *head*
+(the IR's loop test, the first pc of a compiled loop) executed by sampled warps is one
+iteration.  Loops are recorded for at most `max_iterations` iterations per loop instance
+(counted over the sampled warps); iterations past that are counted, not recorded, and the
+simulator extrapolates them (docs/timing.md, "Sampling").
 """
 from __future__ import annotations
+
+from typing import Protocol
 
 import numpy as np
 
 from ..exec.state import Observer
-from ..sass.costs import flops
 
 WARP = 32
+
+
+class Code(Protocol):
+    """The cost source of a TraceRecorder (ir_code.IrCode, ptx_trace.PtxCode)."""
+    heads: object               # the positions that are loop heads (``pos in heads``)
+    loops_at: object            # position -> loop heads around it, outermost first (itself for a head)
+
+    def where(self, ev) -> object:
+        """The position of a record's instruction (InstrEvent) or decision (BranchEvent)."""
+
+    def cost(self, ev) -> tuple:
+        """(the entry's instruction, as program.py costs it; FLOPs per executing thread)."""
+
+    def branch_op(self, ev) -> object:
+        """The entry's instruction of a decision, or None where decisions are instructions."""
+
+    def inside(self, pos, head) -> bool:
+        """Whether position ``pos`` is in the loop at ``head``."""
 
 
 class Entry:
@@ -45,25 +74,31 @@ class GroupTrace:
 
 
 class TraceRecorder(Observer):
-    def __init__(self, groups, max_iterations=16, memory_info=None):
+    """Records the sampled groups' entries (see the module docstring).  memory_info:
+    callable(ev, lanes, act) -> dict of per-warp arrays; code_of: returns the launch's `Code`
+    (called at the first chunk, once the program runs)."""
+
+    def __init__(self, groups, max_iterations, memory_info, code_of):
         self.groups = groups                      # list of GroupTrace
         self.max_iterations = max_iterations      # None: record everything
-        self.memory_info = memory_info            # callable(ev, lanes, act) -> dict of per-warp arrays
+        self.memory_info = memory_info
+        self.code_of = code_of
+        self.code = None
         self.block_to = {}
         for g in groups:
             for k, b in enumerate(g.blocks):
                 self.block_to[b] = (g, k)
         self.flops = 0.0
-        self._flops = {}
-        self._branches = {}
-        self.interp = None
         self.active = False
+        self._last = None
+        self._acts_lanes = self._acts_last = None
 
     # -- executor hooks ---------------------------------------------------------------
-    def attach(self, interp):
-        self.interp = interp
-
     def chunk_begin(self, chunk):
+        if self.code is None:
+            self.code = self.code_of()
+        self._last = None
+        self._acts_lanes = self._acts_last = None
         lo, hi = chunk.first_block, chunk.first_block + chunk.n_blocks
         parts = [(b, g, k) for b, (g, k) in self.block_to.items() if lo <= b < hi]
         self.active = bool(parts)
@@ -81,138 +116,140 @@ class TraceRecorder(Observer):
             lanes = (cols[:, None] * WARP + np.arange(WARP)[None, :])
             self.views.append((g, cols, gcols, lanes))
         self.chunk = chunk
-        self.loop_state = {}                    # loop node id -> (parent serial, LoopInstance)
+        self.loop_state = {}                    # loop head -> (parent serial, LoopInstance)
         self.last_serial = {}
         self.serial = 0
-        self.skip = None
-        self._stack_sig = None
-        self._loopvec = ()
-        self._pending = None
+        self.skip = None                        # the loop head whose iterations are not recorded
+        self.nwarps = chunk.n_warps
+        self.n_real = chunk.n_blocks * chunk.tpb
+        self._all = None
 
     def chunk_end(self, chunk):
         self.active = False
 
     def inst(self, ev):
-        ins, mask = ev.ins, ev.mask
-        f = self._flops.get(ins.id)
-        if f is None:
-            f = self._flops[ins.id] = flops(ins)
+        """One executed instruction: its FLOPs, and an entry for the sampled warps."""
+        op, f = self.code.cost(ev)
+        lanes = ev.lanes
         if f:
-            self.flops += f * mask.n_threads
+            self.flops += f * (len(lanes) if lanes is not None else ev.mask.n_threads)
+        self._last = None
         if not self.active:
             return
-        pending, self._pending = self._pending, None
-        if not self._recording():
-            return
-        wa = mask.warp_any
-        loops = self._loops()
-        for v, (g, cols, gcols, lanes) in enumerate(self.views):
-            act = wa[cols]
-            if act.any():
-                mem = pending[v] if pending is not None else None
-                g.entries.append(Entry(ins, _full(act, gcols, g.n_warps), mem, loops))
-
-    def mem(self, ev):
-        if not self.active or self.memory_info is None or not self._recording():
-            return
-        out = []
-        wa = ev.mask.warp_any
-        for g, cols, gcols, lanes in self.views:
-            act = wa[cols]
-            info = self.memory_info(ev, lanes, act) if act.any() else None
-            if info is not None:
-                info = _full_info(info, gcols, g.n_warps)
-                info["space"], info["kind"] = ev.space, ev.kind
-            out.append(info)
-        self._pending = out
+        acts, some = self._acts(lanes) if lanes is not None else self._acts_mask(ev.mask)
+        if some:
+            self._record(ev, op, acts)
 
     def branch(self, ev):
-        node, mask, kind = ev.node, ev.mask, ev.kind
+        """A decision: an entry where the code makes it one (the IR's; a ``bra`` is recorded
+        as the instruction it is)."""
+        op = self.code.branch_op(ev)
+        if op is None:
+            return
+        self._last = None
         if not self.active:
             return
+        acts, some = self._acts_mask(ev.mask)
+        if some:
+            self._record(ev, op, acts)
+
+    def mem(self, ev):
+        """The memory access of the instruction just recorded: its per-warp facts."""
+        if not self._last or self.memory_info is None:
+            return
+        wa = ev.mask.warp_any
+        for v, e in self._last:
+            g, cols, gcols, lanes = self.views[v]
+            act = wa[cols]
+            if not act.any():
+                continue
+            info = _full_info(self.memory_info(ev, lanes, act), gcols, g.n_warps)
+            info["space"], info["kind"] = ev.space, ev.kind
+            prev = e.mem
+            if prev is not None and e.ins.tma:       # a TMA copy: its events summed, global kept
+                if (prev["space"], prev["kind"]) == (ev.space, ev.kind):
+                    info = {k: (prev[k] + v if k in ("sectors", "lines", "active", "wavefronts") else v)
+                            for k, v in info.items()}
+                elif prev["space"] == "global":
+                    continue
+            e.mem = info
+
+    # -- entries ------------------------------------------------------------------------
+    def _record(self, ev, op, acts):
+        code = self.code
+        pos = code.where(ev)
+        if pos in code.heads:
+            self._iteration(pos)
+        if self.skip is not None:
+            if code.inside(pos, self.skip):
+                return
+            self.skip = None
+        loops = self._enclosing(pos)
+        last = []
+        for v, ((g, cols, gcols, _), act) in enumerate(zip(self.views, acts)):
+            if act.any():
+                e = Entry(op, _full(act, gcols, g.n_warps), None, loops)
+                g.entries.append(e)
+                last.append((v, e))
+        self._last = last
+
+    def _acts(self, lanes):
+        """Per view: which of its warps executed `lanes` (every warp when every thread did),
+        and whether any did.  The PTX executor passes one lane array to every instruction of
+        a step sequence (a straight-line run, a converged stretch), so the answer is kept for
+        the last array seen (lane arrays are never written in place)."""
+        if lanes is self._acts_lanes:
+            return self._acts_last
+        acts = self._acts_of(lanes)
+        self._acts_lanes, self._acts_last = lanes, (acts, any(a.any() for a in acts))
+        return self._acts_last
+
+    def _acts_of(self, lanes):
+        if len(lanes) == self.n_real:
+            if self._all is None:
+                wa = np.zeros(self.nwarps, bool)
+                wa[lanes >> 5] = True
+                self._all = [wa[cols] for _, cols, _, _ in self.views]
+            return self._all
+        wa = np.zeros(self.nwarps, bool)
+        wa[lanes >> 5] = True
+        return [wa[cols] for _, cols, _, _ in self.views]
+
+    def _acts_mask(self, mask):
+        """_acts of a record that carries its mask (the IR's, every BranchEvent)."""
         wa = mask.warp_any
         acts = [wa[cols] for _, cols, _, _ in self.views]
-        if not any(a.any() for a in acts):
-            return
-        if kind == "loop":
-            self._loop_iteration(node)
-        if not self._recording():
-            return
-        loops = self._loops()
-        key = (getattr(node, "id", None) or id(node), kind)
-        b = self._branches.get(key)
-        if b is None:
-            b = self._branches[key] = BranchIns(node, kind)
-        for (g, cols, gcols, lanes), act in zip(self.views, acts):
-            if act.any():
-                g.entries.append(Entry(b, _full(act, gcols, g.n_warps), None, loops))
+        return acts, any(a.any() for a in acts)
 
     # -- loops ----------------------------------------------------------------------------
-    def _loop_iteration(self, node):
-        stack = self.interp.stack
-        parent = 0
-        for k in range(len(stack) - 2, -1, -1):
-            if stack[k][0] == "loop":
-                parent = self.last_serial.get(stack[k][1].id, 0)
-                break
+    def _iteration(self, head):
+        """One more iteration of the loop at `head` (a new instance when its parent loop
+        moved on since the last one)."""
+        outer = self.code.loops_at[head][:-1]
+        parent = self.last_serial.get(outer[-1], 0) if outer else 0
         self.serial += 1
-        st = self.loop_state.get(node.id)
+        st = self.loop_state.get(head)
         if st is None or st[0] != parent:
-            inst = LoopInstance(node.id, None)
+            inst = LoopInstance(head, None)
             for g, *_ in self.views:
                 g.loops.append(inst)
-            st = self.loop_state[node.id] = (parent, inst)
+            st = self.loop_state[head] = (parent, inst)
         inst = st[1]
         inst.count += 1
-        self.last_serial[node.id] = self.serial
-        self._stack_sig = None
+        self.last_serial[head] = self.serial
         if self.max_iterations is not None and inst.count > self.max_iterations:
             inst.truncated = True
             if self.skip is None:
-                self.skip = (len(stack) - 1, stack[-1])
+                self.skip = head
 
-    def _recording(self):
-        if self.skip is None:
-            return True
-        d, entry = self.skip
-        st = self.interp.stack
-        if len(st) > d and st[d] is entry:
-            return False
-        self.skip = None
-        return True
-
-    def _loops(self):
-        """(LoopInstance, iteration) of every enclosing loop, outermost first."""
-        st = self.interp.stack
-        sig = (len(st), st[-1] if st else None)
-        if sig != self._stack_sig:
-            vec = []
-            for kind, node, _ in st:
-                if kind == "loop":
-                    s = self.loop_state.get(node.id)
-                    if s is not None:
-                        vec.append(s[1])
-            self._loopvec = tuple(vec)
-            self._stack_sig = sig
-        return tuple((li, li.count) for li in self._loopvec)
-
-
-class BranchIns:
-    """Stand-in 'instruction' for a branch entry: an If's or a loop iteration's."""
-    op = "branch"
-    id = -1
-    dst = None
-    args = ()
-    attrs = {}
-    loc = None
-
-    def __init__(self, node, kind):
-        self.node, self.kind = node, kind
-        loc = getattr(node, "loc", None)
-        self.line = (loc.file, loc.line) if loc is not None else None
-
-
-BRANCH = BranchIns(None, "if")
+    def _enclosing(self, pos):
+        """(LoopInstance, iteration) of every loop around `pos`, outermost first."""
+        out = []
+        for h in self.code.loops_at[pos]:
+            st = self.loop_state.get(h)
+            if st is not None:
+                out.append((st[1], st[1].count))
+        return tuple(out)
 
 
 def _full(act, gcols, n):
@@ -234,4 +271,4 @@ def _full_info(info, gcols, n):
     return out
 
 
-__all__ = ["TraceRecorder", "GroupTrace", "Entry", "LoopInstance", "BranchIns", "BRANCH"]
+__all__ = ["TraceRecorder", "Code", "GroupTrace", "Entry", "LoopInstance"]
