@@ -93,6 +93,7 @@ class Stepper:
     (0: the start, len(st): the end); `state` is the state there."""
 
     executor = "ir"              # what it steps: simgpu's IR (PtxStepper: the compiled code)
+    State = WarpState            # what state_at gives (PtxStepper: PtxWarpState)
     default_mode = "inst"        # step() executes one IR instruction (PtxStepper: one line visit)
 
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, mode=None):
@@ -363,6 +364,18 @@ class Stepper:
         """The state after `n` steps."""
         pos = n - 1
         s = self._step_at(pos)
+        values, assigned, arrays, extra = self._values_at(n, s)
+        stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
+        w, eff = self._efficiency(pos)
+        last = pos >= len(self.steps) - 1
+        return self.State(n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
+                          s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,
+                          eff, w, self.valid, self.error if last else None, **extra, **self._line_fields(n))
+
+    def _values_at(self, n, s):
+        """(values, assigned lanes, arrays, the State's own fields) after `n` steps (`s`: the step
+        just executed): the variables' recorded history."""
+        pos = n - 1
         values, assigned = {}, {}
         for name, h in self._hist.items():
             if "%" not in name:
@@ -371,13 +384,7 @@ class Stepper:
                     values[name] = v
                     assigned[name] = self._at(h, pos, 2)
         arrays = {k: a for k, h in self._arrays.items() if (a := self._at(h, pos)) is not None}
-        stack = [StackEntry(k, n.loc.line, m, self._rejoin.get(n.id)) for k, n, m in s.stack]
-        w, eff = self._efficiency(pos)
-        return WarpState(n, len(self.steps), pos >= len(self.steps) - 1,
-                         s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
-                         s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,
-                         eff, w, self.valid, self.error if pos >= len(self.steps) - 1 else None,
-                         **self._line_fields(n))
+        return values, assigned, arrays, {}
 
     def _line_fields(self, n):
         """The mode and this visit of the line (its lanes, its steps) after `n` steps."""

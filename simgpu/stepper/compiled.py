@@ -26,10 +26,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ..errors import KernelError
 from ..runtime.executor import default_executor
-from ..runtime.launch import launch
-from .api import StackEntry, Stepper, StepError, WarpState, check_target, run_recorded, step_ir
+from .api import Stepper, StepError, WarpState, check_target, run_recorded, step_ir
 from .compare import compare
 from .ptxrec import PtxView, real_path
 from .record import Recorder
@@ -97,6 +95,7 @@ class PtxStepper(Stepper):
     """Steps through the record of one warp on the compiled code (see the module doc)."""
 
     executor = "ptx"
+    State = PtxWarpState
     default_mode = "line"        # step() runs one visit of a source line (set_mode("inst"): one PTX instruction)
 
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, ir=None, ir_note="",
@@ -156,33 +155,21 @@ class PtxStepper(Stepper):
         self.value(name, pos)
         return self.ir.assigned(name, self.ir_pos(pos))
 
-    def _ir_values(self, n):
-        """Variables, their assigned lanes and arrays from the side-by-side IR run, its position."""
-        if self.ir is None:
-            return {}, {}, {}, None
-        p = self.ir_pos(n)
-        s = self.ir.state_at(p)
-        return s.values, s.assigned, s.arrays, p
-
-    def state_at(self, n):
-        """The state after `n` steps."""
-        pos = n - 1
-        s = self._step_at(pos)
-        values, assigned, arrays, irp = self._ir_values(n)
-        stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
-        w, eff = self._efficiency(pos)
-        last = pos >= len(self.steps) - 1
-        return PtxWarpState(
-            n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
-            s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory, eff, w, self.valid,
-            self.error if last else None, ptx_line=getattr(s, "ptx_line", 0), pc=getattr(s, "pc", None),
+    def _values_at(self, n, s):
+        """The variables, their assigned lanes and arrays from the side-by-side IR run (at the
+        matching position); the PTX step's own fields."""
+        values, assigned, arrays, irp = {}, {}, {}, None
+        if self.ir is not None:
+            irp = self.ir_pos(n)
+            st = self.ir.state_at(irp)
+            values, assigned, arrays = st.values, st.assigned, st.arrays
+        return values, assigned, arrays, dict(
+            ptx_line=getattr(s, "ptx_line", 0), pc=getattr(s, "pc", None),
             sass=getattr(s, "sass", ()), registers=dict(getattr(s, "regs", {})),
             reconverged=getattr(s, "reconverged", 0), rejoin_of=getattr(s, "rejoin_of", ()),
             target=getattr(s, "target", None), no_loc=getattr(s, "no_loc", False),
-            guard=getattr(s, "guard", None),
-            values_from=self.values_from, ir_step=irp,
-            as_written=self.ir.state_at(irp).simt_efficiency if self.ir is not None else None,
-            **self._line_fields(n))
+            guard=getattr(s, "guard", None), values_from=self.values_from, ir_step=irp,
+            as_written=st.simt_efficiency if self.ir is not None else None)
 
     def efficiency(self, pos=None):
         """SIMT efficiency of this warp after `pos` steps (default: the whole record), as Nsight
