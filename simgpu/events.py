@@ -258,10 +258,11 @@ class InstrEvent:
     pc: int | None = None               # the compiled code's program counter (its index in the
     #                                     linked program, which ptxas' SASS costs are keyed by); IR: None
     warps: int | None = None            # warps with an executing lane, where the executor knows
-    state: object = None                # PTX path: the chunk executor, for observers that show
-    #                                     values (the stepper): .regs {(function, register): per-lane
-    #                                     array, or one scalar when uniform}, .im.linked (the program).
-    #                                     Read it during the call; IR: None
+    state: object = None                # the executor's state, for observers that show values (the
+    #                                     stepper); read it during the call.  PTX path: the chunk
+    #                                     executor: .regs {(function, register): per-lane array, or one
+    #                                     scalar when uniform}, .im.linked (the program).  IR: the
+    #                                     interpreter: .env {variable: value}, .stack (If/Loop, entry Mask)
 
     @property
     def mask(self) -> Mask:
@@ -294,6 +295,7 @@ class BranchEvent:
     mask: Mask
     taken: Mask | None
     kind: str
+    state: object = None        # IR: the interpreter (as InstrEvent.state); PTX path: None
 
     @property
     def line(self) -> int:
@@ -411,9 +413,9 @@ class Observer:
 
     ``attach(interpreter)`` is the IR interpreter's: it is called once before the launch with
     the interpreter (``interpreter.env`` holds the values, ``interpreter.stack`` the
-    reconvergence stack), for the lessons' stepper.  On the compiled path the records are
-    all there is (simgpu/ptx/emit.py builds them); ``InstrEvent.state`` carries the chunk
-    executor for observers that show register values.  A model may also offer ``chunk_blocks`` and ``fill_report`` (simgpu/runtime)."""
+    reconvergence stack).  On the compiled path the records are all there is
+    (simgpu/ptx/emit.py builds them); on both, ``InstrEvent.state`` carries the executor's
+    state for observers that show values (the stepper's recorder reads nothing else).  A model may also offer ``chunk_blocks`` and ``fill_report`` (simgpu/runtime)."""
 
     def attach(self, interpreter):
         pass

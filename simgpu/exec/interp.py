@@ -95,7 +95,7 @@ class Interpreter:
         self.watch = watch          # exec.budget.LaunchWatch: the launch's budget (None: none)
         self.types = fn.var_types
         self._consts = {}
-        self.stack = []          # reconvergence stack: (kind, node, entry Mask); read by the stepper
+        self.stack = []          # reconvergence stack: (kind, node, entry Mask); the records' state
         self.after = []          # (hook, observers, record) an instruction's handler made: emitted
         #                          after its inst (events.py's order)
         for o in self.observers:
@@ -217,7 +217,7 @@ class Interpreter:
 
     def _branch(self, node, m, taken, kind):
         if self.branch_observers:
-            ev = BranchEvent(node, m, taken, kind)
+            ev = BranchEvent(node, m, taken, kind, state=self)
             for o in self.branch_observers:
                 o.branch(ev)
 
@@ -366,7 +366,7 @@ class Interpreter:
         if ins.dst is not None and r is not None:
             self.setvar(ins.dst, r, m)
         if self.inst_observers:
-            ev = InstrEvent(ins, self.chunk, _mask=m)
+            ev = InstrEvent(ins, self.chunk, _mask=m, state=self)
             for o in self.inst_observers:
                 o.inst(ev)
         if self.after:

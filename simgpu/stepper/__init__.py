@@ -2,8 +2,8 @@
 
     compiled.py  simgpu.step(...): on the compiled code (executor="ptx") or simgpu's IR ("ir")
     api.py     Stepper: step/next_line/run/back, WarpState; the IR stepper (step_ir)
-    record.py  the observer that records what the chosen warp does (IR)
-    ptxrec.py  the same on the compiled code: PTX instructions, masks, registers, reconvergence
+    record.py  Recorder: the one observer that records what the chosen warp does; IrView (IR)
+    ptxrec.py  PtxView, its view on the compiled code: PTX instructions, registers, SASS, reconvergence
     text.py    states as text          tui.py   `simgpu step FILE.py::kernel` in a terminal
     html.py    a self-contained replay page    plot.py  lanes x time (matplotlib)
     lines.py   line stepping: a record as visits of source lines (prologue, body, exit)

@@ -31,8 +31,7 @@ from .html import render
 from .plot import warp_lanes
 from .text import format_state
 from .lines import visit_index, visits
-from .record import (MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int,
-                          rejoin_lines)
+from .record import IrView, MemAccess, Recorder, StackEntry, Step, StepError, mask_bools, mask_int
 
 __all__ = ["step_ir", "check_target", "Stepper", "WarpState", "StepError", "StackEntry", "MemAccess", "Step",
            "mask_int", "mask_bools"]
@@ -94,21 +93,24 @@ class Stepper:
     (0: the start, len(st): the end); `state` is the state there."""
 
     executor = "ir"              # what it steps: simgpu's IR (PtxStepper: the compiled code)
+    State = WarpState            # what state_at gives (PtxStepper: PtxWarpState)
     default_mode = "inst"        # step() executes one IR instruction (PtxStepper: one line visit)
 
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, mode=None):
-        self.kernel_name, self.fn, self.report = kernel_name, fn, report
-        self.block_idx, self.warp, self.error = block_idx, warp, error
-        self.steps = rec.steps
-        self.valid = rec.valid
-        self._hist = {k: tuple(map(list, zip(*v))) for k, v in rec.history.items()}   # (steps, values, assigned)
+        self._take(kernel_name, fn, rec, report, block_idx, warp, error)
         self._arrays = {k: tuple(map(list, zip(*v))) for k, v in rec.arrays.items()}
-        self._rejoin = rejoin_lines(fn)
         self.code_lines = {n.loc.line for n in walk(fn.body) if hasattr(n, "loc")}
         self.variables = sorted({n for n in fn.var_types if "%" not in n and not
                                  _is_array(fn.var_types[n])} | {k for k in self._hist if "%" not in k})
         self._count_weights()
         self.set_mode(mode)
+
+    def _take(self, kernel_name, fn, rec, report, block_idx, warp, error):
+        """What every stepper takes from a finished Recorder."""
+        self.kernel_name, self.fn, self.report = kernel_name, fn, report
+        self.block_idx, self.warp, self.error = block_idx, warp, error
+        self.steps, self.valid, self._rejoin = rec.steps, rec.valid, rec.rejoin
+        self._hist = {k: tuple(map(list, zip(*v))) for k, v in rec.history.items()}   # (steps, values, assigned)
 
     # -- modes: line stepping and instruction stepping ------------------------------------------
     MODES = ("line", "inst")
@@ -362,6 +364,18 @@ class Stepper:
         """The state after `n` steps."""
         pos = n - 1
         s = self._step_at(pos)
+        values, assigned, arrays, extra = self._values_at(n, s)
+        stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
+        w, eff = self._efficiency(pos)
+        last = pos >= len(self.steps) - 1
+        return self.State(n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
+                          s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,
+                          eff, w, self.valid, self.error if last else None, **extra, **self._line_fields(n))
+
+    def _values_at(self, n, s):
+        """(values, assigned lanes, arrays, the State's own fields) after `n` steps (`s`: the step
+        just executed): the variables' recorded history."""
+        pos = n - 1
         values, assigned = {}, {}
         for name, h in self._hist.items():
             if "%" not in name:
@@ -370,13 +384,7 @@ class Stepper:
                     values[name] = v
                     assigned[name] = self._at(h, pos, 2)
         arrays = {k: a for k, h in self._arrays.items() if (a := self._at(h, pos)) is not None}
-        stack = [StackEntry(k, n.loc.line, m, self._rejoin.get(n.id)) for k, n, m in s.stack]
-        w, eff = self._efficiency(pos)
-        return WarpState(n, len(self.steps), pos >= len(self.steps) - 1,
-                         s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
-                         s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory,
-                         eff, w, self.valid, self.error if pos >= len(self.steps) - 1 else None,
-                         **self._line_fields(n))
+        return values, assigned, arrays, {}
 
     def _line_fields(self, n):
         """The mode and this visit of the line (its lanes, its steps) after `n` steps."""
@@ -453,7 +461,14 @@ def step_ir(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, me
     stepper computes its warp's sectors and banks itself)."""
     k, g, b, bi, warp = check_target(kernel, grid, block, block_idx, warp)
     launch_kw["executor"] = "ir"
-    rec = Recorder(bi[0] + g[0] * (bi[1] + g[1] * bi[2]), int(warp))
+    rec = Recorder(bi[0] + g[0] * (bi[1] + g[1] * bi[2]), int(warp), IrView())
+    report, error = run_recorded(rec, k, g, b, args, gpu, memory, timing, **launch_kw)
+    return Stepper(k.name, rec.launch.fn, rec, report, bi, int(warp), error, mode)
+
+
+def run_recorded(rec, k, g, b, args, gpu, memory, timing, **launch_kw):
+    """Run the launch with the Recorder `rec`: (Report, None), or (None, the KernelError) when
+    the launch faulted after the warp's first step (before it: the error is raised)."""
     error, report = None, None
     try:
         report = launch(k, g, b, args, gpu=gpu, observers=[rec], memory=memory, timing=timing, **launch_kw)
@@ -461,5 +476,5 @@ def step_ir(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, me
         if not rec.steps:
             raise
         error = e
-    fn = rec.it.fn
-    return Stepper(k.name, fn, rec, report, bi, int(warp), error, mode)
+    rec.finish()
+    return report, error

@@ -4,7 +4,7 @@
     st.next_line(); print(st.state)
 
 On the compiled path the whole launch runs once on the PTX executor (the code numba-cuda
-compiles) with a raw observer (ptxrec.PtxRecorder) that records, for the chosen warp only,
+compiles) with the stepper's recorder (record.Recorder, with ptxrec.PtxView) that records, for the chosen warp only,
 every executed PTX instruction: its text and PTX line, the user's line from the PTX
 ``.loc``, the 32-bit active mask, the SASS ptxas made from that PTX line, the warp's memory
 request, the branch decision and where the lanes reconverge.
@@ -24,16 +24,13 @@ What it shows for values, and where they come from (`state.values_from` says it 
 from __future__ import annotations
 
 import copy
-import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from ..errors import KernelError
 from ..runtime.executor import default_executor
-from ..runtime.launch import launch
-from .api import StackEntry, Stepper, StepError, WarpState, check_target, step_ir
+from .api import Stepper, StepError, WarpState, check_target, run_recorded, step_ir
 from .compare import compare
-from .ptxrec import PtxRecorder, build_steps
+from .ptxrec import PtxView, real_path
+from .record import Recorder
 
 __all__ = ["step", "step_ptx", "PtxStepper", "PtxWarpState"]
 
@@ -60,17 +57,12 @@ class PtxWarpState(WarpState):
     executor: str = "ptx"
 
 
-@lru_cache(maxsize=256)
-def _real(path):
-    return os.path.realpath(path) if path and not path.startswith("<") else path
-
-
 def _visits(steps, keep=None):
     """Maximal runs of steps on one source line: [((file, line), start, end)]; with `keep`,
     steps on other lines are passed over (they neither end a run nor start one)."""
     out = []
     for i, s in enumerate(steps):
-        key = (_real(s.file), s.line)
+        key = (real_path(s.file), s.line)
         if keep is not None and key not in keep:
             continue
         if out and out[-1][0] == key:
@@ -99,36 +91,22 @@ def ir_positions(ptx_steps, ir_steps):
     return out
 
 
-def _register_history(steps):
-    """register -> ([step], [(32,) values], [lanes that have written it so far])."""
-    hist = {}
-    for s in steps:
-        for name, v in s.regs.items():
-            idx, vals, asg = hist.setdefault(name, ([], [], []))
-            idx.append(s.index)
-            vals.append(v)
-            asg.append((asg[-1] if asg else 0) | (s.mask if s.guard is None else s.guard))
-    return hist
-
-
 class PtxStepper(Stepper):
     """Steps through the record of one warp on the compiled code (see the module doc)."""
 
     executor = "ptx"
+    State = PtxWarpState
     default_mode = "line"        # step() runs one visit of a source line (set_mode("inst"): one PTX instruction)
 
     def __init__(self, kernel_name, fn, rec, report, block_idx, warp, error=None, ir=None, ir_note="",
                  mode=None):
-        self.kernel_name, self.fn, self.report = kernel_name, fn, report
-        self.block_idx, self.warp, self.error = block_idx, warp, error
-        self.steps, self._rejoin = rec.steps, rec.rejoin
-        self.valid, self.registers_read = rec.valid, bool(rec.registers_read)
-        self._hist = _register_history(self.steps)
+        self._take(kernel_name, fn, rec, report, block_idx, warp, error)
+        self.registers_read = bool(rec.view.registers_read)
         self._arrays = ir._arrays if ir is not None else {}      # shared/local arrays: the IR run's
         self.ir, self.ir_note = ir, ir_note
         self._ir_pos = ir_positions(self.steps, ir.steps) if ir is not None else None
         self.values_from = IR_VALUES if ir is not None else f"{NO_NAMES}; {ir_note}"
-        self.code_lines = {s.line for s in rec.source_locs if s.file == fn.loc.file} | \
+        self.code_lines = {s.line for s in rec.view.source_locs if s.file == fn.loc.file} | \
             {s.line for s in self.steps if s.file == fn.loc.file}
         self.variables = list(ir.variables) if ir is not None else []
         self.registers = sorted(self._hist)
@@ -177,33 +155,21 @@ class PtxStepper(Stepper):
         self.value(name, pos)
         return self.ir.assigned(name, self.ir_pos(pos))
 
-    def _ir_values(self, n):
-        """Variables, their assigned lanes and arrays from the side-by-side IR run, its position."""
-        if self.ir is None:
-            return {}, {}, {}, None
-        p = self.ir_pos(n)
-        s = self.ir.state_at(p)
-        return s.values, s.assigned, s.arrays, p
-
-    def state_at(self, n):
-        """The state after `n` steps."""
-        pos = n - 1
-        s = self._step_at(pos)
-        values, assigned, arrays, irp = self._ir_values(n)
-        stack = [StackEntry(k, node.loc.line, m, self._rejoin.get(node.id)) for k, node, m in s.stack]
-        w, eff = self._efficiency(pos)
-        last = pos >= len(self.steps) - 1
-        return PtxWarpState(
-            n, len(self.steps), last, s.file, s.line, self.fn.source_lines.get((s.file, s.line), ""),
-            s.text, s.kind, s.mask, s.taken, stack, values, assigned, arrays, s.memory, eff, w, self.valid,
-            self.error if last else None, ptx_line=getattr(s, "ptx_line", 0), pc=getattr(s, "pc", None),
+    def _values_at(self, n, s):
+        """The variables, their assigned lanes and arrays from the side-by-side IR run (at the
+        matching position); the PTX step's own fields."""
+        values, assigned, arrays, irp = {}, {}, {}, None
+        if self.ir is not None:
+            irp = self.ir_pos(n)
+            st = self.ir.state_at(irp)
+            values, assigned, arrays = st.values, st.assigned, st.arrays
+        return values, assigned, arrays, dict(
+            ptx_line=getattr(s, "ptx_line", 0), pc=getattr(s, "pc", None),
             sass=getattr(s, "sass", ()), registers=dict(getattr(s, "regs", {})),
             reconverged=getattr(s, "reconverged", 0), rejoin_of=getattr(s, "rejoin_of", ()),
             target=getattr(s, "target", None), no_loc=getattr(s, "no_loc", False),
-            guard=getattr(s, "guard", None),
-            values_from=self.values_from, ir_step=irp,
-            as_written=self.ir.state_at(irp).simt_efficiency if self.ir is not None else None,
-            **self._line_fields(n))
+            guard=getattr(s, "guard", None), values_from=self.values_from, ir_step=irp,
+            as_written=st.simt_efficiency if self.ir is not None else None)
 
     def efficiency(self, pos=None):
         """SIMT efficiency of this warp after `pos` steps (default: the whole record), as Nsight
@@ -229,32 +195,6 @@ class PtxStepper(Stepper):
 
 
 # -- running -----------------------------------------------------------------------------------
-class _Record:
-    """What PtxStepper takes from a finished PtxRecorder."""
-
-    def __init__(self, rec, compiled, fn):
-        src = compiled.ptx_source if compiled is not None else {}
-        self.source_locs = [_Loc(_same_file(s.file, fn), s.line) for s in src.values() if s is not None]
-        self.steps, self.rejoin = build_steps(rec.raw, compiled, fn.loc.file, fn.loc.line)
-        for s in self.steps:
-            s.file = _same_file(s.file, fn)
-        self.valid, self.registers_read = rec.valid, rec.registers_read
-
-
-@dataclass(frozen=True)
-class _Loc:
-    file: str
-    line: int
-
-
-def _same_file(path, fn):
-    """The PTX .loc's path, spelt as the kernel's source lines spell it (the .loc path is
-    normalised: 'tests/../examples/x.py' is '/.../examples/x.py' there)."""
-    if path != fn.loc.file and _real(path) == _real(fn.loc.file):
-        return fn.loc.file
-    return path
-
-
 def _side_by_side(kernel, grid, block, args, block_idx, warp, gpu):
     """The IR stepper over the same warp on copies of the arguments, or (None, why not)."""
     try:
@@ -277,21 +217,12 @@ def step_ptx(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, m
             ir_note = f"no side-by-side IR run: the arguments cannot be copied ({type(e).__name__}: {e})"
     else:
         ir_note = "no side-by-side IR run (ir_values=False)"
-    rec = PtxRecorder(bi[0] + g[0] * (bi[1] + g[1] * bi[2]), warp)
-    error, report = None, None
-    try:
-        report = launch(k, g, b, args, gpu=gpu, observers=[rec], memory=memory, timing=timing,
-                        executor="ptx", **launch_kw)
-    except KernelError as e:
-        if not rec.raw:
-            raise
-        error = e
-        rec.flush()
+    rec = Recorder(bi[0] + g[0] * (bi[1] + g[1] * bi[2]), warp, PtxView())
+    report, error = run_recorded(rec, k, g, b, args, gpu, memory, timing, executor="ptx", **launch_kw)
     ir = None
     if ir_args is not None:
         ir, ir_note = _side_by_side(k, g, b, ir_args, bi, warp, gpu)
-    fn, compiled = rec.launch.fn, getattr(getattr(rec.launch, "ptx", None), "compiled", None)
-    return PtxStepper(k.name, fn, _Record(rec, compiled, fn), report, bi, warp, error, ir, ir_note, mode)
+    return PtxStepper(k.name, rec.launch.fn, rec, report, bi, warp, error, ir, ir_note, mode)
 
 
 def step(kernel, grid, block, args, block_idx=(0, 0, 0), warp=0, gpu=None, memory=False, timing=False,

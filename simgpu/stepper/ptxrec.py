@@ -1,18 +1,16 @@
-"""What the stepper records on the compiled path: one warp's PTX instructions.
+"""The stepper on the compiled path: `PtxView`, the view the one Recorder (record.py) takes there.
 
-`PtxRecorder` is an observer of the PTX executor's records (simgpu/ptx/emit.py): for the chosen
-warp of the chosen block (32 lanes of a chunk: lane = block_in_chunk * padded_block +
-thread_linear) it keeps every executed PTX instruction with its pc, text, PTX line, the
-user's line from the PTX ``.loc``, the warp's active mask, the branch decision (lanes whose
-guard predicate sends them to the branch target), the memory request of those lanes and the
-registers the instruction wrote (values per lane).
-
-It is an Observer of the records both executors give (simgpu/events.py): registers and guard
+With a `PtxView`, the Recorder keeps for the chosen warp of the chosen block (32 lanes of a
+chunk: lane = block_in_chunk * padded_block + thread_linear) every executed PTX instruction
+(an InstrEvent with its ``pc``) with its pc, text, PTX line, the user's line from the PTX
+``.loc``, the warp's active mask, the branch decision (lanes whose guard predicate sends
+them to the branch target), the memory request of those lanes (the ``MemEvent`` of the same
+pc) and the registers the instruction wrote (values per lane): registers and guard
 predicates are read from the chunk executor's register file, which the PTX path's
-`InstrEvent.state` carries; the memory request is the `MemEvent` of the same pc.
+`InstrEvent.state` carries.
 
-`build_steps` turns the raw record into `PtxStep`s: SASS per PTX line from ptxas (the
-compiled kernel's facts), the reconvergence stack (a divergent branch opens an entry; it
+`build_steps` (the view's ``finish``) completes the `PtxStep`s: SASS per PTX line from ptxas
+(the compiled kernel's facts), the reconvergence stack (a divergent branch opens an entry; it
 closes at the first later step whose active mask holds all its lanes again: that step is
 where the lanes reconverge) and source lines for instructions the compiler gave none
 (``.loc`` line 0: shown under the previous line, marked ``no_loc``).  ``ret``/``exit`` is
@@ -23,15 +21,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
-from ..events import Observer
-from ..exec.state import WARP
+from ..events import WARP
 from ..ir.nodes import Loc
 from ..ptx.executor import Executor as PtxChunkExecutor
 from ..ptx.executor import convert_read
-from .record import Step, warp_access
+from .record import Step, lane_mask
 
 NO_DST = ("st", "red", "bra", "bar", "barrier", "ret", "exit", "call", "membar", "fence",
           "prefetch", "trap", "brkpt", "nanosleep", "cp")
@@ -59,81 +57,45 @@ class Divergence:
     loc: Loc
 
 
-@dataclass
-class _Raw:
-    pc: int
-    ptx_line: int
-    loc: object
-    text: str
-    opcode: str
-    mask: int
-    taken: object = None
-    guard: object = None
-    target: object = None
-    regs: dict = field(default_factory=dict)
-    memory: object = None
-
-
-def lane_mask(lanes):
-    """Sorted warp lane numbers (0..31) -> 32-bit mask."""
-    return int(np.left_shift(np.uint64(1), np.asarray(lanes, np.uint64)).sum())
-
-
 def _find_executor(ev):
     """The PTX chunk executor whose instruction this is (the record carries it), or None."""
     return ev.state if isinstance(ev.state, PtxChunkExecutor) else None
 
 
-class PtxRecorder(Observer):
-    """An Observer (simgpu/events.py) of the records that keeps what one warp of one block
-    executes: the instruction records (`InstrEvent.pc`, the executing lanes and the chunk
-    executor's registers in `InstrEvent.state`) and the memory records of the same pc."""
+class PtxView:
+    """The compiled code as the Recorder sees it (see the module doc): PTX registers and guard
+    predicates from the chunk executor (``InstrEvent.state``), read once the instruction has
+    run (the record comes before it: ``flush``); SASS, lines and reconvergence in ``finish``."""
 
-    def __init__(self, block_linear, warp):
-        self.block, self.warp = block_linear, warp
-        self.raw, self.valid, self.handles = [], 0, []
-        self.on, self.ex, self.pending, self.registers_read = False, None, None, None
+    arrays = False               # shared/local arrays: the side-by-side IR run's (compiled.py)
 
-    def launch_begin(self, launch):
-        self.launch, self.handles = launch, list(launch.handles)
+    def __init__(self):
+        self.ex, self.pending, self.registers_read, self.source_locs = None, None, None, []
 
-    def launch_end(self, launch):
-        pass
+    def chunk_begin(self, rec):
+        self.ex = None
 
-    def chunk_begin(self, chunk):
-        self.on = chunk.first_block <= self.block < chunk.first_block + chunk.n_blocks
-        if self.on:
-            self.lo = (self.block - chunk.first_block) * chunk.lanes_per_block + self.warp * WARP
-            self.valid = lane_mask(np.flatnonzero(chunk.valid[self.lo:self.lo + WARP]))
-            self.ex = None
-
-    def chunk_end(self, chunk):
-        if self.on:
-            self.flush()
-        self.on = False
-
-    def _mine(self, lanes):
-        a, b = np.searchsorted(lanes, (self.lo, self.lo + WARP))
-        return a, b
-
-    def inst(self, ev):
-        if not self.on or ev.pc is None:
-            return
-        a, b = self._mine(ev.lanes)
-        if a == b:
-            return
-        self.flush()
+    def step(self, rec, ev, index, mask):
         if self.ex is None:
             self.ex = _find_executor(ev)
             self.registers_read = self.ex is not None
         ins, loc = ev.ins, ev.ins.loc
-        r = _Raw(ev.pc, ins.id, f"{loc.file}:{loc.line}" if loc.line else "", ins.attrs["ptx"],
-                 ins.attrs["opcode"], lane_mask(ev.lanes[a:b] - self.lo))
+        s = PtxStep(index, "inst", loc.file if loc.line else "", loc.line or 0, mask, ins.attrs["ptx"], 0,
+                    pc=ev.pc, ptx_line=ins.id, opcode=ins.attrs["opcode"])
         if self.ex is not None:
-            self._decode(r)
-        self.raw.append(r)
+            self._decode(rec, s)
+        return s
 
-    def _guard(self, ins, func, mask):
+    def values(self, rec, ev, s):
+        pass                         # read in flush(), once the instruction has run
+
+    def branch(self, rec, ev, mask):
+        return None                  # a bra is an instruction step (its decision: _decode)
+
+    def array_name(self, handle, state):
+        return handle.name
+
+    def _guard(self, rec, ins, func, mask):
         """Lanes of `mask` whose guard predicate holds (all of them without a guard; None if
         the predicate register cannot be read)."""
         if ins.guard is None:
@@ -141,42 +103,65 @@ class PtxRecorder(Observer):
         p = self.ex.regs.get((func, ins.guard[0]))
         if p is None:
             return None
-        bits = np.asarray(p[self.lo:self.lo + WARP], bool) ^ bool(ins.guard[1])
+        bits = np.asarray(p[rec.lo:rec.lo + WARP], bool) ^ bool(ins.guard[1])
         return mask & lane_mask(np.flatnonzero(bits))
 
-    def _decode(self, r):
+    def _decode(self, rec, s):
         """Branch target and decision (from the guard predicate), registers to read later."""
         lk = self.ex.im.linked
-        ins, func = lk.code[r.pc], lk.func_of[r.pc]
-        r.guard = self._guard(ins, func, r.mask)
+        ins, func = lk.code[s.pc], lk.func_of[s.pc]
+        s.guard = self._guard(rec, ins, func, s.mask)
         if ins.opcode == "bra":
-            r.target = ins.operands[0][1] if ins.operands and ins.operands[0][0] == "sym" else None
-            r.taken = r.guard
+            s.target = ins.operands[0][1] if ins.operands and ins.operands[0][0] == "sym" else None
+            s.taken = s.guard
         elif ins.opcode not in NO_DST and ins.operands:
             keys = [(func, reg) for reg in _dst_regs(ins.operands[0])]
-            self.pending = (r, keys, ins.types[0] if ins.types else None)
+            self.pending = (s, keys, ins.types[0] if ins.types else None)
 
-    def flush(self):
+    def flush(self, rec):
         """Read the registers the warp's previous instruction wrote (it has run by now)."""
         if self.pending is None or self.ex is None:
             self.pending = None
             return
-        r, keys, t = self.pending
+        s, keys, t = self.pending
         self.pending = None
         for key in keys:
             a = self.ex.regs.get(key)
             if a is not None:       # a uniform value is kept as one scalar for all lanes
-                a = np.full(WARP, a) if np.ndim(a) == 0 else a[self.lo:self.lo + WARP].copy()
-                r.regs[key[1]] = _typed(a, t)
+                a = np.full(WARP, a) if np.ndim(a) == 0 else a[rec.lo:rec.lo + WARP].copy()
+                v = s.regs[key[1]] = _typed(a, t)
+                rec.keep(key[1], v, s.index, s.mask if s.guard is None else s.guard)
+                if s.dst is None:
+                    s.dst = key[1]
 
-    def mem(self, ev):
-        if not self.on or not self.raw or self.raw[-1].pc != ev.pc:
-            return
-        m = np.asarray(ev.mask.arr[self.lo:self.lo + WARP], bool)
-        if not m.any():
-            return
-        addr = np.where(m, np.asarray(ev.addr[self.lo:self.lo + WARP], np.int64), -1)
-        self.raw[-1].memory = warp_access(ev.space, ev.kind, ev.array.name, int(ev.size), addr, addr >= 0)
+    def finish(self, rec):
+        """Lines, SASS, reconvergence; file names spelt as the kernel's source lines spell them."""
+        fn = rec.launch.fn
+        compiled = getattr(getattr(rec.launch, "ptx", None), "compiled", None)
+        src = compiled.ptx_source if compiled is not None else {}
+        self.source_locs = [SourceLine(same_file(s.file, fn), s.line) for s in src.values() if s is not None]
+        rec.rejoin = build_steps(rec.steps, compiled, fn.loc.file, fn.loc.line)
+        for s in rec.steps:
+            s.file = same_file(s.file, fn)
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    file: str
+    line: int
+
+
+@lru_cache(maxsize=256)
+def real_path(path):
+    return os.path.realpath(path) if path and not path.startswith("<") else path
+
+
+def same_file(path, fn):
+    """The PTX .loc's path, spelt as the kernel's source lines spell it (the .loc path is
+    normalised: 'tests/../examples/x.py' is '/.../examples/x.py' there)."""
+    if path != fn.loc.file and real_path(path) == real_path(fn.loc.file):
+        return fn.loc.file
+    return path
 
 
 def _dst_regs(op):
@@ -201,16 +186,6 @@ def _typed(a, t):
 
 
 # -- from the raw record to steps ---------------------------------------------------------------
-def _where(r, prev, kernel_file, first_line):
-    """(file, line, no_loc) for a raw step: its .loc, else the previous step's line."""
-    if r.loc:
-        f, _, ln = r.loc.rpartition(":")
-        return f, int(ln), False
-    if prev is not None:
-        return prev.file, prev.line, True
-    return kernel_file, first_line, True
-
-
 def _kind(opcode):
     if opcode == "bra":
         return "bra"
@@ -236,26 +211,25 @@ def _same_path(a, b):
     return a == b or (bool(a) and bool(b) and os.path.realpath(a) == os.path.realpath(b))
 
 
-def build_steps(raw, compiled, kernel_file, first_line):
-    """PtxSteps from the raw record, with SASS, reconvergence and the stack filled in;
-    returns (steps, {divergence id: rejoin line or None})."""
+def build_steps(steps, compiled, kernel_file, first_line):
+    """Complete the recorded PtxSteps: SASS, the kernel's entry and exit, lines for steps
+    the compiler gave none (line 0), reconvergence and the stack; returns {divergence id:
+    rejoin line or None}."""
     sass = sass_by_line(compiled) if compiled is not None else {}
-    steps, prev = [], None
-    for i, r in enumerate(raw):
-        f, ln, no_loc = _where(r, prev, kernel_file, first_line)
-        kind, place = _kind(r.opcode), "body"
-        if kind == "exit":          # ret/exit: the kernel's exit, not the last line the warp ran
-            f, ln, place = kernel_file, first_line, "exit"
+    prev = None
+    for s in steps:
+        if not s.line:              # no .loc: the previous step's line
+            s.no_loc = True
+            s.file, s.line = (prev.file, prev.line) if prev is not None else (kernel_file, first_line)
+        s.kind = _kind(s.opcode)
+        if s.kind == "exit":        # ret/exit: the kernel's exit, not the last line the warp ran
+            s.file, s.line, s.place = kernel_file, first_line, "exit"
         elif prev is None or prev.place == "entry":
-            place = "entry" if (ln == first_line and _same_path(f, kernel_file)) else "body"
-        ops = sass.get(r.ptx_line, ())
-        s = PtxStep(i, kind, f, ln, r.mask, r.text, len(ops), taken=r.taken, place=place,
-                    memory=r.memory, pc=r.pc, ptx_line=r.ptx_line, opcode=r.opcode, sass=ops,
-                    regs=r.regs, target=r.target, guard=r.guard, no_loc=no_loc,
-                    dst=next(iter(r.regs), None))
-        steps.append(s)
+            s.place = "entry" if (s.line == first_line and _same_path(s.file, kernel_file)) else "body"
+        s.sass = sass.get(s.ptx_line, ())
+        s.weight = len(s.sass)
         prev = s
-    return steps, reconvergence(steps)
+    return reconvergence(steps)
 
 
 def _divergent(steps, i):

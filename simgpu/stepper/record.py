@@ -1,9 +1,19 @@
-"""What the warp stepper records: one warp's steps, taken from the executor's events.
+"""What the warp stepper records: one warp's steps, taken from the executor's records.
 
-`Recorder` is an executor observer that keeps, for one warp of one block (32 lanes), each
-executed warp-instruction and branch decision with its active mask, the reconvergence
-stack, the values written, shared/local array snapshots and the memory request seen from
+`Recorder` is the stepper's one recorder, on both executors: an Observer of the records of
+simgpu/events.py (InstrEvent, MemEvent, BranchEvent) that keeps, for one warp of one block
+(32 lanes), each executed warp-instruction and branch decision with its active mask, the
+values written (`history`), shared/local array snapshots and the memory request seen from
 that warp (sectors for global memory, banks for shared memory).
+
+What differs per executor is a small view given to it: `IrView` here (simgpu's IR: values by
+variable name from the interpreter's environment, the If/Loop reconvergence stack, the IR
+printer's text; both read from ``InstrEvent.state`` / ``BranchEvent.state``), `ptxrec.PtxView`
+on the compiled code (PTX registers from the chunk executor's register file, SASS per PTX
+line, reconvergence from the masks).  A view offers: ``chunk_begin(rec)``, ``step(rec, ev,
+index, mask)`` -> Step, ``values(rec, ev, step)``, ``branch(rec, ev, mask)`` -> Step or None,
+``array_name(handle, state)``, ``flush(rec)``, ``finish(rec)`` and ``arrays`` (whether the
+recorder snapshots the arrays the warp's block stores into).
 """
 from __future__ import annotations
 
@@ -12,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SimGPUError
-from ..exec.state import WARP, ArrayHandle, Observer
+from ..events import WARP, ArrayHandle, Observer
 from ..ir.nodes import Call, If, Loop, walk
 from ..sass.costs import sass_count
 from ..ir.printer import instr_text, value_text
@@ -27,6 +37,11 @@ class StepError(SimGPUError, ValueError):
 def mask_int(a):
     """32 bools -> int with bit i set when lane i is active."""
     return int((np.asarray(a, dtype=np.uint64) * _BITS).sum())
+
+
+def lane_mask(lanes):
+    """Sorted warp lane numbers (0..31) -> 32-bit mask."""
+    return int(np.left_shift(np.uint64(1), np.asarray(lanes, np.uint64)).sum())
 
 
 def mask_bools(m):
@@ -82,12 +97,6 @@ class MemAccess:
                 f"of 128 B (ideal {self.ideal_sectors})")
 
 
-def _mem_access(ev, lo, name):
-    m = np.asarray(ev.mask.arr[lo:lo + WARP])
-    addr = np.where(m, np.asarray(ev.addr[lo:lo + WARP], dtype=np.int64), -1)
-    return warp_access(ev.space, ev.kind, name, ev.size, addr, m)
-
-
 def warp_access(space, kind, name, size, addr, m):
     """The MemAccess of one warp: `addr` (32,) byte addresses (-1 idle), `m` (32,) active."""
     a = addr[m]
@@ -135,18 +144,22 @@ class Step:
 
 # -- recording -----------------------------------------------------------------------------------
 class Recorder(Observer):
-    """Executor observer that keeps what one warp of one block does."""
+    """The executor observer that keeps what one warp of one block does (see the module doc);
+    `view` is IrView() or ptxrec.PtxView()."""
 
-    def __init__(self, block_linear, warp):
-        self.block, self.warp = block_linear, warp
+    def __init__(self, block_linear, warp, view):
+        self.block, self.warp, self.view = block_linear, warp, view
         self.steps, self.history = [], {}   # name -> [(step, (32,) array, lanes assigned so far)]
-        self.arrays = {}                            # name -> [(step, array)]
-        self.on = False
-        self.last = None                # (ins, its Step or None) of the last inst record
-        self.handle_names = {}
+        self.arrays = {}                    # name -> [(step, array)]
+        self.rejoin = {}                    # reconvergence node id -> rejoin line (finish())
+        self.launch, self.on, self.valid = None, False, 0
+        # the last InstrEvent's instruction, pc and state, and whether it made a step: its
+        # MemEvents follow it (events.py's order)
+        self.last_ins = self.last_pc = self.last_state = None
+        self.last_made_step = False
 
-    def attach(self, interp):
-        self.it = interp
+    def launch_begin(self, launch):
+        self.launch = launch
 
     def chunk_begin(self, chunk):
         self.on = chunk.first_block <= self.block < chunk.first_block + chunk.n_blocks
@@ -155,98 +168,165 @@ class Recorder(Observer):
         self.local_block = self.block - chunk.first_block
         self.lo = self.local_block * chunk.lanes_per_block + self.warp * WARP
         self.valid = mask_int(chunk.valid[self.lo:self.lo + WARP])
-        for name, v in self.it.env.items():
-            if not isinstance(v, ArrayHandle) and "%" not in name:
-                self._keep(name, v, -1, self.valid)
+        self.view.chunk_begin(self)
 
     def chunk_end(self, chunk):
+        if self.on:
+            self.view.flush(self)
         self.on = False
 
-    def _lanes(self, m):
-        return m.arr[self.lo:self.lo + WARP]
+    def finish(self):
+        """After the launch (or its fault): the view completes the steps and `rejoin`."""
+        self.view.flush(self)
+        self.view.finish(self)
+        return self
 
-    def _keep(self, name, v, idx, mask):
-        if isinstance(v, np.ndarray) and v.ndim == 1:
-            v = v[self.lo:self.lo + WARP].copy()
-        elif isinstance(v, ArrayHandle):
-            return
-        else:
-            v = np.full(WARP, v)
+    def warp_mask(self, m):
+        """The chosen warp's lanes of a chunk Mask, as 32 bools."""
+        return np.asarray(m.arr[self.lo:self.lo + WARP], bool)
+
+    def _ran(self, ev):
+        """The chosen warp's lanes that execute an InstrEvent (bit i = lane i)."""
+        if ev.lanes is not None:         # the executing lanes, sorted (compiled path)
+            a, b = np.searchsorted(ev.lanes, (self.lo, self.lo + WARP))
+            return lane_mask(ev.lanes[a:b] - self.lo)
+        return mask_int(self.warp_mask(ev.mask))
+
+    def keep(self, name, v, idx, mask):
+        """Value `v` ((32,) per lane) of `name` after step `idx`, written by the lanes of `mask`."""
         h = self.history.setdefault(name, [])
         h.append((idx, v, (h[-1][2] if h else 0) | mask))
 
-    def _append(self, kind, node, m, text, weight, **kw):
-        stack = tuple((k, n, mask_int(self._lanes(e))) for k, n, e in self.it.stack)
-        s = Step(len(self.steps), kind, node.loc.file, node.loc.line, m, text, weight, stack=stack, **kw)
-        self.steps.append(s)
-        return s
-
-    def mem(self, ev):
-        """The memory access of the instruction just recorded (events.py: after its inst)."""
-        if not self.on or self.last is None or self.last[0] is not ev.inst:
-            return
-        step = self.last[1]
-        if step is not None and self._lanes(ev.mask).any():
-            step.memory = _mem_access(ev, self.lo, self._array_name(ev.array))
-        if ev.kind != "ld" and ev.space in ("shared", "local"):
-            lanes = (self.it.chunk.lane_block == self.local_block) if ev.space == "shared" else None
-            hit = ev.mask.arr[lanes].any() if lanes is not None else self._lanes(ev.mask).any()
-            if hit:
-                self._snapshot(ev.array, len(self.steps) - 1 if step is not None else len(self.steps))
+    def access(self, ev, name):
+        """The MemAccess of the chosen warp's lanes of a MemEvent."""
+        m = self.warp_mask(ev.mask)
+        addr = np.where(m, np.asarray(ev.addr[self.lo:self.lo + WARP], np.int64), -1)
+        return warp_access(ev.space, ev.kind, name, int(ev.size), addr, m & (addr >= 0))
 
     def inst(self, ev):
         if not self.on:
             return
-        ins, m = ev.ins, ev.mask
-        lanes = self._lanes(m)
-        s = None
-        if lanes.any():
-            s = self._append("inst", ins, mask_int(lanes), instr_text(ins), sass_count(ins), dst=ins.dst)
-            if ins.dst is not None and ins.dst in self.it.env:
-                self._keep(ins.dst, self.it.env[ins.dst], s.index, s.mask)
-            self._keep_range_vars(s.index, s.mask)
-        self.last = (ins, s)
+        mask = self._ran(ev)
+        self.last_ins, self.last_pc, self.last_state = ev.ins, ev.pc, ev.state
+        self.last_made_step = bool(mask)
+        if mask:
+            self.view.flush(self)
+            s = self.view.step(self, ev, len(self.steps), mask)
+            self.steps.append(s)
+            self.view.values(self, ev, s)
+
+    def mem(self, ev):
+        """The access of the instruction just recorded (it follows its InstrEvent)."""
+        if not self.on:
+            return
+        mine = ev.pc == self.last_pc if ev.pc is not None else ev.inst is self.last_ins
+        if not mine:
+            return
+        ran = self.warp_mask(ev.mask).any()
+        if ran and self.last_made_step:
+            self.steps[-1].memory = self.access(ev, self.view.array_name(ev.array, self.last_state))
+        if self.view.arrays and ev.kind != "ld" and ev.space in ("shared", "local"):
+            if ev.space == "shared":
+                hit = ev.mask.arr[ev.chunk.lane_block == self.local_block].any()
+            else:
+                hit = ran
+            if hit:
+                idx = len(self.steps) - 1 if self.last_made_step else len(self.steps)
+                self._snapshot(ev.array, idx, self.last_state)
 
     def branch(self, ev):
         if not self.on:
             return
-        node, m, taken, kind = ev.node, ev.mask, ev.taken, ev.kind
-        lanes = self._lanes(m)
-        if not lanes.any():
-            return
-        if kind == "if":
-            t = mask_int(self._lanes(taken)) if taken is not None else None
-            self._append("if", node, mask_int(lanes), f"if {value_text(node.cond)}  (branch)", 1, taken=t)
-        elif kind == "loop":
-            cond = "range" if node.range_var else (value_text(node.cond) if node.cond is not None else "True")
-            self._append("loop", node, mask_int(lanes), f"loop test: {cond}  (branch)", 1)
-        else:                           # return / break / continue, should the executor report them
-            self._append(kind, node, mask_int(lanes), f"{kind}  (branch)", 1)
+        mask = mask_int(self.warp_mask(ev.mask))
+        if mask:
+            s = self.view.branch(self, ev, mask)
+            if s is not None:
+                self.steps.append(s)
 
-    def _keep_range_vars(self, idx, mask):
-        for kind, node, _ in self.it.stack:
-            rv = getattr(node, "range_var", None)
-            if kind == "loop" and rv and rv in self.it.env:
-                v = self.it.env[rv]
-                v = v[self.lo:self.lo + WARP] if isinstance(v, np.ndarray) and v.ndim == 1 else np.full(WARP, v)
-                h = self.history.get(rv)
-                if not h or not np.array_equal(h[-1][1], v) or h[-1][2] | mask != h[-1][2]:
-                    self._keep(rv, v.copy(), idx, mask)
-
-    def _array_name(self, handle):
-        n = self.handle_names.get(id(handle))
-        if n is None:
-            names = [k for k, v in self.it.env.items() if v is handle and "%" not in k]
-            n = names[0] if names else handle.name
-            self.handle_names[id(handle)] = n
-        return n
-
-    def _snapshot(self, handle, idx):
+    def _snapshot(self, handle, idx, state):
         if handle.space == "shared":
             data = handle.data[self.local_block].reshape(handle.shape).copy()
         else:
             data = handle.data[self.lo:self.lo + WARP].reshape((WARP,) + tuple(handle.shape)).copy()
-        self.arrays.setdefault(self._array_name(handle), []).append((idx, data))
+        self.arrays.setdefault(self.view.array_name(handle, state), []).append((idx, data))
+
+
+class IrView:
+    """simgpu's IR as the Recorder sees it: the interpreter (``InstrEvent.state``,
+    ``BranchEvent.state``) holds the values by variable name (``.env``) and the structured
+    If/Loop reconvergence stack (``.stack``); an instruction shows as the IR printer writes it
+    and weighs the SASS instructions it stands for (as the Report counts)."""
+
+    arrays = True                # the recorder keeps the shared/local arrays the block stores into
+
+    def __init__(self):
+        self.handle_names = {}
+
+    def chunk_begin(self, rec):
+        """The parameters' values before the first step (the interpreter starts from the
+        launch's bindings)."""
+        for name, v in rec.launch.bindings.items():
+            if not isinstance(v, ArrayHandle) and "%" not in name:
+                self._keep(rec, name, v, -1, rec.valid)
+
+    def _keep(self, rec, name, v, idx, mask):
+        if isinstance(v, np.ndarray) and v.ndim == 1:
+            v = v[rec.lo:rec.lo + WARP].copy()
+        elif isinstance(v, ArrayHandle):
+            return
+        else:
+            v = np.full(WARP, v)
+        rec.keep(name, v, idx, mask)
+
+    def _stack(self, rec, state):
+        return tuple((k, n, mask_int(rec.warp_mask(e))) for k, n, e in state.stack)
+
+    def step(self, rec, ev, index, mask):
+        ins = ev.ins
+        return Step(index, "inst", ins.loc.file, ins.loc.line, mask, instr_text(ins), sass_count(ins),
+                    dst=ins.dst, stack=self._stack(rec, ev.state))
+
+    def values(self, rec, ev, s):
+        """The variable the instruction wrote, and the loop variables that moved on."""
+        env, ins = ev.state.env, ev.ins
+        if ins.dst is not None and ins.dst in env:
+            self._keep(rec, ins.dst, env[ins.dst], s.index, s.mask)
+        for kind, node, _ in ev.state.stack:
+            rv = getattr(node, "range_var", None)
+            if kind == "loop" and rv and rv in env:
+                v = env[rv]
+                v = v[rec.lo:rec.lo + WARP] if isinstance(v, np.ndarray) and v.ndim == 1 else np.full(WARP, v)
+                h = rec.history.get(rv)
+                if not h or not np.array_equal(h[-1][1], v) or h[-1][2] | s.mask != h[-1][2]:
+                    self._keep(rec, rv, v.copy(), s.index, s.mask)
+
+    def branch(self, rec, ev, mask):
+        node, kind = ev.node, ev.kind
+        if kind == "if":
+            t = mask_int(rec.warp_mask(ev.taken)) if ev.taken is not None else None
+            text, kw = f"if {value_text(node.cond)}  (branch)", {"taken": t}
+        elif kind == "loop":
+            cond = "range" if node.range_var else (value_text(node.cond) if node.cond is not None else "True")
+            text, kw = f"loop test: {cond}  (branch)", {}
+        else:                           # return / break / continue
+            text, kw = f"{kind}  (branch)", {}
+        return Step(len(rec.steps), kind, node.loc.file, node.loc.line, mask, text, 1,
+                    stack=self._stack(rec, ev.state), **kw)
+
+    def array_name(self, handle, state):
+        """The kernel's name for an array (the interpreter's variable bound to it)."""
+        n = self.handle_names.get(id(handle))
+        if n is None:
+            names = [k for k, v in state.env.items() if v is handle and "%" not in k]
+            n = names[0] if names else handle.name
+            self.handle_names[id(handle)] = n
+        return n
+
+    def flush(self, rec):
+        pass
+
+    def finish(self, rec):
+        rec.rejoin = rejoin_lines(rec.launch.fn)
 
 
 def rejoin_lines(fn):
