@@ -306,3 +306,39 @@ def test_every_executor_declares_the_whole_protocol_and_launch_probes_none():
             return 0
     with pytest.raises(LaunchError, match="lacks binds_python, supports_timing, prepare, make_counter"):
         get_executor(RunOnly())
+
+
+def _observer_classes():
+    """(module path, class name, base names) of every class in simgpu/ that subclasses one."""
+    import ast
+    import os
+    root = os.path.join(os.path.dirname(simgpu.__file__))
+    out = []
+    for d, _, files in os.walk(root):
+        for f in files:
+            if f.endswith(".py"):
+                p = os.path.join(d, f)
+                tree = ast.parse(open(p).read())
+                for n in ast.walk(tree):
+                    if isinstance(n, ast.ClassDef) and n.bases:
+                        out.append((os.path.relpath(p, root), n.name,
+                                    [ast.unparse(b).rsplit(".", 1)[-1] for b in n.bases]))
+    return out
+
+
+def test_the_counter_the_trace_recorder_and_the_stepper_recorder_exist_once():
+    """Issue 21: one instruction counter, one timing trace recorder, one stepper recorder for
+    both executors; what differs per executor is a cost source or a view given to them, never
+    a second class (or a subclass) of the observer."""
+    from simgpu.exec.counters import CompiledSass, InstCounter, IrSass
+    from simgpu.runtime.executor import get_executor
+    classes = _observer_classes()
+    for one in ("InstCounter", "TraceRecorder", "Recorder"):
+        assert [c for c in classes if c[1] == one], one
+        assert not [c for c in classes if one in c[2]], f"{one} is subclassed"
+    names = {c[1] for c in classes}
+    for gone in ("SassInstCounter", "PtxTraceRecorder", "PtxRecorder"):
+        assert gone not in names
+    ir = get_executor("ir").make_counter(None)
+    assert type(ir) is InstCounter and isinstance(ir.costs, IrSass)
+    assert isinstance(get_executor("ptx").make_counter(type("L", (), {"ptx": None})()).costs, CompiledSass)
