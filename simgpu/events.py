@@ -335,12 +335,16 @@ class ProgramFacts:
     shared_symbols: the compiled code's shared variables, PTX name -> byte offset in the block's
     window (the IR's events name their arrays themselves); source_lines: the compiled code's
     user source line per PTX line (an object with ``file`` and ``line``, or None where the
-    compiler gave none; the IR's instructions carry their lines themselves)."""
+    compiler gave none; the IR's instructions carry their lines themselves); var_types: the
+    kernel's variable types as the front end typed them (the IR's, or numba's signature on the
+    compiled path; empty where the program has none)."""
     local_frame_bytes: int = 16
     reduction_ids: frozenset = frozenset()
     shared_access_bytes: int = 1
     shared_symbols: dict = field(default_factory=dict)
     source_lines: dict = field(default_factory=dict)
+    var_types: dict = field(default_factory=dict)   # the kernel's variables -> their types (the
+    #                                                 timing model's loop bounds; the IR's own)
 
 
 @dataclass(eq=False)

@@ -48,3 +48,18 @@ def test_the_memory_model_takes_the_facts_in_its_constructor():
         facts = ProgramFacts(local_frame_bytes=48, reduction_ids=frozenset({7}))
     mm = MemoryModel(get_gpu("H200"), L())
     assert mm.local_frame == 48 and mm.red_ids == {7}
+
+
+@pytest.mark.parametrize("executor", ["ptx", "ir"])
+def test_the_facts_carry_the_kernels_variable_types(executor):
+    """ProgramFacts.var_types: the kernel's typed variables (the timing model reads loop bounds'
+    types from the facts, not from the program object): the IR's on the IR path; the compiled
+    path has none of its own (numba's typing is not kept), an empty dict, never a probe."""
+    x = np.arange(64, dtype=np.float32)
+    out, total = np.zeros_like(x), np.zeros(1, np.float32)
+    obs = Facts()
+    simgpu.launch(local_and_atomic, 1, 64, (x, out, total), observers=[obs], executor=executor,
+                  timing=False)
+    assert isinstance(obs.facts.var_types, dict)
+    if executor == "ir":
+        assert {"i", "s", "k"} <= set(obs.facts.var_types)

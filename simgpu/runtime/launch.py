@@ -192,7 +192,8 @@ def prepare(ex, k, info, values):
         shared = getattr(info.fn, "shared", None) or {}
         widths = [ir_types.np_dtype(dt).itemsize for _, dt in shared.values()]
         info.facts = ProgramFacts(ir_local_frame(info.fn), frozenset(reduction_ids(info.fn)),
-                                  shared_access_bytes=max(1, min(widths, default=1)))
+                                  shared_access_bytes=max(1, min(widths, default=1)),
+                                  var_types=dict(info.fn.var_types))
 
 
 def budget_of(budget, max_loop_iterations):

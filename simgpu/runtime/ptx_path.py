@@ -64,7 +64,7 @@ def cc_for(gpu):
     return cc_for_gpu(getattr(gpu, "name", gpu))
 
 
-def program_facts(facts, ck):
+def program_facts(facts, ck, var_types=None):
     """ProgramFacts of the compiled kernel: its local frame is the PTX .local frame (16-byte
     rounded, at least 16 B, as for the IR), its reductions the atomics ptxas compiled to RED
     (by PTX line, the id of the observers' PtxInst)."""
@@ -79,7 +79,7 @@ def program_facts(facts, ck):
     return ProgramFacts(max(16, -(-int(local) // 16) * 16), reds,
                         shared_access_bytes=max(1, min(widths, default=1)),
                         shared_symbols=dict(kernel.shared_off),
-                        source_lines=dict(facts.source or {}))
+                        source_lines=dict(facts.source or {}), var_types=dict(var_types or {}))
 
 
 def _access_bytes(t):
@@ -146,7 +146,7 @@ class PTXExecutor:
         facts = SassFacts(ck, kernel_file)
         counter = InstCounter(CompiledSass(facts, res), max_steps=launch.max_loop_iterations, kernel=program_name)
         launch.ptx = PtxLaunchState(ck, facts, counter, args)
-        launch.facts = program_facts(facts, ck)
+        launch.facts = program_facts(facts, ck, getattr(launch.fn, "var_types", None))
         if launch.registers_per_thread is None and res.registers is not None:
             launch.registers_per_thread = int(res.registers)
         dyn = int(launch.dynamic_smem_bytes or 0)

@@ -251,7 +251,7 @@ class Simulations:
         P, mm = model.params, model.memory_model
         stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
                                            P.dram_write_cost) if mm is not None else {}
-        self.builder = ProgramBuilder(P, stats, getattr(model.info.fn, "var_types", None), model.sass_stream())
+        self.builder = ProgramBuilder(P, stats, model.info.facts.var_types if model.info.facts is not None else None, model.sass_stream())
         self.issue = {}                  # (group, loop configuration) -> (flow, per-line) SASS issued
         self.main = model.groups[0]
         self.tail = model.groups[1] if len(model.groups) > 1 else None
