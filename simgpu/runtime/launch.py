@@ -8,8 +8,8 @@ observers of the executor (exec/state.py's contract) that fill the Report at the
 """
 from __future__ import annotations
 
+import bisect
 import numbers
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -41,6 +41,7 @@ from .compile_errors import readable_error
 from .executor import get_executor
 from .foreign import ForeignProgram, ForeignPTXExecutor
 from .program import as_program
+from .progress import LaunchProgress
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report, kernel_title
 from .triton_door import (TIME_METRIC, apply_heuristics, config_meta, is_triton, layers, named_args,
@@ -67,7 +68,7 @@ class Launch:
     budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
-    show_progress: bool = False
+    show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
     poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
@@ -77,6 +78,7 @@ class Launch:
     cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
     facts: ProgramFacts | None = None     # the program's facts for the models (prepare fills it)
     prepare_seconds: float = 0.0          # the executor's prepare(): compiling, the first time
+    progress: LaunchProgress | None = None  # the estimate and progress (runtime/progress.py)
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -88,26 +90,32 @@ class Launch:
         return -(-self.n_blocks // self.blocks_per_chunk)
 
     def chunks(self):
-        """(index, first block, number of blocks) of each chunk to run."""
+        """(index, first block, number of blocks) of each chunk to run (the progress begins:
+        runtime/progress.py estimates the launch's time from the first)."""
+        todo = list(self._chunks_to_run())
+        if self.show_progress is not False:
+            self.progress = LaunchProgress(self.kernel_name, self.show_progress,
+                                           sampled=self.wanted_blocks is not None,
+                                           launch_text=f"{self.n_blocks:,} blocks x {self.threads_per_block} threads")
+            self.progress.begin([n for _, _, n in todo])
+        yield from todo
+
+    def _chunks_to_run(self):
+        wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
         for c in range(self.n_chunks):
             first = c * self.blocks_per_chunk
             n = min(self.blocks_per_chunk, self.n_blocks - first)
-            if self.wanted_blocks is not None and not any(first <= b < first + n for b in self.wanted_blocks):
-                continue
+            if wanted is not None:
+                k = bisect.bisect_left(wanted, first)
+                if k == len(wanted) or wanted[k] >= first + n:
+                    continue
             yield c, first, n
 
     def chunk_done(self, index):
-        if self.show_progress:
-            progress_bar(index + 1, self.n_chunks, self.kernel_name, sys.stderr)
-
-
-def progress_bar(done, total, name, stream):
-    width = 30
-    k = int(width * done / total)
-    stream.write(f"\r  simgpu {name}: [{'#' * k}{'.' * (width - k)}] {done}/{total} chunks")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
+        """The executor ran chunk `index` (the progress: the estimate, the bar)."""
+        if self.progress is not None:
+            first = index * self.blocks_per_chunk
+            self.progress.done(min(self.blocks_per_chunk, self.n_blocks - first))
 
 
 # -- the steps ----------------------------------------------------------------------------
@@ -197,7 +205,7 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
         per_chunk = mm.chunk_blocks(per_chunk)
     info.blocks_per_chunk = per_chunk
     info.wanted_blocks = sampled_blocks(info, tm) if sample else None
-    info.show_progress = progress if progress is not None else (info.n_chunks >= 8 and sys.stderr.isatty())
+    info.show_progress = progress       # None: shown when the launch is estimated slow (runtime/progress.py)
 
 
 def qualname_of(k):
@@ -308,6 +316,10 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         instructions), a number of seconds, or False for no limit.  A loop whose deciding state
         repeats is stopped at once whatever the budget (exec/budget.py).
     max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
+    progress: None (default): a launch estimated (from its first chunk) to take longer than
+        simgpu.settings' slow_launch_seconds (10 s) says so on stderr at once, with how to make
+        it faster, and shows a progress bar with its ETA (runtime/progress.py); True: the
+        progress always; False: silent.
     """
     if is_triton(kernel):
         opts = dict(gpu=gpu, observers=observers, memory=memory, timing=timing, chunk_lanes=chunk_lanes,
