@@ -28,6 +28,7 @@ def _later(module, name):
 run_program = _later("simgpu.host", "run_program")
 demo_launches = _later("simgpu.kernels.demo", "demo_launches")
 start_engine_compile = _later("simgpu.kernels.demo", "start_engine_compile")
+engine_cached = _later("simgpu.memory.warm", "engine_cached")
 finish_engine_compile = _later("simgpu.kernels.demo", "finish_engine_compile")
 compile_kernels = _later("simgpu.kernels.demo", "compile_kernels")
 plot_mystery = _later("simgpu.plot.model", "mystery")
@@ -100,7 +101,9 @@ def cmd_demo(a):
     t0 = time.perf_counter()
     print(f"simgpu demo: five classic kernels on the modelled {a.gpu or 'H200'}; loading numba-cuda and "
           "the models...", flush=True)
-    engine = start_engine_compile()     # the memory model's numba code, in a second process
+    # the memory model's numba code: compiled in a second process while the kernels compile here,
+    # unless numba's cache has it (then loading it costs a fraction of a second)
+    engine = None if engine_cached() else start_engine_compile()
     launches = demo_launches()
     print(f"  loaded in {time.perf_counter() - t0:.1f} s.  Compiling the kernels (numba-cuda, ptxas; "
           "cached on disk after the first run)...", flush=True)

@@ -17,7 +17,19 @@ import numpy as np
 
 from ..events import ArrayHandle, Chunk, Mask, MemEvent, ProgramFacts
 from ..hardware import get_gpu
+from .engine import global_event
 from .model import MemoryModel
+
+
+def engine_cached():
+    """Whether numba's cache already holds the engine's entry point for the types MemoryModel
+    gives it (read-only addresses and masks): then a process to compile it is not worth
+    starting.  Reads numba's cache index (numba's internals: any surprise reads as False)."""
+    try:
+        index = global_event._cache._cache_file._load_index()
+        return any(not key[0][0].mutable and not key[0][1].mutable for key in index)
+    except Exception:
+        return False
 
 
 def compile_engine(gpu=None):
