@@ -27,7 +27,7 @@ like any user's.  This module is at the bottom of the layers: it imports numpy o
 """
 from __future__ import annotations
 
-import sys
+import bisect
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -364,7 +364,7 @@ class Launch:
     budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
-    show_progress: bool = False
+    show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
     poison: int | None = POISON           # the byte shared/local memory start as (None: zeros)
@@ -374,6 +374,9 @@ class Launch:
     cooperative: bool = False             # grid.sync(): the whole grid runs in one chunk
     facts: ProgramFacts | None = None     # the program's facts for the models (prepare fills it)
     prepare_seconds: float = 0.0          # the executor's prepare(): compiling, the first time
+    # the estimate and progress (runtime/progress.LaunchProgress: begin(chunk sizes), done(blocks)),
+    # None: none kept
+    progress: object = None
 
     def __post_init__(self):
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
@@ -385,26 +388,29 @@ class Launch:
         return -(-self.n_blocks // self.blocks_per_chunk)
 
     def chunks(self):
-        """(index, first block, number of blocks) of each chunk to run."""
+        """(index, first block, number of blocks) of each chunk to run; the progress begins
+        (runtime/progress.py estimates the launch's time from the first chunk)."""
+        todo = list(self._chunks_to_run())
+        if self.progress is not None:
+            self.progress.begin([n for _, _, n in todo])
+        yield from todo
+
+    def _chunks_to_run(self):
+        wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
         for c in range(self.n_chunks):
             first = c * self.blocks_per_chunk
             n = min(self.blocks_per_chunk, self.n_blocks - first)
-            if self.wanted_blocks is not None and not any(first <= b < first + n for b in self.wanted_blocks):
-                continue
+            if wanted is not None:
+                k = bisect.bisect_left(wanted, first)
+                if k == len(wanted) or wanted[k] >= first + n:
+                    continue
             yield c, first, n
 
     def chunk_done(self, index):
-        if self.show_progress:
-            progress_bar(index + 1, self.n_chunks, self.kernel_name, sys.stderr)
-
-
-def progress_bar(done, total, name, stream):
-    width = 30
-    k = int(width * done / total)
-    stream.write(f"\r  simgpu {name}: [{'#' * k}{'.' * (width - k)}] {done}/{total} chunks")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
+        """The executor ran chunk `index` (the progress: the estimate, the bar)."""
+        if self.progress is not None:
+            first = index * self.blocks_per_chunk
+            self.progress.done(min(self.blocks_per_chunk, self.n_blocks - first))
 
 
 class Observer:

@@ -40,6 +40,11 @@ numba_errors        SIMGPU_NUMBA_ERRORS        "full": numba's compile errors as
                                                (runtime/compile_errors.py).  Default "short".
 race_check          SIMGPU_RACE_CHECK          "0": no light shared-memory hazard check on each
                                                launch (sanitize/hazards.py).  Default on.
+slow_launch_seconds SIMGPU_SLOW_LAUNCH_SECONDS a launch whose simulation is estimated to take
+                                               longer than this many seconds says so on stderr
+                                               at once, with how to make it faster, and shows
+                                               a progress bar (runtime/progress.py).  Default
+                                               10; "inf" or "off": never.
 ==================  =========================  ==================================================
 
 This module imports nothing of simgpu's but errors: it is in the bottom layer.
@@ -78,6 +83,22 @@ def _empty_or_zero(raw):
     return raw in ("", "0")
 
 
+SLOW_LAUNCH_SECONDS = 10.0
+
+
+def _seconds(raw):
+    text = (raw or "").strip().lower()
+    if not text:
+        return SLOW_LAUNCH_SECONDS
+    if text == "off":
+        return float("inf")
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     """The settings in force (see the module docstring for each field's variable and meaning)."""
@@ -92,6 +113,7 @@ class Settings:
     traceback: str = "short"
     numba_errors: str = "short"
     race_check: bool = True     # the default launch's light shared-memory hazard check (sanitize/hazards.py)
+    slow_launch_seconds: float = SLOW_LAUNCH_SECONDS    # a longer launch says so (runtime/progress.py)
 
     def tool(self, name):
         """The path set for NVIDIA tool ``name`` ("ptxas", "nvdisasm"), or None."""
@@ -115,6 +137,7 @@ ENV = {
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
     "race_check": ("SIMGPU_RACE_CHECK", _not_zero),
+    "slow_launch_seconds": ("SIMGPU_SLOW_LAUNCH_SECONDS", _seconds),
 }
 TOOLS = ("ptxas", "nvdisasm")
 FIELDS = tuple(f.name for f in fields(Settings))
@@ -138,6 +161,9 @@ def from_environment(environ=None):
 
 
 def _checked(s, source):
+    if not s.slow_launch_seconds >= 0:          # NaN (unreadable text) or negative
+        raise SimGPUError(f"{source}: slow_launch_seconds ({variable('slow_launch_seconds')}) must be "
+                          f"a number of seconds >= 0, \"inf\" or \"off\", not {s.slow_launch_seconds!r}")
     if s.executor not in EXECUTORS:
         raise SimGPUError(f"{source}: executor {s.executor!r} ({variable('executor')}) is not one of "
                           f"{', '.join(EXECUTORS)}")
@@ -176,6 +202,10 @@ def override(**changes):
     if "executor" in changes:
         changes["executor"] = _executor(changes["executor"])
         _checked(dataclasses.replace(Settings(), executor=changes["executor"]), source="override")
+    if "slow_launch_seconds" in changes:
+        changes["slow_launch_seconds"] = float(changes["slow_launch_seconds"])
+        _checked(dataclasses.replace(Settings(), slow_launch_seconds=changes["slow_launch_seconds"]),
+                 source="override")
     token = object()
     with _lock:
         _overrides.append((token, dict(changes)))

@@ -51,6 +51,7 @@ def test_demo_speaks_before_it_loads(monkeypatch, capsys):
         said.append(capsys.readouterr().out)       # what was printed before the heavy import
         return []
     monkeypatch.setattr(cli, "demo_launches", launches)
+    monkeypatch.setattr(cli, "engine_cached", lambda: True)        # no second process here
     assert cli.main(["demo"]) == 0
     assert said and said[0].startswith("simgpu demo: five classic kernels")
     assert "loaded in" in capsys.readouterr().out

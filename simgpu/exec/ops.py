@@ -217,22 +217,36 @@ UNARY = {"neg": np.negative, "pos": lambda a: a, "invert": np.invert, "not": _bo
          }
 
 
-@vectorize(["float64(float64)", "float32(float32)"], cache=True)
+def _ufunc_on_first_call(fn):
+    """numba's ufunc of `fn` (float64 and float32 loops), compiled -- or loaded from numba's
+    cache -- when first called, not when this module is imported (0.4-0.6 s of every start)."""
+    made = []
+
+    def call(x):
+        if not made:
+            made.append(vectorize(["float64(float64)", "float32(float32)"], cache=True)(fn))
+        return made[0](x)
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
+
+
+@_ufunc_on_first_call
 def _erf(x):
     return math.erf(x)
 
 
-@vectorize(["float64(float64)", "float32(float32)"], cache=True)
+@_ufunc_on_first_call
 def _erfc(x):
     return math.erfc(x)
 
 
-@vectorize(["float64(float64)", "float32(float32)"], cache=True)
+@_ufunc_on_first_call
 def _gamma(x):
     return math.gamma(x)
 
 
-@vectorize(["float64(float64)", "float32(float32)"], cache=True)
+@_ufunc_on_first_call
 def _lgamma(x):
     return math.lgamma(x)
 

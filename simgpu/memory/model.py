@@ -24,6 +24,16 @@ _SHARED_COUNTER_COLUMNS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES)
                            "atom": (C.SAT_REQ, C.SAT_WF, C.SAT_IDEAL, C.SAT_BYTES)}
 
 
+def read_only(a):
+    """`a` as a read-only array (a view when it is writable): the compiled engine (engine.py,
+    banks.py) is then compiled for one array type, not for read-only and writable both --
+    half the compile time of a first run (numba types read-only arrays apart)."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 class MemoryModel(Observer):
     """Coalescing, shared-memory banks, per-SM L1s, one L2 and DRAM for one launch."""
 
@@ -86,8 +96,8 @@ class MemoryModel(Observer):
 
     def mem(self, ev):
         slot = self._slot(ev.inst)
-        addr = np.ascontiguousarray(ev.addr)        # a broadcast (uniform) address is copied
-        mask = ev.mask.arr
+        addr = read_only(np.ascontiguousarray(ev.addr))    # a broadcast (uniform) address is copied
+        mask = read_only(ev.mask.arr)
         space = ev.space
         if space == "shared":
             r = shared_event(addr, mask, mask.view(np.uint8), ev.size, ev.chunk.n_warps, self.bank_shift,
@@ -101,14 +111,14 @@ class MemoryModel(Observer):
             self.cnt[slot, C.CLD_BYTES] += nbytes
         else:
             if space == "local":
-                addr = self._local_addr(ev)
+                addr = read_only(self._local_addr(ev))
             order, sm_order, warp_sm = self._order
             self.sector_lookups += global_event(
                 addr, mask, mask.view(np.uint8), ev.size, KINDS[(space, ev.kind)], order, sm_order, warp_sm,
                 slot, self.cnt, self.l1tag, self.l1, self.l2, self.l2r, self.prm, self.clk, self._scratch)
 
     def launch_end(self, launch):
-        dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END)
+        dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END, False)   # one signature: one compile
         dirty_bytes(self.l2, self.l2r, self.prm, self.cnt, C.DIRTY_END_BUSY, True)
 
     def fill_report(self, rep):

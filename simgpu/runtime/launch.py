@@ -9,7 +9,6 @@ observers of the executor (exec/state.py's contract) that fill the Report at the
 from __future__ import annotations
 
 import numbers
-import sys
 import time
 import warnings
 
@@ -40,6 +39,7 @@ from .compile_errors import readable_error
 from .executor import get_executor
 from .foreign import ForeignProgram, ForeignPTXExecutor
 from .program import as_program
+from .progress import LaunchProgress
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report, kernel_title
 from .triton_door import (TIME_METRIC, apply_heuristics, config_meta, is_triton, layers, named_args,
@@ -136,7 +136,10 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
         per_chunk = mm.chunk_blocks(per_chunk)
     info.blocks_per_chunk = per_chunk
     info.wanted_blocks = sampled_blocks(info, tm) if sample else None
-    info.show_progress = progress if progress is not None else (info.n_chunks >= 8 and sys.stderr.isatty())
+    info.show_progress = progress       # None: shown when the launch is estimated slow (runtime/progress.py)
+    if progress is not False:           # the estimate and progress, from the first chunk on
+        info.progress = LaunchProgress(info.kernel_name, progress, sampled=info.wanted_blocks is not None,
+                                       launch_text=f"{info.n_blocks:,} blocks x {info.threads_per_block} threads")
 
 
 def qualname_of(k):
@@ -248,6 +251,10 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         instructions), a number of seconds, or False for no limit.  A loop whose deciding state
         repeats is stopped at once whatever the budget (exec/budget.py).
     max_loop_iterations: deprecated: a cap on the iterations of any one loop (per chunk).
+    progress: None (default): a launch estimated (from its first chunk) to take longer than
+        simgpu.settings' slow_launch_seconds (10 s) says so on stderr at once, with how to make
+        it faster, and shows a progress bar with its ETA (runtime/progress.py); True: the
+        progress always; False: silent.
     """
     if is_triton(kernel):
         opts = dict(gpu=gpu, observers=observers, memory=memory, timing=timing, chunk_lanes=chunk_lanes,
