@@ -1,0 +1,111 @@
+"""Every kernel launch of numba-cuda's tests as a plain ``simgpu.launch`` (issue 25).
+
+Imported by validation/numba_suite/plugin.py when ``SIMGPU_NUMBA_SUITE=plain``: simgpu is
+installed (numba.cuda's host API on the modelled GPU, results only, for the tests' device
+arrays, streams and transfers), and then numba's compiled-kernel class launches each kernel
+*not* through the host API's compiled-PTX path but as a user's plain launch would:
+
+    simgpu.launch(kernel.py_func, griddim, blockdim, args, shared_bytes=sharedmem)
+
+with simgpu's defaults (the H200, the memory and timing models on, the PTX executor: simgpu
+compiles the Python function with numba-cuda itself, binds the arguments from Python, runs
+ptxas for the SASS facts).  The arguments are the test's own, as numba's ``_Kernel`` would pass
+them (``cuda.In``/``Out`` unwrapped, scalars cast to the overload's types), and the test's own
+assertions are the expected values.
+
+Kernels whose launch is host API rather than kernel (``debug=True``: exceptions raised on the
+host; a kernel numba rebuilt from its disk cache, which has no Python function) run through the
+host API's path, and are counted so (``host_path``).
+
+Per test, :func:`record` writes one JSON line to ``$SIMGPU_NUMBA_KERNELS_LOG``: the launches,
+and for a failure the exception's type, whether simgpu marks it a user's error, and where it
+was raised (the innermost frame), from which run.py classifies it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import traceback
+
+import simgpu
+from simgpu.host import kernels as host_kernels
+from simgpu.tracebacks import is_user_error
+
+SIMGPU_DIR = os.path.dirname(os.path.abspath(simgpu.__file__)) + os.sep
+STATE = {"plain": 0, "host_path": 0, "kernels": set(), "in_launch_error": False}
+
+
+def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
+    py_func = getattr(kernel_code, "py_func", None)
+    if py_func is None or getattr(kernel_code, "debug", False):
+        STATE["host_path"] += 1
+        return host_kernels.run_on_simgpu(kernel_code, args, griddim, blockdim, stream, sharedmem)
+    retr = []
+    pairs = list(zip(kernel_code.argument_types, args))
+    for ext in reversed(kernel_code.extensions or []):
+        pairs = [ext.prepare_args(t, v, stream=stream, retr=retr) for t, v in pairs]
+    values = [as_passed(host_kernels.prepare_value(t, v, retr), v) for t, v in pairs]
+    STATE["plain"] += 1
+    STATE["kernels"].add(f"{py_func.__module__}.{py_func.__qualname__}")
+    try:
+        rep = simgpu.launch(py_func, griddim, blockdim, values, shared_bytes=sharedmem)
+    except BaseException as e:
+        e._simgpu_plain_launch = True
+        raise
+    for fn in retr:
+        fn()
+    kernel_code.last_report = rep
+    return rep
+
+
+def as_passed(value, given):
+    """The prepared value with the test's namedtuples kept namedtuples (numba types a
+    namedtuple argument by its class: ``t.x`` in the kernel)."""
+    given = getattr(given, "value", given) if type(given).__name__ in ("In", "Out", "InOut") else given
+    if isinstance(value, tuple) and isinstance(given, tuple):
+        items = [as_passed(v, g) for v, g in zip(value, given)]
+        return type(given)(*items) if hasattr(given, "_fields") else tuple(items)
+    return value
+
+
+def install_plain():
+    """simgpu.install() (results only), then numba's kernels launched as plain simgpu.launch."""
+    simgpu.install(memory=False, sass=False)
+    from numba.cuda import dispatcher
+    dispatcher._Kernel.launch = plain_launch
+
+
+def reset():
+    STATE.update(plain=0, host_path=0, kernels=set())
+
+
+def failure_facts(excinfo):
+    """What classifies a failing test: the exception, whether simgpu marks it a user's error,
+    whether a plain launch raised it, and the innermost frame (in simgpu or not)."""
+    if excinfo is None:
+        return None
+    e = excinfo.value
+    tb = traceback.extract_tb(excinfo.tb)
+    inner = tb[-1] if tb else None
+    in_simgpu = bool(inner) and os.path.abspath(inner.filename).startswith(SIMGPU_DIR)
+    return {"type": f"{type(e).__module__}.{type(e).__qualname__}",
+            "message": str(e).split("\n", 1)[0][:300],
+            "user_error": bool(is_user_error(e)),
+            "from_launch": bool(getattr(e, "_simgpu_plain_launch", False)),
+            "assertion": isinstance(e, AssertionError),
+            "innermost": f"{os.path.relpath(inner.filename, os.path.dirname(SIMGPU_DIR))}:{inner.lineno} "
+                         f"({inner.name})" if inner else None,
+            "innermost_in_simgpu": in_simgpu}
+
+
+def record(item, report, excinfo):
+    path = os.environ.get("SIMGPU_NUMBA_KERNELS_LOG")
+    if not path:
+        return
+    with open(path, "a") as f:
+        f.write(json.dumps({"test": item.nodeid, "when": report.when, "outcome": report.outcome,
+                            "xfail": hasattr(report, "wasxfail"),
+                            "plain_launches": STATE["plain"], "host_path_launches": STATE["host_path"],
+                            "kernels": sorted(STATE["kernels"]),
+                            "failure": failure_facts(excinfo) if report.outcome == "failed" else None,
+                            "cpu_s": round(report.duration, 2)}) + "\n")
