@@ -1,0 +1,68 @@
+"""numba-cuda's own test kernels as plain ``simgpu.launch`` calls (issue 25).
+
+Each test here is a kernel of numba-cuda's test suite (numba/cuda/tests/cudapy) that went
+wrong as a plain launch -- ``simgpu.launch(py_func, grid, block, args)``, simgpu compiling the
+Python function itself and binding the arguments from Python -- with the arguments and the
+expected values of numba-cuda's test.  validation/numba_kernels/ runs all of them.
+"""
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba_cuda")
+from simgpu._compat import patch_numpy_for_numba  # noqa: E402
+
+patch_numpy_for_numba()
+
+import simgpu  # noqa: E402
+
+from compiled_path import skip_without_compiled_path  # noqa: E402
+
+skip_without_compiled_path()
+
+Point3 = namedtuple("Point3", ("x", "y", "r"))
+Point2 = namedtuple("Point2", ("x", "y"))
+
+
+def plain(kernel, args, grid=1, block=1):
+    return simgpu.launch(kernel, grid, block, args, memory=False, timing=False)
+
+
+def read_named(r1, r2, x):
+    r1[0] = x.x
+    r1[1] = x.y
+    r2[0] = x.r
+
+
+def read_named_uni(r, x):
+    r[0] = x.x
+    r[1] = x.y
+
+
+def test_namedtuple_argument_keeps_its_fields():
+    """test_array_args.TestCudaArrayArg.test_namedtuple: numba types a namedtuple by its
+    class; the binding rebuilt it as a plain tuple, and ``x.x`` did not type."""
+    x = Point3(1, 2, 2.236)
+    r1, r2 = np.zeros(2, np.int64), np.zeros(1, np.float64)
+    plain(read_named, (r1, r2, x))
+    assert r1.tolist() == [1, 2] and r2[0] == 2.236
+
+
+def test_namedunituple_argument_keeps_its_fields():
+    """test_array_args.TestCudaArrayArg.test_namedunituple."""
+    x = Point2(1, 2)
+    r = np.zeros(2, np.int64)
+    plain(read_named_uni, (r, x))
+    assert r.tolist() == [1, 2]
+
+
+def read_named_array(out, p):
+    out[0] = p.x[1] + p.y
+
+
+def test_namedtuple_holding_an_array():
+    """A namedtuple's array member is placed in device memory like any array argument."""
+    out = np.zeros(1, np.float64)
+    plain(read_named_array, (out, Point2(np.arange(3.0), 0.5)))
+    assert out[0] == 1.5
