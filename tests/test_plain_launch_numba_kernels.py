@@ -66,3 +66,29 @@ def test_namedtuple_holding_an_array():
     out = np.zeros(1, np.float64)
     plain(read_named_array, (out, Point2(np.arange(3.0), 0.5)))
     assert out[0] == 1.5
+
+
+def lengths(r, x):
+    r[0] = len(x)
+    r[1] = len(x[0])
+
+
+def test_tuple_of_empty_tuples():
+    """test_array_args.TestCudaArrayArg.test_tuple_of_empty_tuples: numba-cuda's line
+    information fails on an empty tuple's debug type (ZeroDivisionError in debuginfo.py); the
+    kernel compiles without it, as a plain cuda.jit compiles it."""
+    r = np.ones(2, np.int64)
+    plain(lengths, (r, ((), (), ())))
+    assert r.tolist() == [3, 0]
+
+
+def test_typing_errors_are_not_retried_without_lineinfo():
+    """Only a failure inside numba's debuginfo is retried; a kernel that does not type fails
+    as before (numba's own error)."""
+    from simgpu.sass.toolchain import raised_in_debuginfo
+    try:
+        plain(read_named_uni, (np.zeros(2, np.int64), (1, 2)))
+    except Exception as e:
+        assert not raised_in_debuginfo(e)
+    else:
+        raise AssertionError("a plain tuple has no .x")

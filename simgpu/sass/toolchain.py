@@ -258,13 +258,34 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
                                         lambda: _TargetDevice(tuple(cc))):
         try:
-            ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+            try:
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+            except Exception as exc:
+                if not (lineinfo and raised_in_debuginfo(exc)):
+                    raise
+                # numba-cuda's line information fails for some types (an empty tuple's debug
+                # type divides by its element size, 0): the kernel as the user's cuda.jit
+                # compiles it, without .loc lines (the report has no source lines for it)
+                lineinfo = False
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=False)
             if _needs_linking(ptx):
-                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc))
+                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo))
         except Exception as exc:
             _note_source_location(exc)
             raise
     return ptx, entry_name(ptx)
+
+
+def raised_in_debuginfo(exc):
+    """Whether `exc` was raised inside numba-cuda's debug/line information generator
+    (numba/cuda/debuginfo.py), not by the kernel's typing or lowering."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    parts = (last or "").replace("\\", "/").split("/")
+    return parts[-1:] == ["debuginfo.py"] and "cuda" in parts
 
 
 _EXTERN_DECL = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*(?:\([^)]*\))?\s*;[ \t]*\n?",
@@ -280,12 +301,12 @@ def _needs_linking(ptx):
     return any(n not in _PROVIDED for n in _EXTERN_DECL.findall(ptx))
 
 
-def linked_sources_ptx(func, argtypes, cc):
+def linked_sources_ptx(func, argtypes, cc, lineinfo=True):
     """PTX of what numba links into the kernel when it loads it (the fp16/bf16/fp8 shims of
     ``cuda.fp16`` and friends, ``cuda.declare_device`` sources and ``link=`` files, the
     device-runtime functions of cooperative groups): see :func:`library_link_ptx`."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
-    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=True, device=False,
+    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
                                         abi="numba", cc=tuple(cc))
     return linking_files_ptx(getattr(lib, "_linking_files", ()), cc)
 
