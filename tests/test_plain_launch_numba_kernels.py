@@ -92,3 +92,38 @@ def test_typing_errors_are_not_retried_without_lineinfo():
         assert not raised_in_debuginfo(e)
     else:
         raise AssertionError("a plain tuple has no .x")
+
+
+EXTREME = """
+def atomic(res, ary):
+    tx = cuda.threadIdx.x
+    bx = cuda.blockIdx.x
+    {func}(res, 0, ary[tx, bx])
+"""
+
+
+def exec_kernel(func):
+    from numba import cuda
+    scope = {}
+    exec(EXTREME.format(func=func), {"cuda": cuda}, scope)     # no source: as numba-cuda's tests make them
+    return scope["atomic"]
+
+
+def test_execd_kernels_differing_only_in_a_name_have_different_fingerprints():
+    """test_atomics' atomic_max and atomic_min are exec'd from one template: the same
+    bytecode, names, file and line, differing only in ``cuda.atomic.max``/``.min`` (co_names).
+    The PTX cache's key had the bytecode without the names: atomic_min ran atomic_max's PTX."""
+    from simgpu.sass.fingerprint import function_fingerprint
+    assert function_fingerprint(exec_kernel("cuda.atomic.max")) != function_fingerprint(exec_kernel("cuda.atomic.min"))
+    assert function_fingerprint(exec_kernel("cuda.atomic.max")) == function_fingerprint(exec_kernel("cuda.atomic.max"))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_atomic_min_after_atomic_max(dtype):
+    """test_atomics.TestCudaAtomics.test_atomic_min_*: run after test_atomic_max_*, as the
+    suite does; each gets its own result."""
+    vals = np.random.default_rng(0).integers(-65535, 65535, size=(32, 32)).astype(dtype)
+    for func, want, start in (("cuda.atomic.max", vals.max(), 0), ("cuda.atomic.min", vals.min(), 65535)):
+        res = np.array([start], dtype=dtype)
+        simgpu.launch(exec_kernel(func), 32, 32, (res, vals), memory=False, timing=False)
+        assert res[0] == want, func

@@ -4,7 +4,8 @@ numba compiles what the function's code says plus the *values* of the globals an
 variables it reads (they become constants; ``cuda.const.array_like(ARR)`` bakes an array into
 the PTX) and any device functions it calls.  ``function_fingerprint`` therefore covers:
 
-* the source text (or, when there is none, the bytecode and constants), file and first line
+* the source text (or, when there is none, the bytecode with the names, variables and
+  constants it indexes: ``code_fingerprint``), file and first line
   (line numbers end up in the PTX ``.loc`` directives);
 * every global / closure value the code (and nested code) names: scalars by value, numpy
   arrays by dtype, shape and a hash of their bytes, tuples element-wise, called functions and
@@ -78,9 +79,8 @@ def function_fingerprint(func, depth=0, seen=None):
     code = func.__code__
     try:
         body = inspect.getsource(func)
-    except (OSError, TypeError):
-        body = [code.co_code.hex(), repr([c for c in code.co_consts
-                                          if not isinstance(c, pytypes.CodeType)])]
+    except (OSError, TypeError):        # exec'd code: no source; what the bytecode says
+        body = code_fingerprint(code)
     names = _code_names(code)
     glob = {n: value_fingerprint(func.__globals__[n], names, depth, seen)
             for n in sorted(names) if n in func.__globals__}
@@ -90,6 +90,15 @@ def function_fingerprint(func, depth=0, seen=None):
     return {"name": f"{func.__module__}.{func.__qualname__}", "file": code.co_filename,
             "line": code.co_firstlineno, "body": body, "globals": glob, "closure": closure,
             "defaults": value_fingerprint(func.__defaults__, names, depth, seen)}
+
+
+def code_fingerprint(code):
+    """A code object without its source: the bytecode and everything its instructions index
+    into -- the names (``cuda.atomic.min`` and ``cuda.atomic.max`` differ only there), the
+    variable names and the constants, nested code objects the same way."""
+    consts = [code_fingerprint(c) if isinstance(c, pytypes.CodeType) else repr(c) for c in code.co_consts]
+    return [code.co_code.hex(), consts, list(code.co_names), list(code.co_varnames),
+            list(code.co_freevars), list(code.co_cellvars)]
 
 
 def _cell_filled(cell):
