@@ -127,3 +127,39 @@ def test_atomic_min_after_atomic_max(dtype):
         res = np.array([start], dtype=dtype)
         simgpu.launch(exec_kernel(func), 32, 32, (res, vals), memory=False, timing=False)
         assert res[0] == want, func
+
+
+def operator_kernel(op):
+    def foo(a, b):
+        i = 0
+        a[i] = op(a[i], b[i])
+    return foo
+
+
+def test_operator_closures_are_different_kernels():
+    """test_operator.TestOperatorModule.test_floordiv (after test_add): one closure whose
+    ``op`` is operator.add or operator.floordiv.  The PTX cache's key counted a builtin
+    function by its type only, so floordiv ran add's PTX (2.0 for 1 // 1)."""
+    import operator
+    for op in (operator.add, operator.floordiv, operator.mul, operator.sub, operator.truediv):
+        a, b = np.ones(1), np.ones(1)
+        res = a.copy()
+        plain(operator_kernel(op), (res, b))
+        assert res[0] == op(a, b)[0], op.__name__
+
+
+def test_fingerprints_name_builtins_ufuncs_classes_and_enum_members():
+    import enum
+    import math
+    import operator
+    from simgpu.sass.fingerprint import value_fingerprint
+
+    class Color(enum.IntEnum):
+        RED = 1
+        BLUE = 2
+
+    values = [operator.add, operator.floordiv, math.sin, math.cos, np.sin, np.cos, int, float,
+              Color.RED, Color.BLUE]
+    fps = [str(value_fingerprint(v)) for v in values]
+    assert len(set(fps)) == len(values)
+    assert str(value_fingerprint(operator.add)) == str(value_fingerprint(operator.add))
