@@ -163,3 +163,24 @@ def test_fingerprints_name_builtins_ufuncs_classes_and_enum_members():
     fps = [str(value_fingerprint(v)) for v in values]
     assert len(set(fps)) == len(values)
     assert str(value_fingerprint(operator.add)) == str(value_fingerprint(operator.add))
+
+
+def array_reshape2d(arr, newshape, got):
+    y = arr.reshape(newshape)
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            got[i, j] = y[i, j]
+
+
+def test_array_reshape_links_numbas_helper():
+    """test_array.TestCudaArray.test_array_reshape: ``a.reshape`` calls
+    numba_attempt_nocopy_reshape, which numba-cuda's _Kernel links from reshape_funcs.cu; the
+    plain launch's compile left it out and the launch was refused."""
+    arr = np.arange(24)
+    got = np.zeros((4, 6), arr.dtype)
+    plain(array_reshape2d, (arr, (4, 6), got))
+    np.testing.assert_array_equal(got, arr.reshape(4, 6))
+    arr = np.arange(25).reshape(5, 5)         # a negative extent, as the test's second half
+    got = np.zeros((5, 5), arr.dtype)
+    plain(array_reshape2d, (arr, (-1, 5), got))
+    np.testing.assert_array_equal(got, arr)

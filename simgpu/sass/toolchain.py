@@ -308,7 +308,20 @@ def linked_sources_ptx(func, argtypes, cc, lineinfo=True):
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
     lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
                                         abi="numba", cc=tuple(cc))
-    return linking_files_ptx(getattr(lib, "_linking_files", ()), cc)
+    files = list(getattr(lib, "_linking_files", ()))
+    files += [f for f in helper_files(lib.get_asm_str(cc=tuple(cc))) if f not in files]
+    return linking_files_ptx(files, cc)
+
+
+def helper_files(ptx):
+    """The CUDA C files numba-cuda's ``_Kernel`` links for the helper functions the kernel's
+    PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``), which
+    numba's compile functions leave out (numba/cuda/dispatcher.py, ``link_to_library_functions``)."""
+    from numba.cuda import dispatcher
+    names = getattr(dispatcher, "reshape_funcs", ())
+    if any(n in ptx for n in names):
+        return [os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu")]
+    return []
 
 
 def library_link_ptx(library, cc):
