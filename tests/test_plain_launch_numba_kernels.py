@@ -15,6 +15,8 @@ from simgpu._compat import patch_numpy_for_numba  # noqa: E402
 
 patch_numpy_for_numba()
 
+from numba.cuda.np.numpy_support import carray  # noqa: E402
+
 import simgpu  # noqa: E402
 
 from compiled_path import skip_without_compiled_path  # noqa: E402
@@ -184,3 +186,46 @@ def test_array_reshape_links_numbas_helper():
     got = np.zeros((5, 5), arr.dtype)
     plain(array_reshape2d, (arr, (-1, 5), got))
     np.testing.assert_array_equal(got, arr)
+
+
+def test_dispatcher_fastmath_is_compiled_in():
+    """A cuda.jit(fastmath=True) dispatcher given to simgpu.launch compiles with fastmath, as
+    numba compiles it for the GPU (division flushes a subnormal to zero: div.approx.ftz)."""
+    from numba import cuda
+
+    def divide(r, a, b):
+        r[0] = a / b
+    sub = np.float32(1e-40)         # subnormal
+    r = np.ones(1, np.float32)
+    plain(cuda.jit(fastmath=True)(divide), (r, sub, np.float32(1.0)))
+    assert r[0] == 0.0
+    plain(cuda.jit(divide), (r, sub, np.float32(1.0)))
+    assert r[0] == sub
+
+
+def multiply(r, a, b):
+    r[0] = a * b
+
+
+def pointer_axpy(r, a, x, y, n):
+    i = 0
+    while i < n:
+        r[i] = a * x[i] + y[i]
+        i += 1
+
+
+def carray_add(a_ptr):
+    a = carray(a_ptr, (1,), dtype=np.float32)
+    a[0] += 1.2
+
+
+def test_explicit_signatures_type_and_cast_the_arguments():
+    """A dispatcher made with explicit signatures (cuda.jit("void(...)")) runs the overload
+    numba picks, with the arguments cast to its types (a float32 parameter: 0.1 * 0.1 in
+    float32, not float64)."""
+    from numba import cuda
+    with simgpu.installed(memory=False, sass=False):
+        k = cuda.jit("void(float64[:], float32, float32)")(multiply)
+        r = np.zeros(1, np.float64)
+        plain(k, (r, 0.1, 0.1))         # float32 arithmetic, as numba casts 0.1 to the signature's f4
+        assert r[0] == np.float64(np.float32(0.1) * np.float32(0.1)) != 0.1 * 0.1

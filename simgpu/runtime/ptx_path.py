@@ -50,7 +50,7 @@ from ..sass import compile_kernel
 from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
 from ..sass import devrt
-from ..sass.toolchain import ToolFailedError, cc_for_gpu
+from ..sass.toolchain import ToolFailedError, cast_to_signature, cc_for_gpu, explicit_signature
 from .compile_errors import (check_externs, learner_error, note_kernel_location, note_learner_reading,
                              too_much_shared_error, unlinked_extern_error)
 from .ptx_binding import kernel_args
@@ -150,8 +150,12 @@ class PTXExecutor:
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
         warn_lint(program.py_func)          # mistakes numba compiles (a barrier not called)
+        dispatcher = getattr(program, "numba_dispatcher", None)
+        sig = explicit_signature(dispatcher, args) if dispatcher is not None else None
+        if sig is not None:         # cuda.jit("void(...)"): numba casts to the signature's types
+            args = cast_to_signature(sig, args)
         try:
-            ck = self.compile_program(program, args, cc_for(launch.gpu))
+            ck = self.compile_program(program, args if sig is None else sig, cc_for(launch.gpu))
         except ToolFailedError as e:
             raise unlinked_extern_error(e, program.name) or too_much_shared_error(e, program.name, launch.gpu) or e
         except SimGPUError:
@@ -195,9 +199,11 @@ class PTXExecutor:
         return launch.ptx
 
     def compile_program(self, program, args, cc):
-        """The CompiledKernel to run: numba-cuda's PTX for these arguments and ptxas' facts.
-        (simgpu.host runs the PTX numba-cuda's own dispatcher compiled: it overrides this.)"""
-        return compile_kernel(program.py_func, args, cc=cc, use_cache=self.use_cache)
+        """The CompiledKernel to run: numba-cuda's PTX for these arguments (or numba types) and
+        ptxas' facts; a numba dispatcher's with its options.  (simgpu.host runs the PTX
+        numba-cuda's own dispatcher compiled: it overrides this.)"""
+        kernel = getattr(program, "numba_dispatcher", None) or program.py_func
+        return compile_kernel(kernel, args, cc=cc, use_cache=self.use_cache)
 
     def make_memory(self, places):
         """The launch's global memory: the arguments at their places (simgpu.host adds the

@@ -17,7 +17,7 @@ from .fingerprint import function_fingerprint
 from .opclasses import pipe_histogram, unknown_opcodes
 from .ptxas import FunctionResources, PtxasReport, assemble
 from .ptxlines import SourceLoc, number_ptx_lines
-from .toolchain import (cc_for_gpu, check_arch, compile_ptx, frontend_versions,
+from .toolchain import (cc_for_gpu, check_arch, compile_ptx, dispatcher_options, frontend_versions,
                         numba_types_for_args, py_function, tool_version)
 
 
@@ -134,7 +134,9 @@ def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True):
     argtypes = numba_types_for_args(args_or_types)
     type_names = [str(t) for t in argtypes]
     front = frontend_versions()
-    key = cache.make_key("ptx", function_fingerprint(py_func), type_names, cc, front)
+    options = dispatcher_options(py_func)       # cuda.jit(fastmath=True, ...): part of the code
+    key = cache.make_key("ptx", function_fingerprint(py_func), type_names, cc, front,
+                         *([options] if options else []))
     hit = cache.load("ptx", key) if use_cache else None
     if hit is not None:
         ptx, entry = hit["ptx"], hit["entry"]

@@ -26,6 +26,8 @@ import threading
 import types as pytypes
 from pathlib import Path
 
+import numpy as np
+
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
 from simgpu.sass import cache, devrt
@@ -251,15 +253,18 @@ def py_function(func):
 
 
 def compile_ptx(py_func, argtypes, cc, lineinfo=True):
-    """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``.
+    """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``
+    (a numba dispatcher: with its code-changing options, :func:`dispatcher_options`).
     Returns (ptx, entry_name).  numba's errors propagate unchanged."""
     cuda = _numba_cuda()
+    options = dispatcher_options(py_func)
     func = numba_view(py_function(py_func), cuda)
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
                                         lambda: _TargetDevice(tuple(cc))):
         try:
             try:
-                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo,
+                                               **options)
             except Exception as exc:
                 if not (lineinfo and raised_in_debuginfo(exc)):
                     raise
@@ -267,9 +272,9 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
                 # type divides by its element size, 0): the kernel as the user's cuda.jit
                 # compiles it, without .loc lines (the report has no source lines for it)
                 lineinfo = False
-                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=False)
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=False, **options)
             if _needs_linking(ptx):
-                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo))
+                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo, options))
         except Exception as exc:
             _note_source_location(exc)
             raise
@@ -301,13 +306,13 @@ def _needs_linking(ptx):
     return any(n not in _PROVIDED for n in _EXTERN_DECL.findall(ptx))
 
 
-def linked_sources_ptx(func, argtypes, cc, lineinfo=True):
+def linked_sources_ptx(func, argtypes, cc, lineinfo=True, options=None):
     """PTX of what numba links into the kernel when it loads it (the fp16/bf16/fp8 shims of
     ``cuda.fp16`` and friends, ``cuda.declare_device`` sources and ``link=`` files, the
     device-runtime functions of cooperative groups): see :func:`library_link_ptx`."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
     lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
-                                        abi="numba", cc=tuple(cc))
+                                        abi="numba", cc=tuple(cc), **(options or {}))
     files = list(getattr(lib, "_linking_files", ()))
     files += [f for f in helper_files(lib.get_asm_str(cc=tuple(cc))) if f not in files]
     return linking_files_ptx(files, cc)
@@ -702,3 +707,77 @@ def numba_types_for_args(args):
             raise SimGPUError(f"argument {i} ({type(a).__name__}) has no numba type")
         out.append(t)
     return tuple(out)
+
+
+# -- a numba dispatcher given to simgpu.launch: its options and explicit signatures ----------
+#: cuda.jit options that change the code a kernel compiles to, with numba's defaults
+#: (``cuda.compile_ptx`` takes them); a dispatcher's other options do not change its results
+CODE_OPTIONS = {"fastmath": False, "opt": True, "forceinline": False, "launch_bounds": None}
+
+
+def dispatcher_options(func):
+    """The code-changing options (``CODE_OPTIONS``) a numba dispatcher was made with
+    (``cuda.jit(fastmath=True)``) where they differ from numba's defaults; {} for a plain
+    function.  A plain launch of the dispatcher compiles with them, as numba does."""
+    opts = getattr(func, "targetoptions", None)
+    if not isinstance(opts, dict):
+        return {}
+    return {k: opts[k] for k, default in CODE_OPTIONS.items() if k in opts and opts[k] != default}
+
+
+def explicit_signature(func, args):
+    """The argument types numba launches numba dispatcher ``func`` with for launch arguments
+    ``args``, where it was made with explicit signatures (``cuda.jit("void(int32[:], f4)")``:
+    numba compiles only those and casts the arguments to the one that matches): an exact match
+    first, else the first whose types the arguments convert to.  None for a dispatcher that
+    compiles per launch, a plain function, or no match (numba's error then comes from typing
+    the arguments as given)."""
+    if getattr(func, "_can_compile", True) or not hasattr(func, "overloads"):
+        return None
+    sigs = [tuple(s) for s in func.overloads.keys() if len(s) == len(args)]
+    if not sigs:
+        return None
+    try:
+        actual = numba_types_for_args(args)
+    except Exception:
+        return None
+    for s in sigs:
+        if s == tuple(actual):
+            return s
+    from numba.cuda import types
+    tctx = getattr(func, "typingctx", None)
+
+    def converts(a, f):         # an integer is an address for a pointer parameter, as numba takes it
+        return (a == f or (isinstance(f, (types.CPointer, types.RawPointer)) and isinstance(a, types.Integer))
+                or (tctx is not None and tctx.can_convert(a, f) is not None))
+    for s in sigs:
+        if all(converts(a, f) for a, f in zip(actual, s)):
+            return s
+    return None
+
+
+def cast_to_signature(types_, args):
+    """Launch arguments as numba passes them to a kernel of argument types ``types_``: scalars
+    cast to the parameter's type (integers wrap, as ctypes does), an integer for a pointer
+    parameter (``types.CPointer``, ``voidptr``) as a 64-bit address, tuples element-wise,
+    arrays and records as they are."""
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import as_dtype
+
+    def cast(t, v):
+        if isinstance(t, types.BaseTuple) and isinstance(v, tuple):
+            items = [cast(tt, vv) for tt, vv in zip(t, v)]
+            return type(v)(*items) if hasattr(type(v), "_fields") else tuple(items)
+        if isinstance(t, (types.CPointer, types.RawPointer)) and isinstance(v, (int, np.integer)):
+            return np.uint64(int(v) & 0xFFFFFFFFFFFFFFFF)
+        if isinstance(t, types.EnumMember):
+            v, t = getattr(v, "value", v), t.dtype
+        if isinstance(t, (types.Integer, types.Float, types.Complex, types.Boolean)) and \
+                isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
+            dt = as_dtype(t)
+            if isinstance(t, types.Integer) and isinstance(v, (int, np.integer)):
+                bits = int(v) & ((1 << (8 * dt.itemsize)) - 1)
+                return np.array(bits, dtype=f"u{dt.itemsize}").view(dt)[()]
+            return np.array(v).astype(dt)[()]
+        return v
+    return [cast(t, v) for t, v in zip(types_, args)]
