@@ -229,3 +229,24 @@ def test_explicit_signatures_type_and_cast_the_arguments():
         r = np.zeros(1, np.float64)
         plain(k, (r, 0.1, 0.1))         # float32 arithmetic, as numba casts 0.1 to the signature's f4
         assert r[0] == np.float64(np.float32(0.1) * np.float32(0.1)) != 0.1 * 0.1
+
+
+def test_pointer_arguments_reach_the_device_arrays():
+    """An integer passed for a pointer parameter is the address (explicit signatures, above),
+    and the device arrays it names are mapped in a plain launch as in a numba launch
+    (test_dispatcher.test_dispatcher_cpointer_arguments, test_array.test_carray/test_farray:
+    refused before: the int typed as int64, then the address unmapped)."""
+    from numba import cuda, types
+    with simgpu.installed(memory=False, sass=False):
+        ptr = types.CPointer(types.int32)
+        axpy = cuda.jit(types.void(ptr, types.int32, ptr, ptr, types.uint32))(pointer_axpy)
+        hx, hy = np.arange(10, dtype=np.int32), np.arange(10, dtype=np.int32) * 2
+        dx, dy = cuda.to_device(hx), cuda.to_device(hy)
+        dr = cuda.device_array_like(dx)
+        ptrs = [d.__cuda_array_interface__["data"][0] for d in (dr, dx, dy)]
+        plain(axpy, (ptrs[0], 5, ptrs[1], ptrs[2], 10))
+        np.testing.assert_array_equal(dr.copy_to_host(), 5 * hx + hy)
+        add = cuda.jit(types.void(types.CPointer(types.float32)))(carray_add)
+        d = cuda.to_device(np.zeros(1, np.float32))
+        plain(add, (int(d.gpu_data.device_pointer),))
+        assert d.copy_to_host()[0] == np.float32(1.2)

@@ -67,6 +67,17 @@ def cc_for(gpu):
 
 
 # -- device memory at the IR binding's addresses ------------------------------------------
+_PROGRAM_MEMORY: list = [None]      # simgpu.host's launch memory (its device arrays), while installed
+
+
+def set_program_memory(factory):
+    """Make every compiled-path launch's global memory with ``factory(places)`` (simgpu.host's
+    install(): the program's device arrays mapped at their addresses, so a plain
+    ``simgpu.launch`` reaches them as a numba launch does), or PlacedMemory again (None)."""
+    _PROGRAM_MEMORY[0] = factory
+
+
+
 class PlacedMemory(DeviceMemory):
     """simgpu.ptx's device memory, with the argument arrays at the addresses the IR path's
     binding gave them (runtime/binding.bind_memory), named after their parameters.  Other
@@ -206,9 +217,11 @@ class PTXExecutor:
         return compile_kernel(kernel, args, cc=cc, use_cache=self.use_cache)
 
     def make_memory(self, places):
-        """The launch's global memory: the arguments at their places (simgpu.host adds the
-        program's other device arrays, which kernels may reach through captured pointers)."""
-        return PlacedMemory(places)
+        """The launch's global memory: the arguments at their places, and where simgpu.host is
+        installed the program's device arrays at their own addresses (``set_program_memory``:
+        a kernel reaches them through captured or passed pointers, as on the GPU)."""
+        factory = _PROGRAM_MEMORY[0]
+        return factory(places) if factory is not None else PlacedMemory(places)
 
     def make_counter(self, launch):
         st = launch.ptx
