@@ -250,3 +250,30 @@ def test_pointer_arguments_reach_the_device_arrays():
         d = cuda.to_device(np.zeros(1, np.float32))
         plain(add, (int(d.gpu_data.device_pointer),))
         assert d.copy_to_host()[0] == np.float32(1.2)
+
+
+class Color(__import__("enum").Enum):
+    red = 1
+    green = 2
+
+
+class Shape(__import__("enum").IntEnum):
+    circle = 1
+    square = 2
+
+
+def compare(a, b, out):
+    out[0] = a == b
+    out[1] = a != b
+    out[2] = a is b
+    out[3] = a is not b
+
+
+@pytest.mark.parametrize("a, b", [(Color.red, Color.green), (Color.red, Color.red), (Shape.circle, Shape.circle)])
+def test_enum_members_are_arguments(a, b):
+    """test_enums.EnumTest.test_compare: an Enum member is a kernel argument (numba types it
+    by its class and passes its value); the binding refused a plain Enum's member."""
+    got, want = np.zeros(4, np.bool_), np.zeros(4, np.bool_)
+    plain(compare, (a, b, got))
+    compare(a, b, want)
+    np.testing.assert_array_equal(got, want)
