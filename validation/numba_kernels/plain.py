@@ -5,11 +5,12 @@ installed (numba.cuda's host API on the modelled GPU, results only, for the test
 arrays, streams and transfers), and then numba's compiled-kernel class launches each kernel
 *not* through the host API's compiled-PTX path but as a user's plain launch would:
 
-    simgpu.launch(kernel.py_func, griddim, blockdim, args, shared_bytes=sharedmem)
+    simgpu.launch(dispatcher, griddim, blockdim, args, shared_bytes=sharedmem)
 
 with simgpu's defaults (the H200, the memory and timing models on, the PTX executor: simgpu
-compiles the Python function with numba-cuda itself, binds the arguments from Python, runs
-ptxas for the SASS facts).  The arguments are the test's own, as numba's ``_Kernel`` would pass
+compiles the kernel with numba-cuda itself -- the test's ``cuda.jit`` dispatcher, so with its
+options and explicit signatures -- binds the arguments from Python, runs ptxas for the SASS
+facts).  The arguments are the test's own, as numba's ``_Kernel`` would pass
 them (``cuda.In``/``Out`` unwrapped, scalars cast to the overload's types), and the test's own
 assertions are the expected values.
 
@@ -23,6 +24,7 @@ was raised (the innermost frame), from which run.py classifies it.
 """
 from __future__ import annotations
 
+import enum
 import json
 import os
 import traceback
@@ -32,7 +34,7 @@ from simgpu.host import kernels as host_kernels
 from simgpu.tracebacks import is_user_error
 
 SIMGPU_DIR = os.path.dirname(os.path.abspath(simgpu.__file__)) + os.sep
-STATE = {"plain": 0, "host_path": 0, "kernels": set(), "in_launch_error": False}
+STATE = {"plain": 0, "host_path": 0, "kernels": set(), "dispatcher": []}
 
 
 def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
@@ -47,8 +49,11 @@ def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     values = [as_passed(host_kernels.prepare_value(t, v, retr), v) for t, v in pairs]
     STATE["plain"] += 1
     STATE["kernels"].add(f"{py_func.__module__}.{py_func.__qualname__}")
+    dispatcher = STATE["dispatcher"][-1] if STATE["dispatcher"] else None
+    if getattr(dispatcher, "py_func", None) is not py_func:
+        dispatcher = py_func
     try:
-        rep = simgpu.launch(py_func, griddim, blockdim, values, shared_bytes=sharedmem)
+        rep = simgpu.launch(dispatcher, griddim, blockdim, values, shared_bytes=sharedmem)
     except BaseException as e:
         e._simgpu_plain_launch = True
         raise
@@ -59,9 +64,11 @@ def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
 
 
 def as_passed(value, given):
-    """The prepared value with the test's namedtuples kept namedtuples (numba types a
-    namedtuple argument by its class: ``t.x`` in the kernel)."""
+    """The prepared value with the test's namedtuples kept namedtuples and its enum members
+    kept members (numba types them by their class: ``t.x``, ``a is b`` in the kernel)."""
     given = getattr(given, "value", given) if type(given).__name__ in ("In", "Out", "InOut") else given
+    if isinstance(given, enum.Enum):
+        return given                # an enum member as the test passes it (numba types it by its class)
     if isinstance(value, tuple) and isinstance(given, tuple):
         items = [as_passed(v, g) for v, g in zip(value, given)]
         return type(given)(*items) if hasattr(given, "_fields") else tuple(items)
@@ -73,6 +80,15 @@ def install_plain():
     simgpu.install(memory=False, sass=False)
     from numba.cuda import dispatcher
     dispatcher._Kernel.launch = plain_launch
+    call = dispatcher.CUDADispatcher.call
+
+    def call_noting_dispatcher(self, *args, **kwargs):     # the launch gets the test's dispatcher
+        STATE["dispatcher"].append(self)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            STATE["dispatcher"].pop()
+    dispatcher.CUDADispatcher.call = call_noting_dispatcher
 
 
 def reset():
