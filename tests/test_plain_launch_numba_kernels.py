@@ -277,3 +277,73 @@ def test_enum_members_are_arguments(a, b):
     plain(compare, (a, b, got))
     compare(a, b, want)
     np.testing.assert_array_equal(got, want)
+
+
+TIMES2_CU = """
+extern "C" __device__
+int times2(int *out, int a)
+{
+  *out = a * 2;
+  return 0;
+}
+"""
+
+TIMES4_CU = """
+extern "C" __device__
+int times2(int *out, int a);
+
+extern "C" __device__
+int times4(int *out, int a)
+{
+  int tmp;
+  times2(&tmp, a);
+  *out = tmp * 2;
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("order", ["times2 first", "times4 first"])
+def test_linked_sources_that_call_each_other_merge_in_either_order(order):
+    """test_device_func.TestDeclareDevice.test_link_multiple_sources_*: times4.cu declares
+    times2 (.extern) and times2.cu defines it.  The merge kept the .extern next to the
+    definition (ptxas: duplicate definition), depending on the files' order (numba keeps
+    them in a set)."""
+    from simgpu.sass.ptxas import assemble
+    from simgpu.sass.toolchain import merge_ptx, nvrtc_ptx_cached
+    t2, t4 = nvrtc_ptx_cached(TIMES2_CU, "times2.cu", (9, 0)), nvrtc_ptx_cached(TIMES4_CU, "times4.cu", (9, 0))
+    kernel = (".version 8.0\n.target sm_90\n.address_size 64\n"
+              ".extern .func (.param .b32 r) times4(.param .b64 a, .param .b32 b);\n"
+              ".visible .entry k(.param .b64 p)\n{\n.reg .b64 %rd<2>;\n.reg .b32 %r<2>;\n"
+              "ld.param.u64 %rd1, [p];\n{\n.param .b64 pa;\n.param .b32 pb;\n.param .b32 rv;\n"
+              "st.param.b64 [pa], %rd1;\nst.param.b32 [pb], 3;\n"
+              "call.uni (rv), times4, (pa, pb);\n}\nret;\n}\n")
+    extras = [t2, t4] if order == "times2 first" else [t4, t2]
+    merged = merge_ptx(kernel, extras)
+    assemble(merged, (9, 0), lineinfo=False)          # ptxas accepts it
+    assert merged.count(".extern") == 0
+
+
+def times4_kernel(r, x):
+    i = 0
+    while i < len(r):
+        r[i] = TIMES4(x[i])
+        i += 1
+
+
+def test_linked_ptx_is_not_kept_in_the_ptx_cache(tmp_path):
+    """PTX with linked files (declare_device(link=...)) is compiled afresh each time: the files
+    are not in the kernel's fingerprint, so a cached copy could be another file's code."""
+    from numba import cuda
+    from simgpu import settings
+    from simgpu.sass.kernel import compile_kernel
+    global TIMES4
+    TIMES4 = cuda.declare_device("times4", "int32(int32)",
+                                 link=[cuda.CUSource(TIMES2_CU), cuda.CUSource(TIMES4_CU)])
+    x = np.arange(10, dtype=np.int32)
+    r = np.empty_like(x)
+    with settings.override(cache_dir=str(tmp_path), disk_cache=True):
+        assert not compile_kernel(times4_kernel, (r, x)).ptx_from_cache
+        assert not compile_kernel(times4_kernel, (r, x)).ptx_from_cache
+        plain(times4_kernel, (r, x))
+    np.testing.assert_array_equal(r, 4 * x)

@@ -256,7 +256,16 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``
     (a numba dispatcher: with its code-changing options, :func:`dispatcher_options`).
     Returns (ptx, entry_name).  numba's errors propagate unchanged."""
+    ptx, entry, _linked = compile_ptx_linked(py_func, argtypes, cc, lineinfo)
+    return ptx, entry
+
+
+def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
+    """:func:`compile_ptx`, and whether other code was linked in (CUDA C/PTX files of
+    ``cuda.declare_device(link=...)``, numba's helpers: code the function's fingerprint
+    does not cover, so the PTX cache does not keep it)."""
     cuda = _numba_cuda()
+    linked = False
     options = dispatcher_options(py_func)
     func = numba_view(py_function(py_func), cuda)
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
@@ -274,11 +283,11 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
                 lineinfo = False
                 ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=False, **options)
             if _needs_linking(ptx):
-                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo, options))
+                ptx, linked = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo, options)), True
         except Exception as exc:
             _note_source_location(exc)
             raise
-    return ptx, entry_name(ptx)
+    return ptx, entry_name(ptx), linked
 
 
 def raised_in_debuginfo(exc):
@@ -519,6 +528,24 @@ def merge_ptx(kernel_ptx, extra):
             if _defines(text, name):
                 defined.add(name)
         bodies.append(text)
+    # an extra's .extern declaration of a function another extra defines (times4.cu calling
+    # times2.cu's times2): dropped where the definition comes first, a forward declaration
+    # with the definition's linkage where it comes later (ptxas refuses an .extern and a
+    # definition of one name in one module, and wants a function declared before its call)
+    linkage, earlier, out_bodies = {}, set(), []
+    for b in bodies:
+        for m in re.finditer(r"^[ \t]*(\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", b, re.M):
+            if _defines(b, m.group(2)):
+                linkage.setdefault(m.group(2), (m.group(1) or "").strip())
+    for b in bodies:
+        def declare(m):
+            name = m.group(1)
+            if name not in defined:
+                return m.group(0)
+            return "" if name in earlier else _forward_declaration(m.group(0), linkage.get(name, ""))
+        out_bodies.append(_EXTERN_DECL.sub(declare, b))
+        earlier |= {n for n in _FUNC_START.findall(b) if _defines(b, n)}
+    bodies = out_bodies
     out = _EXTERN_DECL.sub(lambda m: "" if m.group(1) in defined else m.group(0), kernel_ptx)
     if versions:
         major, minor = max((int(a), int(b)) for a, b in versions)
@@ -526,6 +553,12 @@ def merge_ptx(kernel_ptx, extra):
     m = re.search(r"^\s*\.address_size\s+\d+[^\n]*\n", out, re.M)
     at = m.end() if m else 0
     return out[:at] + "\n" + "\n".join(bodies) + "\n" + out[at:]
+
+
+def _forward_declaration(decl, linkage):
+    """``.extern .func (...) f(...);`` as a declaration with the definition's `linkage`
+    (``.visible``, ``.weak`` or none): ``.visible .func (...) f(...);``."""
+    return re.sub(r"\.extern\s+", f"{linkage} " if linkage else "", decl, count=1)
 
 
 def _function_spans(text):
