@@ -269,10 +269,17 @@ def compare(a, b, out):
     out[3] = a is not b
 
 
-@pytest.mark.parametrize("a, b", [(Color.red, Color.green), (Color.red, Color.red), (Shape.circle, Shape.circle)])
+class Planet(__import__("enum").Enum):
+    VENUS = (4.869e24, 6.0518e6)
+    EARTH = (5.976e24, 6.37814e6)
+
+
+@pytest.mark.parametrize("a, b", [(Color.red, Color.green), (Color.red, Color.red), (Shape.circle, Shape.circle),
+                                  (Planet.EARTH, Planet.EARTH), (Planet.VENUS, Planet.EARTH)])
 def test_enum_members_are_arguments(a, b):
     """test_enums.EnumTest.test_compare: an Enum member is a kernel argument (numba types it
-    by its class and passes its value); the binding refused a plain Enum's member."""
+    by its class and passes its value, a tuple value as its members); the binding refused a
+    plain Enum's member."""
     got, want = np.zeros(4, np.bool_), np.zeros(4, np.bool_)
     plain(compare, (a, b, got))
     compare(a, b, want)

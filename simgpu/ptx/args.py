@@ -141,6 +141,8 @@ def flatten_args(args, memory=None, pointers=False):
         if is_record(val):          # numba-cuda: a pointer to the record on the device
             values.append(np.uint64(memory.alloc(record_bytes(val), name=f"record argument {len(values)}")))
             return
+        if isinstance(val, enum.Enum) and isinstance(val.value, tuple):
+            val = val.value         # an enum member of tuple value: its value's members
         if isinstance(val, tuple):
             for v in val:
                 add(v)

@@ -20,6 +20,7 @@ reach the user unchanged (runtime/ptx_path.PTXExecutor.prepare).
 """
 from __future__ import annotations
 
+import enum
 import inspect
 import linecache
 from dataclasses import dataclass, field
@@ -109,6 +110,9 @@ def _host_value(kernel, name, a):
         return HostRecord(host, a)
     if isinstance(host, tuple):
         return same_tuple(host, [_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host)])
+    if isinstance(host, enum.Enum) and isinstance(host.value, tuple):     # numba: the value's tuple
+        _host_value(kernel, name, host.value)
+        return host
     if scalar_values(host) is None:
         raise ArgumentError(f"argument {name!r} of kernel {kernel!r}: cannot pass a "
                             f"{type(a).__name__}; pass numpy arrays, numbers and tuples of them")
