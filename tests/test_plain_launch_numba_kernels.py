@@ -354,3 +354,21 @@ def test_linked_ptx_is_not_kept_in_the_ptx_cache(tmp_path):
         assert not compile_kernel(times4_kernel, (r, x)).ptx_from_cache
         plain(times4_kernel, (r, x))
     np.testing.assert_array_equal(r, 4 * x)
+
+
+def write_one(r):
+    r[0] = 1
+
+
+@pytest.mark.parametrize("bounds", [128, (128,), (128, 2)])
+def test_launch_bounds_refuse_a_bigger_block(bounds):
+    """test_dispatcher.TestLaunchBounds: a block beyond the kernel's launch bounds (.maxntid)
+    does not launch (the driver's CUDA_ERROR_INVALID_VALUE); the plain launch ran it."""
+    from numba import cuda
+    from simgpu.errors import LaunchError
+    k = cuda.jit(launch_bounds=bounds)(write_one)
+    r = np.zeros(1, np.int32)
+    plain(k, (r,), block=128)
+    assert r[0] == 1
+    with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_VALUE"):
+        plain(k, (r,), block=129)

@@ -26,6 +26,7 @@ into a RED* SASS instruction.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,6 +205,7 @@ class PTXExecutor:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
         check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program_name)
         check_cooperative(launch, ck, program_name)
+        check_launch_bounds(launch, ck, program_name)
         add_source = getattr(launch.fn, "add_source", None)
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
@@ -327,6 +329,25 @@ def check_cooperative(launch, ck, name):
                           f"{launch.gpu.sm_count} SMs at {launch.threads_per_block} threads, {regs} registers, "
                           f"{launch.smem_bytes:,} B shared per block; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). "
                           "Launch at most max_cooperative_grid_blocks() blocks")
+
+
+_MAXNTID = re.compile(r"^\s*\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
+
+
+def check_launch_bounds(launch, ck, name):
+    """A block of more threads than the kernel's launch bounds (``.maxntid``:
+    ``cuda.jit(launch_bounds=...)``) does not launch on a GPU: the driver's
+    CUDA_ERROR_INVALID_VALUE."""
+    m = _MAXNTID.search(ck.ptx)
+    if m is None:
+        return
+    limit = 1
+    for g in m.groups():
+        if g:
+            limit *= int(g)
+    if launch.threads_per_block > limit:
+        raise LaunchError(f"CUDA_ERROR_INVALID_VALUE: kernel {name!r} launched with {launch.threads_per_block} "
+                          f"threads per block; its launch bounds (.maxntid) allow {limit}")
 
 
 def launch_args(launch):
