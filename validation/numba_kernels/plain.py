@@ -54,6 +54,13 @@ def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
         dispatcher = py_func
     try:
         rep = simgpu.launch(dispatcher, griddim, blockdim, values, shared_bytes=sharedmem)
+    except simgpu.errors.LaunchError as e:
+        if str(e).startswith("CUDA_ERROR_"):    # refused as the driver refuses the launch: numba's error
+            err = driver_error(str(e))
+            err._simgpu_plain_launch = True
+            raise err from e
+        e._simgpu_plain_launch = True
+        raise
     except BaseException as e:
         e._simgpu_plain_launch = True
         raise
@@ -61,6 +68,17 @@ def plain_launch(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
         fn()
     kernel_code.last_report = rep
     return rep
+
+
+def driver_error(msg):
+    """The exception numba.cuda raises for a launch the driver refuses (cuda.core's CUDAError,
+    or numba's CudaAPIError without cuda.core), as simgpu.host raises it."""
+    try:
+        from cuda.core._utils.cuda_utils import CUDAError
+    except ImportError:
+        from numba.cuda.cudadrv.driver import CudaAPIError
+        return CudaAPIError(1, msg)
+    return CUDAError(msg)
 
 
 def as_passed(value, given):
