@@ -372,3 +372,23 @@ def test_launch_bounds_refuse_a_bigger_block(bounds):
     assert r[0] == 1
     with pytest.raises(LaunchError, match="CUDA_ERROR_INVALID_VALUE"):
         plain(k, (r,), block=129)
+
+
+VAL = np.array([1, 2, 3])[::-1]
+
+
+def copy_global(out):
+    q = VAL.copy()
+    for i in range(len(out)):
+        out[i] = q[i]
+
+
+def test_nrt_library_is_linked(monkeypatch):
+    """test_array_methods.TestCudaArrayMethods.test_array_copy: ``a.copy()`` in a kernel
+    allocates through NRT (NRT_Allocate, NRT_incref ...), whose library numba-cuda's _Kernel
+    links (maybe_link_nrt); the plain launch's compile left it out and was refused."""
+    from numba.cuda import config
+    monkeypatch.setattr(config, "CUDA_ENABLE_NRT", True)     # as the numba test's setUp
+    out = np.zeros(3, np.float64)
+    plain(copy_global, (out,))
+    np.testing.assert_array_equal(out, VAL)

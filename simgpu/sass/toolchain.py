@@ -329,13 +329,19 @@ def linked_sources_ptx(func, argtypes, cc, lineinfo=True, options=None):
 
 def helper_files(ptx):
     """The CUDA C files numba-cuda's ``_Kernel`` links for the helper functions the kernel's
-    PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``), which
-    numba's compile functions leave out (numba/cuda/dispatcher.py, ``link_to_library_functions``)."""
+    PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``; NRT's
+    library where the PTX declares NRT functions), which numba's compile functions leave out
+    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``)."""
     from numba.cuda import dispatcher
+    out = []
     names = getattr(dispatcher, "reshape_funcs", ())
     if any(n in ptx for n in names):
-        return [os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu")]
-    return []
+        out.append(os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu"))
+    nrt = getattr(dispatcher._Kernel, "NRT_functions", ())     # maybe_link_nrt: NRT declared -> its library
+    library = getattr(dispatcher, "NRT_LIBRARY", None)
+    if library is not None and nrt and any(n in _EXTERN_DECL.findall(ptx) for n in nrt):
+        out.append(library)
+    return out
 
 
 def library_link_ptx(library, cc):
