@@ -40,7 +40,7 @@ def counted(monkeypatch, tmp_path):
 
 def _counted(monkeypatch):
     calls = {"numba": 0, "ptxas": 0, "nvdisasm": 0}
-    real_run, real_compile = toolchain.run_tool, kernel.compile_ptx
+    real_run, real_compile = toolchain.run_tool, kernel.compile_ptx_linked
 
     def run(name, args, **kw):
         calls[name] += 1
@@ -52,7 +52,7 @@ def _counted(monkeypatch):
 
     monkeypatch.setattr(ptxas, "run_tool", run)
     monkeypatch.setattr(disasm, "run_tool", run)
-    monkeypatch.setattr(kernel, "compile_ptx", compile_ptx)
+    monkeypatch.setattr(kernel, "compile_ptx_linked", compile_ptx)
     return calls
 
 

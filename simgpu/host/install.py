@@ -39,6 +39,7 @@ from .. import patches
 from .. import settings
 from .._compat import load_numba_cuda
 from ..errors import SimGPUError
+from ..runtime.ptx_path import set_program_memory
 from . import api
 from . import devicearray as da
 from . import kernels
@@ -85,6 +86,7 @@ def install(gpu=None, memory=True, sass=True, children=True):
     session = Session(gpu, memory=memory, sass=sass)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
+    set_program_memory(kernels.program_memory)      # plain simgpu.launch reaches the device arrays too
     for name, value in host_api().items():
         patches.swap(f"numba.cuda:{name}", value)
         patches.swap(f"numba.cuda.api:{name}", value)    # `from numba.cuda.api import ...` gets ours too
@@ -135,6 +137,7 @@ def uninstall():
     """Put numba.cuda's own host API back."""
     patches.restore()
     da.set_transfer_hook(None)
+    set_program_memory(None)
     session_module.STREAM_CLASSES[:] = [session_module.Stream, session_module.ExternalStream]
     for name, value in _SAVED_ENV.items():
         if value is None:

@@ -63,14 +63,7 @@ class CompiledPTXExecutor(PTXExecutor):
             self.image = launch.ptx.image if launch.ptx is not None else None
 
     def make_memory(self, places):
-        """The arguments at their places, and every device array of the program at its own
-        address: a kernel that captured one (numba embeds its pointer) reaches it; a device
-        array argument is at its own address too (runtime/binding.global_array asks the
-        array), inside its allocation's mapping."""
-        memory = HostMemory(places)
-        for base, buf, name in da.live_allocations():
-            memory.add_allocation(base, buf, name)
-        return memory
+        return program_memory(places)
 
     def compile_program(self, program, args, cc):
         """The CompiledKernel of this numba kernel for `cc`, made at its first launch and kept
@@ -86,6 +79,18 @@ class CompiledPTXExecutor(PTXExecutor):
                                        argtypes=[str(t) for t in self.kernel_code.argument_types],
                                        ptx=ptx, facts=facts)
         return done[key]
+
+
+def program_memory(places):
+    """The arguments at their places, and every device array of the program at its own
+    address: a kernel that captured one (numba embeds its pointer) or was passed its address
+    reaches it; a device array argument is at its own address too (runtime/binding.global_array
+    asks the array), inside its allocation's mapping.  install() makes it every compiled-path
+    launch's memory (runtime/ptx_path.set_program_memory), plain ``simgpu.launch`` calls too."""
+    memory = HostMemory(places)
+    for base, buf, name in da.live_allocations():
+        memory.add_allocation(base, buf, name)
+    return memory
 
 
 class HostMemory(DeviceMemory):

@@ -6,7 +6,7 @@ numba-cuda (``Dispatcher._prepare_args``) passes each argument as:
   (meminfo = parent = 0, data = the device pointer, strides in bytes) -- 5 + 2n params;
 * integer: the C type of its numba type; float32/float64: c_float/c_double; float16: its
   uint16 bits; boolean: one byte; complex64/128: real and imaginary part; datetime64 /
-  timedelta64: int64; tuples: their members in order, recursively.
+  timedelta64: int64; enum members: their value; tuples: their members in order, recursively.
 
 * record (structured numpy scalar, ``np.void``/``np.record``): a pointer to the record's bytes
   (numba-cuda copies the record to the device and passes ``devrec.ptr``; the kernel does loads
@@ -21,6 +21,8 @@ address inside them and the strides are the array's own -- so a kernel numba com
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from simgpu.errors import SimGPUError
@@ -28,6 +30,8 @@ from simgpu.ptx.memory import DeviceMemory
 
 
 def scalar_values(val):
+    if isinstance(val, enum.Enum):      # numba passes an enum member as its value (EnumMember's model)
+        return scalar_values(val.value)
     if isinstance(val, (bool, np.bool_)):
         return [np.uint8(bool(val))]
     if isinstance(val, (int,)) and not isinstance(val, np.integer):
@@ -137,6 +141,8 @@ def flatten_args(args, memory=None, pointers=False):
         if is_record(val):          # numba-cuda: a pointer to the record on the device
             values.append(np.uint64(memory.alloc(record_bytes(val), name=f"record argument {len(values)}")))
             return
+        if isinstance(val, enum.Enum) and isinstance(val.value, tuple):
+            val = val.value         # an enum member of tuple value: its value's members
         if isinstance(val, tuple):
             for v in val:
                 add(v)

@@ -25,6 +25,9 @@ class KernelProgram:
 
     def __init__(self, fn, device=False, gpu=None, **options):
         self.py_func = py_function(fn)
+        # a numba.cuda dispatcher: the compiled path compiles with its options and explicit
+        # signatures (sass/toolchain.py: dispatcher_options, explicit_signature)
+        self.numba_dispatcher = fn if hasattr(fn, "targetoptions") and hasattr(fn, "overloads") else None
         self.__name__ = self.name = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
         self.device = device

@@ -20,6 +20,7 @@ reach the user unchanged (runtime/ptx_path.PTXExecutor.prepare).
 """
 from __future__ import annotations
 
+import enum
 import inspect
 import linecache
 from dataclasses import dataclass, field
@@ -108,11 +109,22 @@ def _host_value(kernel, name, a):
     if is_record(host):                             # np.void / np.record: passed by pointer
         return HostRecord(host, a)
     if isinstance(host, tuple):
-        return tuple(_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host))
+        return same_tuple(host, [_host_value(kernel, f"{name}[{i}]", v) for i, v in enumerate(host)])
+    if isinstance(host, enum.Enum) and isinstance(host.value, tuple):     # numba: the value's tuple
+        _host_value(kernel, name, host.value)
+        return host
     if scalar_values(host) is None:
         raise ArgumentError(f"argument {name!r} of kernel {kernel!r}: cannot pass a "
                             f"{type(a).__name__}; pass numpy arrays, numbers and tuples of them")
     return host
+
+
+def same_tuple(like, items):
+    """`items` as a tuple of `like`'s kind: a namedtuple stays one of its class (numba types it
+    as a NamedTuple, whose fields the kernel reads by name: ``p.x``), any other tuple a tuple."""
+    if hasattr(type(like), "_fields"):
+        return type(like)(*items)
+    return tuple(items)
 
 
 def bind_memory_python(sig, values, keep_offsets=False):
@@ -132,7 +144,7 @@ def bind_memory_python(sig, values, keep_offsets=False):
             handles.append(h)
             return h
         if isinstance(v, tuple):
-            return tuple(place(f"{name}[{i}]", x) for i, x in enumerate(v))
+            return same_tuple(v, [place(f"{name}[{i}]", x) for i, x in enumerate(v)])
         return v
 
     for name, v in zip(sig.params, values):
@@ -147,6 +159,6 @@ def kernel_args(sig, bindings):
         if isinstance(v, ArrayHandle):
             return v.work[0] if v.record else v.work
         if isinstance(v, tuple):
-            return tuple(arg(x) for x in v)
+            return same_tuple(v, [arg(x) for x in v])
         return v
     return [arg(bindings[p]) for p in sig.params]

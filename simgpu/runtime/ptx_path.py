@@ -25,6 +25,7 @@ into a RED* SASS instruction.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -48,7 +49,7 @@ from ..sass import compile_kernel
 from ..sass.facts import SassFacts
 from ..sass.opclasses import base_opcode
 from ..sass import devrt
-from ..sass.toolchain import ToolFailedError, cc_for_gpu
+from ..sass.toolchain import ToolFailedError, cast_to_signature, cc_for_gpu, explicit_signature
 from .compile_errors import (check_externs, learner_error, note_kernel_location, note_learner_reading,
                              too_much_shared_error, unlinked_extern_error)
 from .ptx_binding import kernel_args
@@ -62,6 +63,17 @@ def cc_for(gpu):
     if isinstance(cc, (tuple, list)) and len(cc) == 2:
         return (int(cc[0]), int(cc[1]))
     return cc_for_gpu(getattr(gpu, "name", gpu))
+
+
+# -- device memory at the IR binding's addresses ------------------------------------------
+_PROGRAM_MEMORY: list = [None]      # simgpu.host's launch memory (its device arrays), while installed
+
+
+def set_program_memory(factory):
+    """Make every compiled-path launch's global memory with ``factory(places)`` (simgpu.host's
+    install(): the program's device arrays mapped at their addresses, so a plain
+    ``simgpu.launch`` reaches them as a numba launch does), or the arguments alone again (None)."""
+    _PROGRAM_MEMORY[0] = factory
 
 
 def program_facts(facts, ck, var_types=None):
@@ -117,8 +129,12 @@ class PTXExecutor:
         ptxas.  Called after binding, before the models are built."""
         args = launch_args(launch)
         warn_lint(program.py_func)          # mistakes numba compiles (a barrier not called)
+        dispatcher = getattr(program, "numba_dispatcher", None)
+        sig = explicit_signature(dispatcher, args) if dispatcher is not None else None
+        if sig is not None:         # cuda.jit("void(...)"): numba casts to the signature's types
+            args = cast_to_signature(sig, args)
         try:
-            ck = self.compile_program(program, args, cc_for(launch.gpu))
+            ck = self.compile_program(program, args if sig is None else sig, cc_for(launch.gpu))
         except ToolFailedError as e:
             raise unlinked_extern_error(e, program.name) or too_much_shared_error(e, program.name, launch.gpu) or e
         except SimGPUError:
@@ -154,20 +170,25 @@ class PTXExecutor:
             launch.smem_bytes = int(res.shared_bytes or 0) + dyn
         check_shared_memory(launch, int(res.shared_bytes or 0), dyn, program_name)
         check_cooperative(launch, ck, program_name)
+        check_launch_bounds(launch, ck, program_name)
         add_source = getattr(launch.fn, "add_source", None)
         if add_source is not None:          # device functions' lines, from the PTX's .loc
             add_source({(s.file, s.line) for s in ck.ptx_source.values() if s is not None})
         return launch.ptx
 
     def compile_program(self, program, args, cc):
-        """The CompiledKernel to run: numba-cuda's PTX for these arguments and ptxas' facts.
-        (simgpu.host runs the PTX numba-cuda's own dispatcher compiled: it overrides this.)"""
-        return compile_kernel(program.py_func, args, cc=cc, use_cache=self.use_cache)
+        """The CompiledKernel to run: numba-cuda's PTX for these arguments (or numba types) and
+        ptxas' facts; a numba dispatcher's with its options.  (simgpu.host runs the PTX
+        numba-cuda's own dispatcher compiled: it overrides this.)"""
+        kernel = getattr(program, "numba_dispatcher", None) or program.py_func
+        return compile_kernel(kernel, args, cc=cc, use_cache=self.use_cache)
 
     def make_memory(self, places):
-        """The launch's global memory: the arguments at their places (simgpu.host adds the
-        program's other device arrays, which kernels may reach through captured pointers)."""
-        return DeviceMemory(places)
+        """The launch's global memory: the arguments at their places, and where simgpu.host is
+        installed the program's device arrays at their own addresses (``set_program_memory``:
+        a kernel reaches them through captured or passed pointers, as on the GPU)."""
+        factory = _PROGRAM_MEMORY[0]
+        return factory(places) if factory is not None else DeviceMemory(places)
 
     def make_counter(self, launch):
         st = launch.ptx
@@ -271,6 +292,25 @@ def check_cooperative(launch, ck, name):
                           f"{launch.gpu.sm_count} SMs at {launch.threads_per_block} threads, {regs} registers, "
                           f"{launch.smem_bytes:,} B shared per block; CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). "
                           "Launch at most max_cooperative_grid_blocks() blocks")
+
+
+_MAXNTID = re.compile(r"^\s*\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
+
+
+def check_launch_bounds(launch, ck, name):
+    """A block of more threads than the kernel's launch bounds (``.maxntid``:
+    ``cuda.jit(launch_bounds=...)``) does not launch on a GPU: the driver's
+    CUDA_ERROR_INVALID_VALUE."""
+    m = _MAXNTID.search(ck.ptx)
+    if m is None:
+        return
+    limit = 1
+    for g in m.groups():
+        if g:
+            limit *= int(g)
+    if launch.threads_per_block > limit:
+        raise LaunchError(f"CUDA_ERROR_INVALID_VALUE: kernel {name!r} launched with {launch.threads_per_block} "
+                          f"threads per block; its launch bounds (.maxntid) allow {limit}")
 
 
 def launch_args(launch):

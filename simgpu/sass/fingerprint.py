@@ -4,12 +4,15 @@ numba compiles what the function's code says plus the *values* of the globals an
 variables it reads (they become constants; ``cuda.const.array_like(ARR)`` bakes an array into
 the PTX) and any device functions it calls.  ``function_fingerprint`` therefore covers:
 
-* the source text (or, when there is none, the bytecode and constants), file and first line
+* the source text (or, when there is none, the bytecode with the names, variables and
+  constants it indexes: ``code_fingerprint``), file and first line
   (line numbers end up in the PTX ``.loc`` directives);
 * every global / closure value the code (and nested code) names: scalars by value, numpy
   arrays by dtype, shape and a hash of their bytes, tuples element-wise, called functions and
   numba dispatchers recursively (depth-limited), modules by name plus the attributes the code
-  names on them;
+  names on them; builtin functions, ufuncs, classes and other callables that carry a name by
+  their module and qualified name (``operator.add`` and ``operator.floordiv`` read through
+  one closure variable compile to different kernels); enum members by class, name and value;
 * default argument values.
 
 Objects of other kinds count by type name only - numba cannot compile code that depends on
@@ -17,6 +20,7 @@ their state anyway.
 """
 from __future__ import annotations
 
+import enum
 import hashlib
 import inspect
 import types as pytypes
@@ -67,7 +71,29 @@ def value_fingerprint(v, names=(), depth=0, seen=None):
             return ["numba-type", str(v)]
     except ImportError:
         pass
+    if isinstance(v, enum.Enum):            # numba compiles the member's value in
+        return ["enum", type(v).__module__, type(v).__qualname__, v.name,
+                value_fingerprint(v.value, (), depth + 1, seen)]
+    named = _named(v)
+    if named is not None:       # operator.add, math.sin, np.sin, a class: numba compiles *which* one
+        return ["named", type(v).__qualname__, *named]
     return ["object", type(v).__module__, type(v).__qualname__]
+
+
+def _named(v):
+    """(module, qualified name) of a builtin function, ufunc, class or other object that names
+    itself, else None."""
+    if not isinstance(v, (type, pytypes.BuiltinFunctionType, pytypes.BuiltinMethodType, np.ufunc)) \
+            and "__qualname__" not in getattr(v, "__dict__", {}) and not hasattr(type(v), "__call__"):
+        return None
+    name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    module = getattr(v, "__module__", None)
+    owner = getattr(v, "__self__", None)        # a builtin method: its object's type too
+    if owner is not None and not isinstance(owner, pytypes.ModuleType):
+        module = f"{module}:{type(owner).__module__}.{type(owner).__qualname__}"
+    return [module if isinstance(module, str) else None, name]
 
 
 def function_fingerprint(func, depth=0, seen=None):
@@ -78,9 +104,8 @@ def function_fingerprint(func, depth=0, seen=None):
     code = func.__code__
     try:
         body = inspect.getsource(func)
-    except (OSError, TypeError):
-        body = [code.co_code.hex(), repr([c for c in code.co_consts
-                                          if not isinstance(c, pytypes.CodeType)])]
+    except (OSError, TypeError):        # exec'd code: no source; what the bytecode says
+        body = code_fingerprint(code)
     names = _code_names(code)
     glob = {n: value_fingerprint(func.__globals__[n], names, depth, seen)
             for n in sorted(names) if n in func.__globals__}
@@ -90,6 +115,15 @@ def function_fingerprint(func, depth=0, seen=None):
     return {"name": f"{func.__module__}.{func.__qualname__}", "file": code.co_filename,
             "line": code.co_firstlineno, "body": body, "globals": glob, "closure": closure,
             "defaults": value_fingerprint(func.__defaults__, names, depth, seen)}
+
+
+def code_fingerprint(code):
+    """A code object without its source: the bytecode and everything its instructions index
+    into -- the names (``cuda.atomic.min`` and ``cuda.atomic.max`` differ only there), the
+    variable names and the constants, nested code objects the same way."""
+    consts = [code_fingerprint(c) if isinstance(c, pytypes.CodeType) else repr(c) for c in code.co_consts]
+    return [code.co_code.hex(), consts, list(code.co_names), list(code.co_varnames),
+            list(code.co_freevars), list(code.co_cellvars)]
 
 
 def _cell_filled(cell):

@@ -17,7 +17,7 @@ from .fingerprint import function_fingerprint
 from .opclasses import pipe_histogram, unknown_opcodes
 from .ptxas import FunctionResources, PtxasReport, assemble
 from .ptxlines import SourceLoc, number_ptx_lines
-from .toolchain import (cc_for_gpu, check_arch, compile_ptx, frontend_versions,
+from .toolchain import (cc_for_gpu, check_arch, compile_ptx_linked, dispatcher_options, frontend_versions,
                         numba_types_for_args, py_function, tool_version)
 
 
@@ -126,6 +126,11 @@ class CompiledKernel:
         return unknown_opcodes(ops)
 
 
+#: part of the PTX cache's key: 2 since entries of linked PTX (merged before the .extern fix,
+#: cached with no fingerprint of the linked files) and of colliding fingerprints were stored
+PTX_KEY_VERSION = 2
+
+
 def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True):
     """Compile kernel ``py_func`` (plain function or @cuda.jit dispatcher) for launch arguments
     (arrays/scalars) or numba types ``args_or_types`` on ``gpu`` (or compute capability ``cc``)."""
@@ -134,13 +139,15 @@ def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True):
     argtypes = numba_types_for_args(args_or_types)
     type_names = [str(t) for t in argtypes]
     front = frontend_versions()
-    key = cache.make_key("ptx", function_fingerprint(py_func), type_names, cc, front)
+    options = dispatcher_options(py_func)       # cuda.jit(fastmath=True, ...): part of the code
+    key = cache.make_key("ptx", PTX_KEY_VERSION, function_fingerprint(py_func), type_names, cc, front,
+                         *([options] if options else []))
     hit = cache.load("ptx", key) if use_cache else None
     if hit is not None:
         ptx, entry = hit["ptx"], hit["entry"]
     else:
-        ptx, entry = compile_ptx(py_func, argtypes, cc, lineinfo=True)
-        if use_cache:
+        ptx, entry, linked = compile_ptx_linked(py_func, argtypes, cc, lineinfo=True)
+        if use_cache and not linked:        # linked files are not in the fingerprint: not kept
             cache.store("ptx", key, {"ptx": ptx, "entry": entry})
     facts = analyze_ptx(ptx, cc, use_cache=use_cache)
     versions = {**front, "ptxas": tool_version("ptxas"), "nvdisasm": tool_version("nvdisasm")}

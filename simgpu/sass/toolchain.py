@@ -26,6 +26,8 @@ import threading
 import types as pytypes
 from pathlib import Path
 
+import numpy as np
+
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
 from simgpu.sass import cache, devrt
@@ -251,20 +253,53 @@ def py_function(func):
 
 
 def compile_ptx(py_func, argtypes, cc, lineinfo=True):
-    """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``.
+    """PTX text for kernel ``py_func`` with numba types ``argtypes`` on compute capability ``cc``
+    (a numba dispatcher: with its code-changing options, :func:`dispatcher_options`).
     Returns (ptx, entry_name).  numba's errors propagate unchanged."""
+    ptx, entry, _linked = compile_ptx_linked(py_func, argtypes, cc, lineinfo)
+    return ptx, entry
+
+
+def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
+    """:func:`compile_ptx`, and whether other code was linked in (CUDA C/PTX files of
+    ``cuda.declare_device(link=...)``, numba's helpers: code the function's fingerprint
+    does not cover, so the PTX cache does not keep it)."""
     cuda = _numba_cuda()
+    linked = False
+    options = dispatcher_options(py_func)
     func = numba_view(py_function(py_func), cuda)
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
                                         lambda: _TargetDevice(tuple(cc))):
         try:
-            ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo)
+            try:
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo,
+                                               **options)
+            except Exception as exc:
+                if not (lineinfo and raised_in_debuginfo(exc)):
+                    raise
+                # numba-cuda's line information fails for some types (an empty tuple's debug
+                # type divides by its element size, 0): the kernel as the user's cuda.jit
+                # compiles it, without .loc lines (the report has no source lines for it)
+                lineinfo = False
+                ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=False, **options)
             if _needs_linking(ptx):
-                ptx = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc))
+                ptx, linked = link_ptx(ptx, linked_sources_ptx(func, argtypes, cc, lineinfo, options)), True
         except Exception as exc:
             _note_source_location(exc)
             raise
-    return ptx, entry_name(ptx)
+    return ptx, entry_name(ptx), linked
+
+
+def raised_in_debuginfo(exc):
+    """Whether `exc` was raised inside numba-cuda's debug/line information generator
+    (numba/cuda/debuginfo.py), not by the kernel's typing or lowering."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    parts = (last or "").replace("\\", "/").split("/")
+    return parts[-1:] == ["debuginfo.py"] and "cuda" in parts
 
 
 _EXTERN_DECL = re.compile(r"^[ \t]*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*(?:\([^)]*\))?\s*;[ \t]*\n?",
@@ -280,14 +315,33 @@ def _needs_linking(ptx):
     return any(n not in _PROVIDED for n in _EXTERN_DECL.findall(ptx))
 
 
-def linked_sources_ptx(func, argtypes, cc):
+def linked_sources_ptx(func, argtypes, cc, lineinfo=True, options=None):
     """PTX of what numba links into the kernel when it loads it (the fp16/bf16/fp8 shims of
     ``cuda.fp16`` and friends, ``cuda.declare_device`` sources and ``link=`` files, the
     device-runtime functions of cooperative groups): see :func:`library_link_ptx`."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
-    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=True, device=False,
-                                        abi="numba", cc=tuple(cc))
-    return linking_files_ptx(getattr(lib, "_linking_files", ()), cc)
+    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
+                                        abi="numba", cc=tuple(cc), **(options or {}))
+    files = list(getattr(lib, "_linking_files", ()))
+    files += [f for f in helper_files(lib.get_asm_str(cc=tuple(cc))) if f not in files]
+    return linking_files_ptx(files, cc)
+
+
+def helper_files(ptx):
+    """The CUDA C files numba-cuda's ``_Kernel`` links for the helper functions the kernel's
+    PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``; NRT's
+    library where the PTX declares NRT functions), which numba's compile functions leave out
+    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``)."""
+    from numba.cuda import dispatcher
+    out = []
+    names = getattr(dispatcher, "reshape_funcs", ())
+    if any(n in ptx for n in names):
+        out.append(os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu"))
+    nrt = getattr(dispatcher._Kernel, "NRT_functions", ())     # maybe_link_nrt: NRT declared -> its library
+    library = getattr(dispatcher, "NRT_LIBRARY", None)
+    if library is not None and nrt and any(n in _EXTERN_DECL.findall(ptx) for n in nrt):
+        out.append(library)
+    return out
 
 
 def library_link_ptx(library, cc):
@@ -480,6 +534,24 @@ def merge_ptx(kernel_ptx, extra):
             if _defines(text, name):
                 defined.add(name)
         bodies.append(text)
+    # an extra's .extern declaration of a function another extra defines (times4.cu calling
+    # times2.cu's times2): dropped where the definition comes first, a forward declaration
+    # with the definition's linkage where it comes later (ptxas refuses an .extern and a
+    # definition of one name in one module, and wants a function declared before its call)
+    linkage, earlier, out_bodies = {}, set(), []
+    for b in bodies:
+        for m in re.finditer(r"^[ \t]*(\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", b, re.M):
+            if _defines(b, m.group(2)):
+                linkage.setdefault(m.group(2), (m.group(1) or "").strip())
+    for b in bodies:
+        def declare(m):
+            name = m.group(1)
+            if name not in defined:
+                return m.group(0)
+            return "" if name in earlier else _forward_declaration(m.group(0), linkage.get(name, ""))
+        out_bodies.append(_EXTERN_DECL.sub(declare, b))
+        earlier |= {n for n in _FUNC_START.findall(b) if _defines(b, n)}
+    bodies = out_bodies
     out = _EXTERN_DECL.sub(lambda m: "" if m.group(1) in defined else m.group(0), kernel_ptx)
     if versions:
         major, minor = max((int(a), int(b)) for a, b in versions)
@@ -487,6 +559,12 @@ def merge_ptx(kernel_ptx, extra):
     m = re.search(r"^\s*\.address_size\s+\d+[^\n]*\n", out, re.M)
     at = m.end() if m else 0
     return out[:at] + "\n" + "\n".join(bodies) + "\n" + out[at:]
+
+
+def _forward_declaration(decl, linkage):
+    """``.extern .func (...) f(...);`` as a declaration with the definition's `linkage`
+    (``.visible``, ``.weak`` or none): ``.visible .func (...) f(...);``."""
+    return re.sub(r"\.extern\s+", f"{linkage} " if linkage else "", decl, count=1)
 
 
 def _function_spans(text):
@@ -668,3 +746,77 @@ def numba_types_for_args(args):
             raise SimGPUError(f"argument {i} ({type(a).__name__}) has no numba type")
         out.append(t)
     return tuple(out)
+
+
+# -- a numba dispatcher given to simgpu.launch: its options and explicit signatures ----------
+#: cuda.jit options that change the code a kernel compiles to, with numba's defaults
+#: (``cuda.compile_ptx`` takes them); a dispatcher's other options do not change its results
+CODE_OPTIONS = {"fastmath": False, "opt": True, "forceinline": False, "launch_bounds": None}
+
+
+def dispatcher_options(func):
+    """The code-changing options (``CODE_OPTIONS``) a numba dispatcher was made with
+    (``cuda.jit(fastmath=True)``) where they differ from numba's defaults; {} for a plain
+    function.  A plain launch of the dispatcher compiles with them, as numba does."""
+    opts = getattr(func, "targetoptions", None)
+    if not isinstance(opts, dict):
+        return {}
+    return {k: opts[k] for k, default in CODE_OPTIONS.items() if k in opts and opts[k] != default}
+
+
+def explicit_signature(func, args):
+    """The argument types numba launches numba dispatcher ``func`` with for launch arguments
+    ``args``, where it was made with explicit signatures (``cuda.jit("void(int32[:], f4)")``:
+    numba compiles only those and casts the arguments to the one that matches): an exact match
+    first, else the first whose types the arguments convert to.  None for a dispatcher that
+    compiles per launch, a plain function, or no match (numba's error then comes from typing
+    the arguments as given)."""
+    if getattr(func, "_can_compile", True) or not hasattr(func, "overloads"):
+        return None
+    sigs = [tuple(s) for s in func.overloads.keys() if len(s) == len(args)]
+    if not sigs:
+        return None
+    try:
+        actual = numba_types_for_args(args)
+    except Exception:
+        return None
+    for s in sigs:
+        if s == tuple(actual):
+            return s
+    from numba.cuda import types
+    tctx = getattr(func, "typingctx", None)
+
+    def converts(a, f):         # an integer is an address for a pointer parameter, as numba takes it
+        return (a == f or (isinstance(f, (types.CPointer, types.RawPointer)) and isinstance(a, types.Integer))
+                or (tctx is not None and tctx.can_convert(a, f) is not None))
+    for s in sigs:
+        if all(converts(a, f) for a, f in zip(actual, s)):
+            return s
+    return None
+
+
+def cast_to_signature(types_, args):
+    """Launch arguments as numba passes them to a kernel of argument types ``types_``: scalars
+    cast to the parameter's type (integers wrap, as ctypes does), an integer for a pointer
+    parameter (``types.CPointer``, ``voidptr``) as a 64-bit address, tuples element-wise,
+    arrays and records as they are."""
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import as_dtype
+
+    def cast(t, v):
+        if isinstance(t, types.BaseTuple) and isinstance(v, tuple):
+            items = [cast(tt, vv) for tt, vv in zip(t, v)]
+            return type(v)(*items) if hasattr(type(v), "_fields") else tuple(items)
+        if isinstance(t, (types.CPointer, types.RawPointer)) and isinstance(v, (int, np.integer)):
+            return np.uint64(int(v) & 0xFFFFFFFFFFFFFFFF)
+        if isinstance(t, types.EnumMember):
+            v, t = getattr(v, "value", v), t.dtype
+        if isinstance(t, (types.Integer, types.Float, types.Complex, types.Boolean)) and \
+                isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
+            dt = as_dtype(t)
+            if isinstance(t, types.Integer) and isinstance(v, (int, np.integer)):
+                bits = int(v) & ((1 << (8 * dt.itemsize)) - 1)
+                return np.array(bits, dtype=f"u{dt.itemsize}").view(dt)[()]
+            return np.array(v).astype(dt)[()]
+        return v
+    return [cast(t, v) for t, v in zip(types_, args)]

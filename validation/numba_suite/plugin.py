@@ -2,6 +2,8 @@
 
     SIMGPU_NUMBA_SUITE=simgpu   numba.cuda's host API on the modelled GPU (simgpu.install())
     SIMGPU_NUMBA_SUITE=cudasim  numba's simulator (run.py sets NUMBA_ENABLE_CUDASIM=1 too)
+    SIMGPU_NUMBA_SUITE=plain    simgpu installed, every kernel launched as a plain simgpu.launch
+                                (validation/numba_kernels/: plain.py, run.py)
 
 numba-cuda's tests ask for the fixture ``initialize_from_pytest_config`` (its own conftest,
 not shipped in the wheel, sets options from the pytest config there); here it does nothing.
@@ -58,6 +60,33 @@ def pytest_configure(config):
         import simgpu
         full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
         simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
+    elif MODE == "plain":
+        _plain().install_plain()
+
+
+def _plain():
+    """validation/numba_kernels/plain.py (SIMGPU_NUMBA_SUITE=plain)."""
+    import sys
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "numba_kernels")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("plain")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if MODE == "plain":
+        _plain().reset()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if MODE != "plain":
+        return
+    report = outcome.get_result()
+    if report.when == "call" or report.outcome == "failed":
+        _plain().record(item, report, call.excinfo)
 
 
 def pytest_collection_finish(session):
