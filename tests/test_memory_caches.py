@@ -110,6 +110,22 @@ def test_dirty_data_stays_in_a_large_l2():
     assert (t["dram_read_bytes"], t["dram_write_bytes"], t["l2_dirty_bytes"]) == (4 * n, 0, 4 * n)
 
 
+def test_eager_write_back_keeps_dirty_bytes_under_the_limit():
+    """GPU.l2_dirty_max_bytes (issue 22, docs/memory.md "Eager write-back"): a copy that fits
+    in the L2 but writes more than the limit writes the excess back during the kernel and
+    leaves at most the limit dirty (one line per set here); without a limit it writes nothing."""
+    n = 1 << 16                                  # 256 KiB read, 256 KiB written; L2 512 KiB, 1024 sets
+    a, b = np.ones(n, np.float32), np.zeros(n, np.float32)
+    gpu = small_l2(512)
+    assert gpu.l2.sets == 1024
+    lazy = traffic(run(copy, n // 256, 256, a, b, gpu=gpu.with_(l2_dirty_max_bytes=0)))
+    assert (lazy["dram_write_bytes"], lazy["l2_dirty_bytes"]) == (0, 4 * n)
+    t = traffic(run(copy, n // 256, 256, a, b, gpu=gpu.with_(l2_dirty_max_bytes=128 * KiB)))
+    assert t["dram_read_bytes"] == 4 * n
+    assert t["dram_write_bytes"] + t["l2_dirty_bytes"] == 4 * n
+    assert 0 < t["l2_dirty_bytes"] <= 128 * KiB
+
+
 @given(st.sampled_from([16, 32, 64, 512]), st.sampled_from([1 << 14, 1 << 16]))
 @settings(max_examples=8, deadline=None)
 def test_every_written_byte_is_written_back_or_still_dirty(l2_kib, n):

@@ -12,10 +12,10 @@ from simgpu.memory.schedule import Schedule
 N_SMS, BLOCKS_PER_SM, WPB = 2, 2, 2          # 8 warps per event
 
 
-def _setup(sets1, ways1, sets2, ways2, gran):
+def _setup(sets1, ways1, sets2, ways2, gran, dirty=0):
     prm = EngineParams(line_bytes=128, sector_bytes=32, l1_sets=sets1, l1_ways=ways1, l2_sets=sets2,
-                       l2_ways=ways2, dram_access_sectors=gran).array()
-    assert prm.tolist() == [7, 5, 4, sets1, ways1, sets2, ways2, gran, 32]
+                       l2_ways=ways2, dram_access_sectors=gran, dirty_lines=dirty).array()
+    assert prm.tolist() == [7, 5, 4, sets1, ways1, sets2, ways2, gran, 32, dirty]
     return prm, new_l1(sets1, ways1, N_SMS), new_l2(sets2, ways2, 128)
 
 
@@ -41,11 +41,12 @@ def events(draw):
 
 
 @given(st.lists(events(), min_size=1, max_size=6), st.sampled_from([(1, 2, 2, 2), (2, 4, 4, 2), (4, 2, 1, 4)]),
-       st.sampled_from([1, 2, 4]))
+       st.sampled_from([1, 2, 4]), st.sampled_from([0, 1, 3, 5]))
 @settings(max_examples=150, deadline=None)
-def test_engine_matches_reference(evs, geometry, gran):
-    """Counters, DRAM traffic and the dirty bytes left in L2 agree exactly."""
-    prm, (l1tag, l1), (l2, l2r) = _setup(*geometry, gran)
+def test_engine_matches_reference(evs, geometry, gran, dirty):
+    """Counters, DRAM traffic and the dirty bytes left in L2 agree exactly, with and without
+    a limit on the dirty lines (eager write-back)."""
+    prm, (l1tag, l1), (l2, l2r) = _setup(*geometry, gran, dirty)
     ref = ReferenceMemory(prm, N_SMS)
     sched = Schedule(N_SMS, BLOCKS_PER_SM, WPB)
     order, sm_order, warp_sm = sched.order(0, N_SMS * BLOCKS_PER_SM)

@@ -51,6 +51,10 @@ H200 = H100.with_(
     l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=284),
     # L1 hit latency 35.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
     l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=36),
+    # eager write-back: a 2 GiB store stream leaves 26,094,592 B dirty in the L2 at the kernel's end
+    # (dram__bytes_write.sum 2,121,389,056 of 2,147,483,648 B stored) [MB writeback,
+    # dram_write_bytes_2GiB_write]; the model's LRU L2 would leave all 60 MiB dirty (issue 22)
+    l2_dirty_max_bytes=26_094_592,
     l2_read_bytes_per_s=5.85e12,             # [MB bandwidth, l2_bw_16MB_x100: 16 MiB resident, read 100x]
     # the analytic model's L2 roof (simgpu.model: roofline, matmul): 8.71 TB/s, a Triton kernel
     # reading an 8 MiB resident buffer with 16-byte loads [LEC l2_read]; it replaces the 10 TB/s
@@ -99,6 +103,7 @@ H200 = H100.with_(
     launch_overhead_ns=1484.0,               # [MB empty_kernel: 1,568 ns (ncu), less one block start (84 ns)]
     block_launch_cycles=166.0,               # [MB empty_kernel_1056x256 - empty_kernel = 672 ns for 8 blocks/SM]
     sources={"sm_count": "DS-H200/DEV", "clock_hz": "MB", "l2": "DEV/MB", "dram": "DS-H200/MB",
+             "l2_dirty_max_bytes": "MB (validation/data/h200_microbench.json summary.writeback.dram_write_bytes_2GiB_write)",
              "l2_bandwidth_bytes_per_s": "LEC (validation/data/lecture_h200.json micro.l2_read)",
              "timing": "validation/data/h200_microbench.json (see presets.py comments, docs/timing.md)"},
 )

@@ -91,6 +91,10 @@ class GPU:
     l2: CacheSpec = field(default_factory=lambda: CacheSpec(size_bytes=50 * MiB, ways=16))
     dram: DramSpec = field(default_factory=lambda: DramSpec(bandwidth_bytes_per_s=3.35e12, size_bytes=80 * GiB))
     l2_bandwidth_bytes_per_s: float = 0.0
+    # eager write-back (docs/memory.md): the most bytes the L2 keeps dirty; a write that dirties a
+    # line beyond a set's share writes the set's least recently used dirty line back (it stays
+    # valid).  0: no limit (dirty lines leave only when evicted)
+    l2_dirty_max_bytes: int = 0
     # arithmetic: lanes per SM per cycle for each pipe (results per cycle per SM)
     fp32_lanes_per_sm: int = 128
     fp64_lanes_per_sm: int = 64

@@ -43,8 +43,8 @@ from .counters import DRAM_RD, DRAM_RD_BUSY, DRAM_WR, DRAM_WR_BUSY
 
 # the parameter vector (int64) the compiled functions index: EngineParams.array()
 (P_LINE_SHIFT, P_SECTOR_SHIFT, P_SPL, P_SETS1, P_WAYS1, P_SETS2, P_WAYS2, P_GRAN,
- P_SECTOR_BYTES) = range(9)
-N_PARAMS = 9
+ P_SECTOR_BYTES, P_DIRTY) = range(10)
+N_PARAMS = 10
 VALID, STAMP, WRITTEN, FILLT, FILLM = 0, 1, 2, 3, 4      # L1 fields
 N_L1_FIELDS = 5
 TAG, STAMP2 = 0, 1                   # L2 fields of l2
@@ -77,6 +77,7 @@ class EngineParams:
     l2_sets: int
     l2_ways: int
     dram_access_sectors: int    # sectors one DRAM access reads (divides sectors_per_line)
+    dirty_lines: int = 0        # the most lines the L2 keeps dirty (GPU.l2_dirty_max_bytes); 0: no limit
 
     def __post_init__(self):
         log2_exact(self.line_bytes, "line size")
@@ -93,7 +94,8 @@ class EngineParams:
         while spl % gran:
             gran += 1
         return cls(line_bytes=l2.line_bytes, sector_bytes=l2.sector_bytes, l1_sets=gpu.l1.sets,
-                   l1_ways=l1_ways, l2_sets=l2.sets, l2_ways=l2.ways, dram_access_sectors=gran)
+                   l1_ways=l1_ways, l2_sets=l2.sets, l2_ways=l2.ways, dram_access_sectors=gran,
+                   dirty_lines=getattr(gpu, "l2_dirty_max_bytes", 0) // l2.line_bytes)
 
     @property
     def sectors_per_line(self):
@@ -113,6 +115,7 @@ class EngineParams:
         prm[P_SETS2], prm[P_WAYS2] = self.l2_sets, self.l2_ways
         prm[P_GRAN] = self.dram_access_sectors
         prm[P_SECTOR_BYTES] = self.sector_bytes
+        prm[P_DIRTY] = self.dirty_lines
         return prm
 
 
@@ -226,6 +229,33 @@ def _write_back(meta, cnt, gran, spl, sb):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def set_dirty_cap(dcap, row, sets):
+    """Set `row`'s share of `dcap` dirty lines (the shares of all sets add up to dcap)."""
+    return (dcap * (row + 1)) // sets - (dcap * row) // sets
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _eager_write_back(l2, l2r, row, w, ways, cap, cnt, gran, spl, sb):
+    """Way w of set `row` has just become dirty: if the set now holds more than `cap` dirty
+    lines, its least recently used other dirty line is written back (its partial sectors read
+    from DRAM to merge, as on eviction) and stays in the L2, clean and valid."""
+    n = 0
+    lo = -1
+    v = -1
+    for q in range(ways):
+        if l2[row, TAG, q] != -1 and (l2r[row, q, META] >> 16) & _M16:
+            n += 1
+            if q != w and (v < 0 or l2[row, STAMP2, q] < lo):
+                lo = l2[row, STAMP2, q]
+                v = q
+    if n > cap and v >= 0:
+        meta = l2r[row, v, META]
+        _write_back(meta, cnt, gran, spl, sb)
+        p = (meta >> 32) & _M16
+        l2r[row, v, META] = ((meta & _M16) | p) | ((meta >> 48) << 48)
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb):
     """The way of `line` in L2 set `row`; on a miss the LRU way, its line evicted (written
     back) and its record cleared for `line`."""
@@ -270,7 +300,7 @@ def _l2_fill(l2r, row, w, need, v, ev, gran, spl, sb):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt, ev):
+def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, spl, sb, cnt, ev, dcap=0):
     """One request for sectors `m` of `line` arriving at the L2 at time `stamp`, part of the
     event (instruction instance) numbered `ev`; for a write, buf[k, 4:] holds the bytes it
     writes.  op: 0 read, 1 write, 2 atomic (read-modify-write in the L2).  Returns (sector
@@ -285,6 +315,9 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
         until then it is `partial`, and reading or evicting it costs a 32-byte DRAM read;
       * an evicted line writes back its dirty sectors, 32 B each, charged to the instruction
         that last wrote it (cnt[writer, DRAM_WR]; its fill reads to cnt[writer, DRAM_RD]);
+      * eager write-back (dcap > 0, GPU.l2_dirty_max_bytes): the L2 keeps at most dcap lines
+        dirty, each set its share (set_dirty_cap); a line that becomes dirty beyond the share
+        has the set's least recently used dirty line written back, which stays valid;
       * hits: tag and sector data present (Nsight's definition), except that every store
         sector counts as a hit, as lts__t_sector_hit_rate does on the H200."""
     row = set_index(line, sets, inv)
@@ -315,6 +348,8 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
             d |= m
             wr = slot
     l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, 32767) << 48)
+    if dcap > 0 and d and not (meta >> 16) & _M16:
+        _eager_write_back(l2, l2r, row, w, ways, set_dirty_cap(dcap, row, sets), cnt, gran, spl, sb)
     return hits, dram, pend, busy
 
 

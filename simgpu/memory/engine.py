@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cache import (FILLM, FILLT, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
+from .cache import (FILLM, FILLT, P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
                     P_SPL, P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access,
                     popcount, set_index)
 from .counters import (DRAM_RD, DRAM_RD_BUSY, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
@@ -378,7 +378,7 @@ def _l2_pass(order, op, slot, cnt, l2, l2r, prm, clk, scratch):
     interleaved order.  op: 0 read, 1 write, 2 atomic.  Returns (requests, sectors, hits,
     DRAM bytes read, hits in flight, DRAM busy bytes); advances the L2 clock clk[1]."""
     sets2, ways2, gran = prm[P_SETS2], prm[P_WAYS2], prm[P_GRAN]
-    spl, sb = prm[P_SPL], prm[P_SECTOR_BYTES]
+    spl, sb, dcap = prm[P_SPL], prm[P_SECTOR_BYTES], prm[P_DIRTY]
     inv2 = 1.0 / sets2
     buf, wstart, wcount = scratch[3], scratch[4], scratch[5]
     t2 = clk[1]
@@ -390,7 +390,7 @@ def _l2_pass(order, op, slot, cnt, l2, l2r, prm, clk, scratch):
             m = buf[k, 1]
             t2 += 1
             h2, d, pd, bz = l2_access(l2, l2r, buf[k, 0], m, buf, k, op, slot, t2, sets2, inv2, ways2,
-                                      gran, spl, sb, cnt, ev2)
+                                      gran, spl, sb, cnt, ev2, dcap)
             l2pend += pd
             busy += bz
             l2req += 1

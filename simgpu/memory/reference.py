@@ -7,7 +7,7 @@ benchmarks/bench_cache.py measures the compiled code's speed against it.
 from __future__ import annotations
 
 from . import counters as C
-from .cache import (P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2, P_SPL,
+from .cache import (P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2, P_SPL,
                     P_WAYS1, P_WAYS2, set_index)
 from .engine import ATOM, LD, LOCAL_LD, LOCAL_ST, ST
 
@@ -49,21 +49,18 @@ class ReferenceMemory:
         """fetched: {(line, sector)} this event brought from DRAM so far (updated)."""
         p = self.p
         gran, sb, spl = p[P_GRAN], p[P_SECTOR_BYTES], p[P_SPL]
-        s = self.l2[set_index(line, p[P_SETS2], 1.0 / p[P_SETS2])]
+        row = set_index(line, p[P_SETS2], 1.0 / p[P_SETS2])
+        s = self.l2[row]
         e = next((x for x in s if x[0] == line), None)
         if e is None:
             if len(s) == p[P_WAYS2]:
-                old = s.pop()
-                if old[2]:                                 # write back dirty, fill partial sectors
-                    self._row(old[4])[C.DRAM_WR] += len(old[2]) * sb
-                    self._row(old[4])[C.DRAM_RD] += len(old[3]) * sb
-                    self._row(old[4])[C.DRAM_WR_BUSY] += len({x // gran for x in old[2]}) * gran * sb
-                    self._row(old[4])[C.DRAM_RD_BUSY] += len({x // gran for x in old[3]}) * gran * sb
+                self._write_back(s.pop())                 # write back dirty, fill partial sectors
             e = [line, set(), set(), set(), 0, set()]    # line, valid, dirty, partial, writer, bytes
         else:
             s.remove(e)
         s.insert(0, e)
         valid, dirty, partial = e[1], e[2], e[3]
+        was_dirty = bool(dirty)
         if op == 1:                                      # every store sector counts as a hit
             e[5] |= nbytes
             valid |= {k for k in sectors if all(k * sb + b in e[5] for b in range(sb))}
@@ -71,6 +68,7 @@ class ReferenceMemory:
             partial |= sectors
             partial -= valid
             e[4] = slot
+            self._dirty_cap(s, row, was_dirty)
             return len(sectors), 0, 0, 0
         hits = len(sectors & valid)
         pend = len({(line, k) for k in sectors & valid} & fetched) if op == 0 else 0
@@ -84,7 +82,33 @@ class ReferenceMemory:
         if op == 2:
             dirty |= sectors
             e[4] = slot
+            self._dirty_cap(s, row, was_dirty)
         return hits, len(fill) * sb, pend, busy
+
+    def _write_back(self, old):
+        """Write back line record `old`'s dirty sectors, reading its partial ones to merge."""
+        gran, sb = self.p[P_GRAN], self.p[P_SECTOR_BYTES]
+        if old[2]:
+            self._row(old[4])[C.DRAM_WR] += len(old[2]) * sb
+            self._row(old[4])[C.DRAM_RD] += len(old[3]) * sb
+            self._row(old[4])[C.DRAM_WR_BUSY] += len({x // gran for x in old[2]}) * gran * sb
+            self._row(old[4])[C.DRAM_RD_BUSY] += len({x // gran for x in old[3]}) * gran * sb
+
+    def _dirty_cap(self, s, row, was_dirty):
+        """Eager write-back: the line s[0] just became dirty; if set `row` (most recently used
+        first) now holds more dirty lines than its share of P_DIRTY, its least recently used
+        other dirty line is written back and stays, clean and valid."""
+        dcap, sets = self.p[P_DIRTY], self.p[P_SETS2]
+        if dcap <= 0 or was_dirty or not s[0][2]:
+            return
+        cap = (dcap * (row + 1)) // sets - (dcap * row) // sets
+        dirty = [x for x in s if x[2]]
+        if len(dirty) > cap and dirty[-1] is not s[0]:
+            old = dirty[-1]
+            self._write_back(old)
+            old[1] |= old[3]
+            old[2].clear()
+            old[3].clear()
 
     @staticmethod
     def _atomic_extra(addr, mask, w, ls, ss):
