@@ -336,8 +336,8 @@ class ProgramFacts:
     window (the IR's events name their arrays themselves); source_lines: the compiled code's
     user source line per PTX line (an object with ``file`` and ``line``, or None where the
     compiler gave none; the IR's instructions carry their lines themselves); var_types: the
-    kernel's variable types as the front end typed them (the IR's, or numba's signature on the
-    compiled path; empty where the program has none)."""
+    kernel's variable types as simgpu's front end typed them (the IR path's; the compiled
+    path keeps none of numba's typing: empty there)."""
     local_frame_bytes: int = 16
     reduction_ids: frozenset = frozenset()
     shared_access_bytes: int = 1

@@ -60,7 +60,6 @@ class InstCounter(Observer):
         self._cur = {}              # (function, loop) -> per-warp iterations of the trip under way
         self.trips = defaultdict(lambda: defaultdict(int))   # (fn, loop) -> {trip: warp entries}
         self._wl = self._ww = None  # the last lanes array seen at a watched line, its warps
-        self._version_seen = None
 
     def attach_output(self, printed):
         """The list the launch's print() lines go to (the Image's), for the report."""
@@ -222,14 +221,20 @@ class IrSass:
     def location(self, key):
         return None
 
+    @staticmethod
+    def _weighted(counter):
+        """(instruction, SASS warp executions, SASS thread executions) of each recorded one."""
+        for ins, w, t in counter.per_inst.values():
+            n = sass_count(ins)
+            yield ins, w * n, t * n
+
     def totals(self, counter):
         warp = thread = 0
         by_class = defaultdict(int)
-        for ins, w, t in counter.per_inst.values():
-            n = sass_count(ins)
-            warp += w * n
-            thread += t * n
-            by_class[op_class(ins)] += w * n
+        for ins, w, t in self._weighted(counter):
+            warp += w
+            thread += t
+            by_class[op_class(ins)] += w
         for w, d, t in counter.branches.values():
             warp += w
             thread += t
@@ -244,11 +249,10 @@ class IrSass:
 
     def by_line(self, counter):
         rows = defaultdict(lambda: {"inst_executed": 0, "thread_inst_executed": 0})
-        for ins, w, t in counter.per_inst.values():
-            n = sass_count(ins)
+        for ins, w, t in self._weighted(counter):
             r = rows[(ins.loc.file, ins.loc.line)]
-            r["inst_executed"] += w * n
-            r["thread_inst_executed"] += t * n
+            r["inst_executed"] += w
+            r["thread_inst_executed"] += t
         for loc, (w, d, t) in counter.branches.items():
             r = rows[(loc.file, loc.line)]
             r["inst_executed"] += w

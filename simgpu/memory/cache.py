@@ -95,7 +95,7 @@ class EngineParams:
             gran += 1
         return cls(line_bytes=l2.line_bytes, sector_bytes=l2.sector_bytes, l1_sets=gpu.l1.sets,
                    l1_ways=l1_ways, l2_sets=l2.sets, l2_ways=l2.ways, dram_access_sectors=gran,
-                   dirty_lines=getattr(gpu, "l2_dirty_max_bytes", 0) // l2.line_bytes)
+                   dirty_lines=gpu.l2_dirty_max_bytes // l2.line_bytes)
 
     @property
     def sectors_per_line(self):

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from ..sass.opclasses import base_opcode, pipe_of
 
 NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
