@@ -92,8 +92,10 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
 def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
     """dict of per-warp arrays (one row per sampled warp in `lanes`)."""
     mk = ev.mask.arr[lanes]
-    a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
     active = mk.sum(axis=1)
+    if not np.ndim(ev.addr) and ev.space != "local" and ev.kind != "atom":
+        return _uniform_info(ev, active)
+    a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
     if ev.space == "shared":
         if ev.kind == "atom":
             wf, _ = max_run(a, mk)
@@ -113,6 +115,19 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
         info["serial"], info["hot"] = _contention(ev, a, mk, wave_fraction)
         info["unit_load"] = _unit_contention(ev, a, mk, wave_fraction, unit_bytes)
     return info
+
+
+def _uniform_info(ev, active):
+    """memory_info of an access at one address for every lane (a uniform address: a scalar),
+    not an atomic: one word, one sector, one line per warp that has an active lane (what the
+    general rules give for 32 equal addresses)."""
+    one = (active > 0).astype(np.int64)
+    if ev.space == "shared":
+        ideal = max(1, (ev.size * WARP) // (32 * 4))          # bank_wavefronts' floor
+        return {"wavefronts": one * ideal, "active": active}
+    if ev.space == "const":
+        return {"wavefronts": one, "active": active}
+    return {"sectors": one, "lines": one.copy(), "active": active}
 
 
 def line_passes(addr, mk, line_bytes=128, rows=None):
