@@ -81,9 +81,8 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     w, new = _distinct(word, mk)
     rows = w.shape[0]
     bank = np.where(w >= 0, w % banks, 0)
-    cnt = np.zeros((rows, banks), dtype=np.int64)
-    r = np.broadcast_to(np.arange(rows)[:, None], w.shape)
-    np.add.at(cnt, (r[new], bank[new]), 1)
+    r = np.broadcast_to(np.arange(rows)[:, None] * banks, w.shape)
+    cnt = np.bincount((r + bank)[new], minlength=rows * banks).reshape(rows, banks)
     wf = cnt.max(axis=1)
     ideal = max(1, (size * WARP) // (banks * bank_bytes))      # 8-byte: 2, 16-byte: 4
     return np.maximum(wf, np.where(mk.any(axis=1), ideal, 0))
