@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cache import (FILLM, FILLT, P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
+from .cache import (EMPTY32, FILLM, FILLT, P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
                     P_SPL, P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access,
                     popcount, set_index)
 from .counters import (DRAM_RD, DRAM_RD_BUSY, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
@@ -41,7 +41,7 @@ def new_scratch(n_warps, line_bytes):
             np.zeros((MAX_LINES, nwords), np.int64), np.zeros((n_warps * MAX_LINES, 4 + nwords), np.int64),
             np.zeros(n_warps, np.int64), np.zeros(n_warps, np.int64),
             np.zeros(32, np.int64), np.zeros(32, np.int64), np.zeros((MAX_LINES, 16), np.int64),
-            np.zeros(MAX_LINES, np.int64))
+            np.zeros(MAX_LINES, np.int64), np.full((MAX_LINES, 4), -1, np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -423,7 +423,9 @@ def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, c
     ls, ss, spl, sb = prm[P_LINE_SHIFT], prm[P_SECTOR_SHIFT], prm[P_SPL], prm[P_SECTOR_BYTES]
     sets1, ways1 = prm[P_SETS1], prm[P_WAYS1]
     inv1 = 1.0 / sets1
-    lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra = scratch
+    lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra, hint = scratch
+    for j in range(hint.shape[0]):                      # hints hold within one event
+        hint[j, 0] = -1
     load = kind == LD or kind == LOCAL_LD
     store = kind == ST or kind == LOCAL_ST
     atom = kind == ATOM
@@ -447,13 +449,25 @@ def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, c
             L, m = lines[j], smask[j]
             ex = extra[j] if atom else 0
             sect += popcount(m) + ex
-            row = base + set_index(L, sets1, inv1)
+            # hint[j]: (line, SM's first row, row, way) of the j-th line of the last warp: warps
+            # of a block often touch the same lines (its row and way are then known: a way
+            # whose tag is the line's is the one l1_find finds, tags being unique in a row)
+            same = hint[j, 0] == L and hint[j, 1] == base
+            row = hint[j, 2] if same else base + set_index(L, sets1, inv1)
             full = 0
             if atom:
                 _l1_invalidate(l1tag, l1, row, ways1, L, m)
+                hint[j, 0], hint[j, 1], hint[j, 2], hint[j, 3] = L, base, row, -1
             else:
                 t += 1
-                way = _l1_way(l1tag, l1, row, ways1, L, t)
+                key = np.uint32(L & 0xFFFFFFFF)
+                hw = hint[j, 3]
+                if same and hw >= 0 and key != EMPTY32 and l1tag[row, hw] == key:
+                    way = hw
+                    l1[row, STAMP, way] = t
+                else:
+                    way = _l1_way(l1tag, l1, row, ways1, L, t)
+                    hint[j, 0], hint[j, 1], hint[j, 2], hint[j, 3] = L, base, row, way
                 if load:
                     h, pd, m = _l1_load(l1, row, way, m, ev1)
                     l1hit += h
