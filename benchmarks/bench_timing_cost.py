@@ -216,7 +216,16 @@ def main():
     ap.add_argument("--big", action="store_true", help="add the 1024-sized matmuls")
     ap.add_argument("--json", default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock seconds, not CPU seconds")
+    ap.add_argument("--launch", default=None, metavar="NAME",
+                    help="only warm up and launch the case whose name contains NAME once, models on "
+                         "(a whole process to time from outside, e.g. with /usr/bin/time)")
     a = ap.parse_args()
+    if a.launch:
+        name = next(n for n in cases(a.big) if a.launch in n)
+        warm(name, a.big)
+        dt, pred = once(name, True, a.big)
+        print(f"{name}: {dt:.3f} s, predicted {pred:.1f} ns")
+        return
     if a.wall:
         os.environ["BENCH_WALL"] = "1"          # (the --peer child reads it too)
     med = statistics.median
