@@ -97,3 +97,17 @@ def test_uniform_address_facts_as_general_rules(space, size):
         for k in fast:
             assert fast[k].dtype == general[k].dtype, k
             assert fast[k].tolist() == general[k].tolist(), k
+        # the general rules themselves, on addresses not all equal but one per warp
+        per_warp = np.repeat(4096 + 128 * np.arange(6), 32).astype(np.int64)
+        got = memfacts.memory_info(_event(space, kind, size, per_warp, mask), lanes, act)
+        for k in fast:
+            assert got[k].tolist() == fast[k].tolist(), k
+
+
+def test_uniform_address_facts_from_the_general_rules():
+    """What the uniform facts stand for, counted by the general rules' own functions."""
+    mask = np.ones((2, 32), bool)
+    mask[1, 5:] = False
+    a = np.full((2, 32), 4100, np.int64)
+    assert memfacts.distinct_count(a // 32, mask).tolist() == [1, 1]
+    assert memfacts.bank_wavefronts(a, mask, 8).tolist() == [2, 2]

@@ -95,6 +95,8 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
     if not np.ndim(ev.addr) and ev.space != "local" and ev.kind != "atom":
         return _uniform_info(ev, active)
     a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
+    if ev.space != "local" and ev.kind != "atom" and a.size and (a == a.flat[0]).all():
+        return _uniform_info(ev, active)            # one address for all (an array of it)
     if ev.space == "shared":
         if ev.kind == "atom":
             wf, _ = max_run(a, mk)
@@ -117,8 +119,8 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
 
 
 def _uniform_info(ev, active):
-    """memory_info of an access at one address for every lane (a uniform address: a scalar),
-    not an atomic: one word, one sector, one line per warp that has an active lane (what the
+    """memory_info of an access at one address for every lane (a uniform address: a scalar,
+    or an array of one value), not an atomic: one word, one sector, one line per warp that has an active lane (what the
     general rules give for 32 equal addresses)."""
     one = (active > 0).astype(np.int64)
     if ev.space == "shared":
