@@ -374,6 +374,10 @@ class PtxLoopWatch(Observer):
     are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
     no-progress check at visits 2, 3, 5, 9, ... (cycles: 17..24, 33..40, ...; exec.budget.progress_check) and the launch's budget (exec.budget)."""
 
+    # reads the executor's registers only at a loop head's record, which is the first of a
+    # straight-line run (runs split at branch targets): ptx/blocks.py may send a run's records first
+    inst_order_free = True
+
     def __init__(self, loops, watch):
         self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
         self.stack = []

@@ -40,6 +40,8 @@ class InstCounter(Observer):
     ``max_steps``: the deprecated per-loop cap (launch.max_loop_iterations), steps of one
     instruction per chunk on code whose loops the executor does not watch itself."""
 
+    inst_order_free = True          # counts records only: never reads the executor's state
+
     def __init__(self, costs=None, max_steps=None, kernel=""):
         self.costs = costs if costs is not None else IrSass()
         self.per_inst = {}          # ins.id -> [ins, warp execs, thread execs]

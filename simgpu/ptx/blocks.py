@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu.ptx import jitseg
 from simgpu.ptx.executor import convert_read
 from simgpu.ptx.instrs import imm_value, uniform_call
 from simgpu.ptx.types import np_dtype
@@ -43,13 +44,17 @@ COMPILE_AT = 2                  # a run is compiled when it is reached this ofte
 
 class Run:
     """A straight-line run: once compiled, ``fn(ex, lanes, notify)`` executes instructions
-    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None).  It is compiled when
-    :meth:`ready` has been asked COMPILE_AT times (the kernel keeps it for its launches)."""
-    __slots__ = ("kernel", "start", "n", "fn", "_source", "hits")
+    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None), each notified just
+    before it runs; ``fast(ex, lanes, notify)`` does the same with the instructions of the
+    numba subset (jitseg.py) grouped into segments of one compiled call each, the segment's
+    instructions notified before it runs (for observers that read no state inside a run:
+    ``Emitter.order_free``).  It is compiled when :meth:`ready` has been asked COMPILE_AT
+    times (the kernel keeps it for its launches)."""
+    __slots__ = ("kernel", "start", "n", "fn", "fast", "_source", "_fast_source", "hits")
 
     def __init__(self, kernel, start, n):
         self.kernel, self.start, self.n = kernel, start, n
-        self.fn = self._source = None
+        self.fn = self.fast = self._source = self._fast_source = None
         self.hits = 0
 
     def ready(self):
@@ -58,15 +63,49 @@ class Run:
             self.hits += 1
             if self.hits < COMPILE_AT:
                 return False
-            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+            self._build()
         return True
+
+    def _build(self):
+        end = self.start + self.n
+        self.fn, self._source = _compile(self.kernel, self.start, end)
+        segs = _segments(self.kernel, self.start, end) if jitseg.ENABLED else {}
+        if segs:
+            self.fast, self._fast_source = _compile(self.kernel, self.start, end, segs)
+        else:
+            self.fast, self._fast_source = self.fn, self._source
 
     @property
     def source(self):
         """The generated Python source (compiling the run if it is not yet)."""
         if self._source is None:
-            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+            self._build()
         return self._source
+
+    @property
+    def fast_source(self):
+        """The generated Python source of ``fast``."""
+        if self._source is None:
+            self._build()
+        return self._fast_source
+
+
+def _segments(kernel, start, end):
+    """{first pc: jitseg.Segment} for the maximal groups of consecutive instructions of
+    ``start .. end - 1`` in the numba subset."""
+    out, pc = {}, start
+    while pc < end:
+        if not jitseg.supported(kernel, pc):
+            pc += 1
+            continue
+        e = pc + 1
+        while e < end and jitseg.supported(kernel, e):
+            e += 1
+        seg = jitseg.build(kernel, pc, e)
+        if seg is not None:
+            out[pc] = seg
+        pc = e
+    return out
 
 
 def _operand_ok(op):
@@ -153,10 +192,26 @@ class _Gen:
         self.emit(f"else: {out} = UC({f}, [{', '.join(args)}])")
 
 
-def _compile(kernel, start, end):
+def _compile(kernel, start, end, segments=None):
     g = _Gen(kernel)
     g.ns["asarray"] = np.asarray
+    segments = segments or {}
+    skip = 0
     for pc in range(start, end):
+        if pc < skip:
+            continue
+        seg = segments.get(pc)
+        if seg is not None:                     # a numba segment: notified, then run at once
+            g.emit(f"# pc {pc}..{seg.end - 1}: one compiled segment")
+            for q in range(pc, seg.end):
+                c = kernel.compiled[q]
+                if c.ptx.line:
+                    g.emit(f"if N is not None: ex.steps += 1; N({q}, {g.const(c, 'I')}, lanes)")
+                else:
+                    g.emit("if N is not None: ex.steps += 1")
+            g.emit(f"{g.const(seg, 'S')}(ex, sub)")
+            skip = seg.end
+            continue
         c = kernel.compiled[pc]
         ins, func = c.ptx, c.func
         kind, fn, t, extra = c.exec.fusable

@@ -80,6 +80,10 @@ class Emitter:
         self.wants_inst = bool(self.inst_obs or self.barrier_obs or self.sync_obs)
         self.wants_mem = bool(self.mem_obs)
         self.wants_branch = bool(self.branch_obs)
+        # every instruction observer declares it reads no executor state between a straight-line
+        # run's instructions (``inst_order_free``): a run's records may then all precede it (a
+        # run holds no barrier: barrier observers see nothing of it)
+        self.order_free = all(getattr(o, "inst_order_free", False) for o in self.inst_obs)
         self._lanes = self._warps = self._full = None
 
     # -- instructions ----------------------------------------------------------------------
