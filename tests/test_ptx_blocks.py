@@ -470,6 +470,8 @@ def _forms():
     out.append(["cvt.s64.s32 %rd9, %r1;", "cvt.u64.u32 %rd5, %r2;", "xor.b64 %rd9, %rd9, %rd5;",
                 "cvt.u32.u64 %r9, %rd3;", "cvt.s32.s64 %r5, %rd1;", "add.s32 %r9, %r9, %r5;",
                 "mov.b64 %rd6, %fd1;", "cvt.u32.u64 %r6, %rd6;", "add.u32 %r9, %r9, %r6;"])
+    out.append(["mov.b64 {%r5, %r6}, %rd1;", "add.s32 %r6, %r6, %r2;", "mov.b64 %rd9, {%r6, %r5};",
+                "mov.b64 {%r7, %r8}, %fd2;", "mov.b64 %fd9, {%r8, %r7};", "mov.b64 {%r9, %r4}, %rd9;"])
     return out
 
 

@@ -119,6 +119,9 @@ def _fusable(kernel, pc):
         return None
     ops = c.ptx.operands
     dst = ops[0]
+    if spec[0] == "movvec":                 # mov {a, b}, c / mov c, {a, b}: (un)packing
+        parts = [o for op in ops for o in (op[1] if op[0] == "vec" else [op])]
+        return spec if all(_operand_ok(o) and o[0] != "sink" for o in parts) else None
     if spec[0] == "setp" and dst[0] == "pair":
         if not (_operand_ok(dst[1]) and _operand_ok(dst[2])):
             return None
@@ -203,12 +206,10 @@ def _compile(kernel, start, end, segments=None):
         seg = segments.get(pc)
         if seg is not None:                     # a numba segment: notified, then run at once
             g.emit(f"# pc {pc}..{seg.end - 1}: one compiled segment")
-            for q in range(pc, seg.end):
-                c = kernel.compiled[q]
-                if c.ptx.line:
-                    g.emit(f"if N is not None: ex.steps += 1; N({q}, {g.const(c, 'I')}, lanes)")
-                else:
-                    g.emit("if N is not None: ex.steps += 1")
+            lined = tuple(q for q in range(pc, seg.end) if kernel.compiled[q].ptx.line)
+            steps = seg.end - pc - len(lined)   # (notify_many counts the others)
+            g.emit(f"if N is not None: ex.steps += {steps}; ex.notify_many({lined!r}, lanes)" if steps
+                   else f"if N is not None: ex.notify_many({lined!r}, lanes)")
             g.emit(f"{g.const(seg, 'S')}(ex, sub)")
             skip = seg.end
             continue
@@ -221,6 +222,9 @@ def _compile(kernel, start, end, segments=None):
         else:
             g.emit("if N is not None: ex.steps += 1")
         ops = ins.operands
+        if kind == "movvec":                    # the instruction's own closure (its advance is
+            g.emit(f"{g.const(c.exec, 'X')}(ex, lanes, {pc})")     # overwritten by run_fused)
+            continue
         if kind == "mov":
             g.read(func, ops[1], t, "v0")
             g.write(func, ops[0], "v0", t)

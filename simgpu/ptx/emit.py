@@ -110,6 +110,23 @@ class Emitter:
             for o in self.barrier_obs:
                 o.barrier(be)
 
+    def inst_many(self, ex, pcs, lanes):
+        """Instructions ``pcs`` (of a straight-line run, no barrier among them) are about to
+        run one after the other for ``lanes``: their records, in order, as ``inst`` makes them
+        (for order-free observers only: blocks.Run.fast sends them before the run executes)."""
+        if lanes is None:
+            lanes = ex.ch.all_idx
+        if not len(lanes):
+            return
+        if lanes is not self._lanes:
+            w = lanes >> 5
+            self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1])))
+        warps, chunk, obs, insts = self._warps, self.chunk, self.inst_obs, self.insts
+        for pc in pcs:
+            ie = InstrEvent(insts(pc), chunk, lanes=lanes, pc=pc, state=ex, warps=warps)
+            for o in obs:
+                o.inst(ie)
+
     def _divergence(self, ex, pc, rec, lanes):
         """Threads of the blocks reaching this barrier that already wait at a different one:
         a barrier in divergent code (Observer.barrier_divergence)."""

@@ -324,6 +324,12 @@ class Executor:
         """Compiled instruction ``ins`` at ``pc`` is about to run for ``lanes`` (None: all)."""
         self.emit.inst(self, pc, ins.ptx, lanes)
 
+    def notify_many(self, pcs, lanes):
+        """Compiled instructions ``pcs`` (a run's segment) are about to run for ``lanes``, in
+        order (observers that are order-free: Emitter.order_free); counted as steps."""
+        self.steps += len(pcs)
+        self.emit.inst_many(self, pcs, lanes)
+
     def advance(self, lanes):
         """Move the executing lanes to the next instruction."""
         if self.conv:

@@ -304,6 +304,8 @@ def build_mov(ctx, ins):
             for k, w in enumerate(writes):
                 w(ex, (v >> U.type(k * 8 * nbytes(et))).astype(np_dtype(et)), sub)
             ex.advance(lanes)
+        if ins.guard is None:       # blocks.py: runs it inside a run (jitseg.py: compiled)
+            run.fusable = ("movvec", None, t, et)
         return run
     else:
         r = reader(ctx, src, t)
@@ -317,8 +319,8 @@ def build_mov(ctx, ins):
         if sub is None or len(sub):
             write(ex, value(ex, sub), sub)
         ex.advance(lanes)
-    if ins.guard is None and src[0] != "vec":
-        run.fusable = ("mov", None, t, (t,))
+    if ins.guard is None:
+        run.fusable = ("movvec", None, t, et) if src[0] == "vec" else ("mov", None, t, (t,))
     return run
 
 

@@ -541,6 +541,11 @@ class Segment:
     def _row(self, op, d, a=0, b=0, c=0, p1=0, p2=0, p3=0, p4=0):
         self.rows.append((op, d, a, b, c, p1, p2, p3, p4))
 
+    def _const(self, bits):
+        s = self._new()
+        self.consts.append((s, bits))
+        return s
+
     def _read(self, func, o, t):
         """Slot holding operand ``o`` read as PTX type t (Executor.read_reg / convert_read)."""
         T = np_dtype(t)
@@ -589,6 +594,24 @@ class Segment:
         ins, func = c.ptx, c.func
         kind, fn, t, extra = c.exec.fusable
         ops = ins.operands
+        if kind == "movvec":                    # pack {a, b} into one register / unpack it
+            W, w = 8 * np_dtype(t).itemsize, 8 * np_dtype(extra).itemsize
+            if ops[1][0] == "vec":
+                acc = self._const(0)
+                for k, o in enumerate(ops[1][1]):
+                    sh, nxt = self._new(), self._new()
+                    self._row(ISHL, sh, self._read(func, o, extra), self._const(k * w), p1=W)
+                    self._row(IOR, nxt, acc, sh)
+                    acc = nxt
+                self._write(func, ops[0], acc, np.dtype(f"u{W // 8}"))
+            else:
+                v = self._read(func, ops[1], f"b{W}")
+                for k, o in enumerate(ops[0][1]):
+                    sh, part = self._new(), self._new()
+                    self._row(ISHR, sh, v, self._const(k * w), p1=W, p2=0)
+                    self._row(CONV, part, sh, p1=W, p2=w, p3=0)
+                    self._write(func, o, part, np.dtype(f"u{w // 8}"))
+            return
         if kind == "mov":
             if micro(ins, extra) is None:
                 raise _Unsupported
