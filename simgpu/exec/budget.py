@@ -385,6 +385,22 @@ class PtxLoopWatch(Observer):
     def inst(self, ev):
         self.step(ev, ev.warps)
 
+    def inst_tail(self, recs, pcs, lanes, warps):
+        """Records of ``pcs`` (the rest of a straight-line run's segment, each run by ``lanes``
+        filling ``warps`` warps) in one call: True when none of them is a loop head or leaves the
+        loop under way (what ``step`` would do then is only counting); False: send them one by
+        one."""
+        st, loops = self.stack, self.loops
+        for pc in pcs:
+            if pc in loops.heads:
+                return False
+            if st:
+                top = st[-1].loop
+                if not (top.head <= pc <= top.end or loops.func_of[pc] != top.fn):
+                    return False
+        self.watch.instructions += warps * len(pcs)
+        return True
+
     def step(self, ev, warps):
         w = self.watch
         w.instructions += warps

@@ -112,8 +112,10 @@ class Emitter:
 
     def inst_many(self, ex, pcs, lanes):
         """Instructions ``pcs`` (of a straight-line run, no barrier among them) are about to
-        run one after the other for ``lanes``: their records, in order, as ``inst`` makes them
-        (for order-free observers only: blocks.Run.fast sends them before the run executes)."""
+        run one after the other for ``lanes``: their records, as ``inst`` makes them (for
+        order-free observers only: blocks.Run.fast sends them before the run executes).  The
+        first goes to every observer; then each observer gets the others in order, in one
+        ``inst_tail(recs, pcs, lanes, warps)`` call where it has one and it accepts them."""
         if lanes is None:
             lanes = ex.ch.all_idx
         if not len(lanes):
@@ -122,10 +124,20 @@ class Emitter:
             w = lanes >> 5
             self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1])))
         warps, chunk, obs, insts = self._warps, self.chunk, self.inst_obs, self.insts
-        for pc in pcs:
-            ie = InstrEvent(insts(pc), chunk, lanes=lanes, pc=pc, state=ex, warps=warps)
-            for o in obs:
-                o.inst(ie)
+        first = pcs[0]                  # the first record to every observer (a loop head's place)
+        ie = InstrEvent(insts(first), chunk, lanes=lanes, pc=first, state=ex, warps=warps)
+        for o in obs:
+            o.inst(ie)
+        rest = pcs[1:]
+        if not rest:
+            return
+        recs = [insts(pc) for pc in rest]
+        for o in obs:                   # the others: in one call where the observer takes them so
+            tail = getattr(o, "inst_tail", None)
+            if tail is not None and tail(recs, rest, lanes, warps):
+                continue
+            for pc, rec in zip(rest, recs):
+                o.inst(InstrEvent(rec, chunk, lanes=lanes, pc=pc, state=ex, warps=warps))
 
     def _divergence(self, ex, pc, rec, lanes):
         """Threads of the blocks reaching this barrier that already wait at a different one:

@@ -16,7 +16,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx import frames, semantics
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.types import CC_REG, nbytes, np_dtype, signature
-from simgpu.ptx.executor import EXITED, RUN, convert_write
+from simgpu.ptx.executor import EXITED, RUN
 from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, classify_generic
 
 lookup = semantics.lookup
