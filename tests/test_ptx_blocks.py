@@ -470,6 +470,11 @@ def _forms():
     out.append(["cvt.s64.s32 %rd9, %r1;", "cvt.u64.u32 %rd5, %r2;", "xor.b64 %rd9, %rd9, %rd5;",
                 "cvt.u32.u64 %r9, %rd3;", "cvt.s32.s64 %r5, %rd1;", "add.s32 %r9, %r9, %r5;",
                 "mov.b64 %rd6, %fd1;", "cvt.u32.u64 %r6, %rd6;", "add.u32 %r9, %r9, %r6;"])
+    out.append(["ld.global.f32 %f5, [%rd20+4];", "ld.global.s8 %r5, [%rd20+9];",
+                "ld.global.u16 %r6, [%rd20+2];", "ld.global.nc.s16 %r7, [%rd20+14];",
+                "ld.global.f64 %fd5, [%rd20+8];", "add.f32 %f9, %f5, %f2;", "add.s32 %r9, %r5, %r6;",
+                "xor.b32 %r9, %r9, %r7;", "add.f64 %fd9, %fd5, %fd1;", "ld.global.u8 %r8, [%rd20+23];",
+                "add.u32 %r9, %r9, %r8;"])
     out.append(["mov.b64 {%r5, %r6}, %rd1;", "add.s32 %r6, %r6, %r2;", "mov.b64 %rd9, {%r6, %r5};",
                 "mov.b64 {%r7, %r8}, %fd2;", "mov.b64 %fd9, {%r8, %r7};", "mov.b64 {%r9, %r4}, %rd9;"])
     return out
@@ -510,3 +515,51 @@ def test_micro_operations_bit_identical(k):
     bad = np.flatnonzero(outs[0] != outs[1])
     assert len(bad) == 0, (lines, [(int(i), hex(int(host[3 * (i // 5)])), hex(int(host[3 * (i // 5) + 1])),
                                     hex(int(outs[0][i])), hex(int(outs[1][i]))) for i in bad[:5]])
+
+
+PTX_OOB = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pout, .param .u32 bad)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [bad];
+  mov.u32 %r2, %tid.x;
+  setp.eq.u32 %p1, %r2, %r1;
+  selp.u32 %r3, 4096, 0, %p1;
+  add.u32 %r3, %r3, %r2;
+  mul.wide.u32 %rd3, %r3, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r4, [%rd4];
+  add.u32 %r5, %r4, 1;
+  mul.wide.u32 %rd5, %r2, 4;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.u32 [%rd6], %r5;
+  ret;
+}
+""".replace(".reg .b32", ".reg .pred %p<2>;\n  .reg .b32")
+
+
+def test_segment_load_that_faults_is_reported_as_the_interpreter_does():
+    """A global load past its allocation inside a compiled segment: the segment changes nothing
+    and the interpreter's path runs it, with its fault (the first launches compile the run)."""
+    msgs = []
+    for fused in (False, True):
+        with settings.override(ptx_blocks=fused):
+            for bad in (99, 99, 5):
+                out = np.zeros(64, np.uint32)
+                a = np.arange(64, dtype=np.uint32)
+                if bad == 5:
+                    with pytest.raises(simgpu.errors.KernelError) as e:
+                        ptx_run(PTX_OOB, "k", (1,), (64,), [a, out, np.uint32(bad)], max_steps=10 ** 6)
+                    msgs.append(str(e.value))
+                else:
+                    before = jitseg.CALLS[0]
+                    ptx_run(PTX_OOB, "k", (1,), (64,), [a, out, np.uint32(bad)], max_steps=10 ** 6)
+                    assert (out == a + 1).all()
+        assert fused is False or jitseg.CALLS[0] > before
+    assert msgs[0] == msgs[1] and "out-of-bounds" in msgs[0]

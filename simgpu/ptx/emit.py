@@ -84,6 +84,10 @@ class Emitter:
         # run's instructions (``inst_order_free``): a run's records may then all precede it (a
         # run holds no barrier: barrier observers see nothing of it)
         self.order_free = all(getattr(o, "inst_order_free", False) for o in self.inst_obs)
+        # an observer of global memory accesses (one that does not name the spaces it reads,
+        # ``mem_spaces``, without "global"): global loads then take the interpreter's path
+        self.watch_global = any("global" in getattr(o, "mem_spaces", ("global",))
+                                for o in self.mem_obs)
         self._lanes = self._warps = self._full = None
 
     # -- instructions ----------------------------------------------------------------------

@@ -138,6 +138,7 @@ class Executor:
         self.wants_branch = emitter is not None and emitter.wants_branch
         # whether a run's instructions may be notified before they run (blocks.Run.fast)
         self.order_free = emitter is None or emitter.order_free
+        self.watch_global = emitter is not None and emitter.watch_global
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)

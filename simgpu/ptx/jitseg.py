@@ -39,7 +39,7 @@ from simgpu.ptx.types import np_dtype
 # ---- micro-operation codes ------------------------------------------------------------------
 (CONST, MOV, CONV, IADD, ISUB, IMULLO, IMULWIDE, IMAD, IMADWIDE, IAND, IOR, IXOR, INOT, ISHL,
  ISHR, INEG, IMIN, IMAX, SELP, ICMP, FCMP, PAND, POR, PXOR, PNOT, F32OP, F64OP, F32MINMAX,
- F64MINMAX, F32ABSNEG, F64ABSNEG, CVT_I2F, CVT_F2I, CVT_F32F64, CVT_F64F32, IABS) = range(36)
+ F64MINMAX, F32ABSNEG, F64ABSNEG, CVT_I2F, CVT_F2I, CVT_F32F64, CVT_F64F32, IABS, LDG) = range(37)
 
 # float op kinds (row field 5)
 FADD, FSUB, FMUL, FFMA, FDIV, FSQRT = range(6)
@@ -67,6 +67,23 @@ def _fma(typingctx, a, b, c):
         return builder.call(fn, args)
     return sig, codegen
 
+
+def _make_load(bits):
+    @intrinsic
+    def load(typingctx, addr):
+        """The ``bits``-wide unsigned integer at host address ``addr`` (uint64), zero-extended."""
+        sig = numba.types.uint64(numba.types.uint64)
+
+        def codegen(context, builder, signature, args):
+            ty = ir.IntType(bits)
+            ptr = builder.inttoptr(args[0], ty.as_pointer())
+            v = builder.load(ptr, align=bits // 8)
+            return builder.zext(v, ir.IntType(64)) if bits < 64 else v
+        return sig, codegen
+    return load
+
+
+_LD8, _LD16, _LD32, _LD64 = (_make_load(b) for b in (8, 16, 32, 64))
 
 U64 = np.uint64
 ALL = U64(0xFFFFFFFFFFFFFFFF)
@@ -124,9 +141,12 @@ def _cmp_ord(code, x, y):
 
 
 @numba.njit(cache=True, error_model="numpy", nogil=True)
-def _exec(prog, M, cslot, cval):
+def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
     """Run the micro-program ``prog`` (rows of ROW int64) over the slot matrix M (uint64 bits,
-    shape (slots, lanes)); constants cval go to rows cslot first."""
+    shape (slots, lanes)); constants cval go to rows cslot first.  Global loads read the
+    allocations [tb_base, tb_end) (sorted) at host addresses tb_ptr; 1 (nothing else done
+    that matters: M is scratch) when an access is not aligned or not inside one allocation,
+    else 0."""
     n = M.shape[1]
     for k in range(cslot.shape[0]):
         for j in range(n):
@@ -142,6 +162,31 @@ def _exec(prog, M, cslot, cval):
         if op == MOV:
             for j in range(n):
                 flat[da + j] = flat[aa + j]
+        elif op == LDG:                         # p1 width (bytes), p2 address offset
+            w = U64(p1)
+            for j in range(n):
+                ad = flat[aa + j] + U64(p2)
+                if ad % w != U64(0):
+                    return 1
+                lo, hi = 0, tb_base.shape[0]    # the allocation: last base <= ad
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if tb_base[mid] <= ad:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                k = lo - 1
+                if k < 0 or ad + w > tb_end[k] or ad + w < ad:
+                    return 1
+                host = tb_ptr[k] + (ad - tb_base[k])
+                if p1 == 4:
+                    flat[da + j] = _LD32(host)
+                elif p1 == 8:
+                    flat[da + j] = _LD64(host)
+                elif p1 == 2:
+                    flat[da + j] = _LD16(host)
+                else:
+                    flat[da + j] = _LD8(host)
         elif op == CONV:                    # p1 from width, p2 to width, p3 signed
             m = _mask(p2)
             for j in range(n):
@@ -398,6 +443,28 @@ def _exec(prog, M, cslot, cval):
     return 0
 
 
+_NO_TABLE = (np.zeros(0, np.uint64),) * 3
+
+
+def memory_table(mem):
+    """(bases, ends, host pointers) of a DeviceMemory's allocations for _exec's loads, kept
+    on it while its buffers stay the same objects; buffers that are not contiguous get no
+    range (their loads take the interpreter's path)."""
+    if mem is None:
+        return _NO_TABLE
+    key = tuple(map(id, mem.bufs))
+    t = getattr(mem, "_jit_table", None)
+    if t is None or t[0] != key:
+        ok = [b.flags.c_contiguous for b in mem.bufs]
+        bases = np.array(mem.bases, np.uint64)
+        ends = np.array([base + (b.size if good else 0) for base, b, good in
+                         zip(mem.bases, mem.bufs, ok)], np.uint64)
+        ptrs = np.array([b.ctypes.data for b in mem.bufs], np.uint64)
+        t = (key, (bases, ends, ptrs), list(mem.bufs))      # (the buffers kept alive with it)
+        mem._jit_table = t
+    return t[1]
+
+
 # ---- translation of instructions ------------------------------------------------------------
 _INT_W = {"u16": 16, "s16": 16, "b16": 16, "u32": 32, "s32": 32, "b32": 32,
           "u64": 64, "s64": 64, "b64": 64}
@@ -522,6 +589,7 @@ class Segment:
         self.reg_dtype = kernel.reg_dtype
         self.slots, self.inputs, self.writes = {}, [], {}
         self.consts = []                # (slot, bits)
+        self.loads = []                 # the ld.global instructions
         self.rows = []
         self.nslots = 0
         for pc in range(start, end):
@@ -594,6 +662,17 @@ class Segment:
         ins, func = c.ptx, c.func
         kind, fn, t, extra = c.exec.fusable
         ops = ins.operands
+        if kind == "ldg":                       # ld.global [reg+off] of one value
+            _, base, off = ops[1]
+            a = self._read(func, base, "u64")
+            d = self._new()
+            w = np_dtype(t).itemsize
+            off = off & 0xFFFFFFFFFFFFFFFF
+            self._row(LDG, d, a, p1=w, p2=off - (1 << 64) if off >= 1 << 63 else off)
+            self.loads.append(c)
+            self._write(func, ops[0], d, np.dtype(f"u{w}") if np_dtype(t).kind != "i"
+                        else np_dtype(t))
+            return
         if kind == "movvec":                    # pack {a, b} into one register / unpack it
             W, w = 8 * np_dtype(t).itemsize, 8 * np_dtype(extra).itemsize
             if ops[1][0] == "vec":
@@ -664,11 +743,14 @@ class Segment:
             self._write(func, wq, q, np.dtype(bool))
 
     # -- running -----------------------------------------------------------------------------
-    def __call__(self, ex, sub):
-        """Execute for the lanes ``sub`` (None: every lane of the chunk)."""
-        CALLS[0] += 1
+    def compute(self, ex, sub):
+        """Run the segment for the lanes ``sub`` (None: every lane of the chunk) into a scratch
+        state, changing nothing (``commit`` writes its registers); None when it cannot: a
+        global load that is not aligned or not inside one allocation, or an observer that
+        watches global memory (the interpreter's path then runs it, faults and all)."""
+        if self.loads and ex.watch_global:
+            return None
         R = ex.regs
-        L = ex.ch.L
         vals = []
         uniform = sub is None
         for key, s in self.input_slots:
@@ -678,15 +760,23 @@ class Segment:
             elif a.ndim:
                 uniform = False
             vals.append(a)
-        n = 1 if uniform else (L if sub is None else len(sub))
+        n = 1 if uniform else (ex.ch.L if sub is None else len(sub))
         M = np.empty((self.nslots, n), np.uint64)
         for (key, s), a in zip(self.input_slots, vals):
             if a.ndim and sub is not None:
                 M[s] = a[sub]
             else:
                 M[s] = a
-        _exec(self.prog, M, self.cslot, self.cval)
-        rv = ex.reg_version
+        tb = memory_table(ex.im.memory) if self.loads else _NO_TABLE
+        if _exec(self.prog, M, self.cslot, self.cval, *tb):
+            return None
+        CALLS[0] += 1
+        return M, uniform
+
+    def commit(self, ex, sub, state):
+        """Write the registers the segment wrote (their last values), counted per write."""
+        M, uniform = state
+        R, rv = ex.regs, ex.reg_version
         for key, s, S, nw in self.outputs:
             rv[key] = rv.get(key, 0) + nw
             if uniform:

@@ -200,7 +200,14 @@ def build_ld(ctx, ins):
                 wr(ex, load(groups, len(sub), T), sub)
             _emit(ex, ins, pc, "load", w * n, sub, events)
         ex.advance(lanes)
+    base = ins.operands[1][1] if ins.operands[1][0] == "addr" else None
+    if space == "global" and n == 1 and ins.guard is None and base is not None and \
+            base[0] == "reg" and dst[0] == "reg" and set(ins.mods) <= _PLAIN_LD:
+        run.fusable = ("ldg", None, t, None)     # blocks.py runs it in a run, jitseg.py compiles it
     return run
+
+
+_PLAIN_LD = {"global", "nc", "ca", "cg", "cs", "lu", "cv"}      # (cache hints: the same load)
 
 
 def _shared_reg(ctx, op, space, n, w):
