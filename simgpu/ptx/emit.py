@@ -89,6 +89,7 @@ class Emitter:
         self.watch_global = any("global" in getattr(o, "mem_spaces", ("global",))
                                 for o in self.mem_obs)
         self._lanes = self._warps = self._full = None
+        self._recs = {}             # inst_many: pcs -> their records
 
     # -- instructions ----------------------------------------------------------------------
     def inst(self, ex, pc, ins, lanes):
@@ -135,7 +136,9 @@ class Emitter:
         rest = pcs[1:]
         if not rest:
             return
-        recs = [insts(pc) for pc in rest]
+        recs = self._recs.get(rest)
+        if recs is None:
+            recs = self._recs[rest] = [insts(pc) for pc in rest]
         for o in obs:                   # the others: in one call where the observer takes them so
             tail = getattr(o, "inst_tail", None)
             if tail is not None and tail(recs, rest, lanes, warps):
