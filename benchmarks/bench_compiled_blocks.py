@@ -217,7 +217,19 @@ def main():
     ap.add_argument("--peer", default=None, help="another checkout (today): its default path too")
     ap.add_argument("--json", default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock seconds, not CPU seconds")
+    ap.add_argument("--launches", type=int, default=0,
+                    help="only: a warm-up, then this many launches of each --only case on the "
+                         "default path (a whole process for an outside timer; BENCH_PEER=1 with "
+                         "PYTHONPATH=<other checkout> runs that checkout's simgpu)")
     a = ap.parse_args()
+    if a.launches:
+        for name in cases():
+            if a.only and a.only not in name:
+                continue
+            warm(name)
+            t = [once(name, True, a.models == "on") for _ in range(a.launches)]
+            print(f"{name}: {a.launches} launches, median {statistics.median(t):.4f} s")
+        return
     if a.wall:
         os.environ["BENCH_WALL"] = "1"          # (the --peer child reads it too)
     rows = []

@@ -366,8 +366,8 @@ class Segment:
         uniform = sub is None
         for key, s in self.input_slots:
             a = R.get(key)
-            if a is None:               # (as Executor.read_reg: a register never written is 0)
-                a = R[key] = np.zeros((), self.reg_dtype[key])
+            if a is None:               # a register never written reads 0 (commit adds it to the
+                a = _ZERO               # registers then, as Executor.read_reg does when it runs)
             elif a.ndim:
                 uniform = False
             vals.append(a)
@@ -390,6 +390,9 @@ class Segment:
         one converted copy per storage dtype), or the lanes' into the storage."""
         M, uniform = state
         R, rv = ex.regs, ex.reg_version
+        for key, s in self.input_slots:
+            if key not in R:
+                R[key] = np.zeros((), self.reg_dtype[key])
         for key, nw in self.out_counts:
             rv[key] = rv.get(key, 0) + nw
         if sub is None:
@@ -412,6 +415,7 @@ class Segment:
                 ex.emit.insts(self.load_pcs[c], "global")
 
 
+_ZERO = np.zeros((), np.uint64)
 CALLS = [0]                     # segments executed (tests check that the compiled path ran)
 
 
