@@ -261,7 +261,7 @@ def test_hand_written_ptx_loop_and_the_runs_found():
     """A loop whose body is one block: the run covers its straight-line part; lanes leave the
     loop at different iterations; the low-level runner gives the same memory and steps."""
     k = Kernel(parse(PTX_LOOP), "k")
-    assert [(r.start, r.n) for r in k.runs.values()] == [(3, 2), (5, 8), (14, 2)]
+    assert [(r.start, r.n) for r in k.runs.values()] == [(0, 2), (3, 2), (5, 8), (14, 2)]
     assert k.runs[5].source.count("# pc ") == 8     # the loop body up to its bra
     outs = []
     for fused in (False, True):
@@ -280,7 +280,10 @@ def test_unknown_ops_are_never_fused():
     k = Kernel(parse(PTX_LOOP), "k")
     for r in k.runs.values():
         for pc in range(r.start, r.start + r.n):
-            assert k.linked.code[pc].opcode in ("add", "mul", "xor", "and", "setp", "or", "mov")
+            assert k.linked.code[pc].opcode in ("add", "mul", "xor", "and", "setp", "or", "mov", "ld")
+            c = k.linked.code[pc]
+            if c.opcode == "ld":            # (kernel parameters, global loads: their own closure)
+                assert "param" in c.mods or "global" in c.mods
     assert blocks.MIN_RUN >= 2
 
 

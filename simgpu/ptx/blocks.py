@@ -120,8 +120,8 @@ def _fusable(kernel, pc):
         return None
     ops = c.ptx.operands
     dst = ops[0]
-    if spec[0] == "ldg":                    # ld.global d, [reg+off] (ops_mem.build_ld checked it)
-        return spec
+    if spec[0] in ("ldg", "ldparam"):       # ld.global d, [reg+off]; ld.param d, [kernel param]
+        return spec                         # (ops_mem.build_ld checked them)
     if spec[0] == "movvec":                 # mov {a, b}, c / mov c, {a, b}: (un)packing
         parts = [o for op in ops for o in (op[1] if op[0] == "vec" else [op])]
         return spec if all(_operand_ok(o) and o[0] != "sink" for o in parts) else None
@@ -247,8 +247,8 @@ def _one(g, kernel, pc):
     else:
         g.emit("if N is not None: ex.steps += 1")
     ops = ins.operands
-    if kind in ("movvec", "ldg"):       # the instruction's own closure (its advance is overwritten
-        g.emit("try:")                  # by run_fused); a fault as the interpreter reports it
+    if kind in ("movvec", "ldg", "ldparam"):    # the instruction's own closure (its advance is
+        g.emit("try:")          # overwritten by run_fused); a fault as the interpreter reports it
         g.emit(f"    {g.const(c.exec, 'X')}(ex, lanes, {pc})")
         g.emit(f"except MF as e: ex.fault({I}.ptx, e.msg, e.pos)")
         return

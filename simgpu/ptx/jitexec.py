@@ -55,6 +55,26 @@ def _make_load(bits):
 
 _LD8, _LD16, _LD32, _LD64 = (_make_load(b) for b in (8, 16, 32, 64))
 
+
+@intrinsic
+def _f32(typingctx, u):
+    """The float32 whose bits are the low 32 bits of uint64 ``u``."""
+    sig = numba.types.float32(numba.types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
+    return sig, codegen
+
+
+@intrinsic
+def _b32(typingctx, x):
+    """The bits of float32 ``x``, zero-extended to uint64."""
+    sig = numba.types.uint64(numba.types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.zext(builder.bitcast(args[0], ir.IntType(32)), ir.IntType(64))
+    return sig, codegen
+
 U64 = np.uint64
 ALL = U64(0xFFFFFFFFFFFFFFFF)
 F64_QUIET = U64(0x0008000000000000)
@@ -122,20 +142,18 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
         for j in range(n):
             M[cslot[k], j] = cval[k]
     flat = M.reshape(-1)
-    F = flat.view(np.float64)
-    G = flat.view(np.float32)           # G[2 * i]: the low word of flat[i] (little-endian)
+    F = flat.view(np.float64).reshape(M.shape[0], n)
     for i in range(prog.shape[0]):
         op = prog[i, 0]
         d, a, b, c = prog[i, 1], prog[i, 2], prog[i, 3], prog[i, 4]
         p1, p2, p3, p4 = prog[i, 5], prog[i, 6], prog[i, 7], prog[i, 8]
-        da, aa, ba, ca = d * n, a * n, b * n, c * n
         if op == MOV:
             for j in range(n):
-                flat[da + j] = flat[aa + j]
+                M[d, j] = M[a, j]
         elif op == LDG:                         # p1 width (bytes), p2 address offset
             w = U64(p1)
             for j in range(n):
-                ad = flat[aa + j] + U64(p2)
+                ad = M[a, j] + U64(p2)
                 if ad % w != U64(0):
                     return 1
                 lo, hi = 0, tb_base.shape[0]    # the allocation: last base <= ad
@@ -150,24 +168,24 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     return 1
                 host = tb_ptr[k] + (ad - tb_base[k])
                 if p1 == 4:
-                    flat[da + j] = _LD32(host)
+                    M[d, j] = _LD32(host)
                 elif p1 == 8:
-                    flat[da + j] = _LD64(host)
+                    M[d, j] = _LD64(host)
                 elif p1 == 2:
-                    flat[da + j] = _LD16(host)
+                    M[d, j] = _LD16(host)
                 else:
-                    flat[da + j] = _LD8(host)
+                    M[d, j] = _LD8(host)
         elif op == CONV:                    # p1 from width, p2 to width, p3 signed
             m = _mask(p2)
             for j in range(n):
-                x = flat[aa + j]
+                x = M[a, j]
                 if p2 > p1 and p3:
                     x = _sext(x, p1)
-                flat[da + j] = x & m
+                M[d, j] = x & m
         elif op == IADD or op == ISUB or op == IMULLO or op == IMAD:
             m = _mask(p1)
             for j in range(n):
-                x, y = flat[aa + j], flat[ba + j]
+                x, y = M[a, j], M[b, j]
                 if op == IADD:
                     r = x + y
                 elif op == ISUB:
@@ -175,39 +193,39 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                 elif op == IMULLO:
                     r = x * y
                 else:
-                    r = x * y + flat[ca + j]
-                flat[da + j] = r & m
+                    r = x * y + M[c, j]
+                M[d, j] = r & m
         elif op == IMULWIDE or op == IMADWIDE:    # p1 source width, p2 signed
             m = _mask(2 * p1)
             for j in range(n):
-                x, y = flat[aa + j], flat[ba + j]
+                x, y = M[a, j], M[b, j]
                 if p2:
                     x, y = _sext(x, p1), _sext(y, p1)
                 r = x * y
                 if op == IMADWIDE:
-                    r = r + flat[ca + j]
-                flat[da + j] = r & m
+                    r = r + M[c, j]
+                M[d, j] = r & m
         elif op == IAND or op == IOR or op == IXOR or op == PAND or op == POR or op == PXOR:
             for j in range(n):
-                x, y = flat[aa + j], flat[ba + j]
+                x, y = M[a, j], M[b, j]
                 if op == IAND or op == PAND:
                     r = x & y
                 elif op == IOR or op == POR:
                     r = x | y
                 else:
                     r = x ^ y
-                flat[da + j] = r
+                M[d, j] = r
         elif op == INOT:
             m = _mask(p1)
             for j in range(n):
-                flat[da + j] = ~flat[aa + j] & m
+                M[d, j] = ~M[a, j] & m
         elif op == PNOT:
             for j in range(n):
-                flat[da + j] = U64(1) - (flat[aa + j] & U64(1))
+                M[d, j] = U64(1) - (M[a, j] & U64(1))
         elif op == ISHL or op == ISHR:          # p1 width, p2 signed (shr)
             m = _mask(p1)
             for j in range(n):
-                x, s = flat[aa + j], flat[ba + j]
+                x, s = M[a, j], M[b, j]
                 if op == ISHL:
                     r = (x << s) & m if s < U64(p1) else U64(0)
                 elif p2:
@@ -216,45 +234,45 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     r = U64(sx >> np.int64(sh)) & m
                 else:
                     r = x >> s if s < U64(p1) else U64(0)
-                flat[da + j] = r
+                M[d, j] = r
         elif op == INEG:
             m = _mask(p1)
             for j in range(n):
-                flat[da + j] = (U64(0) - flat[aa + j]) & m
+                M[d, j] = (U64(0) - M[a, j]) & m
         elif op == IABS:
             m = _mask(p1)
             for j in range(n):
-                x = flat[aa + j]
+                x = M[a, j]
                 neg = np.int64(_sext(x, p1)) < 0
-                flat[da + j] = ((U64(0) - x) & m) if neg else x
+                M[d, j] = ((U64(0) - x) & m) if neg else x
         elif op == IMIN or op == IMAX:          # p1 width, p2 signed
             for j in range(n):
-                x, y = flat[aa + j], flat[ba + j]
+                x, y = M[a, j], M[b, j]
                 if p2:
                     lt = np.int64(_sext(x, p1)) < np.int64(_sext(y, p1))
                 else:
                     lt = x < y
                 if op == IMIN:
-                    flat[da + j] = x if lt else y
+                    M[d, j] = x if lt else y
                 else:
-                    flat[da + j] = y if lt else x
+                    M[d, j] = y if lt else x
         elif op == SELP:
             for j in range(n):
-                flat[da + j] = flat[aa + j] if flat[ca + j] != U64(0) else flat[ba + j]
+                M[d, j] = M[a, j] if M[c, j] != U64(0) else M[b, j]
         elif op == ICMP:                        # p1 code, p2 width, p3 signed
             for j in range(n):
-                x, y = flat[aa + j], flat[ba + j]
+                x, y = M[a, j], M[b, j]
                 if p3:
                     rb = _cmp_ord(p1, np.int64(_sext(x, p2)), np.int64(_sext(y, p2)))
                 else:
                     rb = _cmp_ord(p1, x, y)
-                flat[da + j] = U64(1) if rb else U64(0)
+                M[d, j] = U64(1) if rb else U64(0)
         elif op == FCMP:                        # p1 code, p2 width (32/64)
             for j in range(n):
                 if p2 == 32:
-                    fx, fy = np.float64(G[2 * (aa + j)]), np.float64(G[2 * (ba + j)])
+                    fx, fy = np.float64(_f32(M[a, j])), np.float64(_f32(M[b, j]))
                 else:
-                    fx, fy = F[aa + j], F[ba + j]
+                    fx, fy = F[a, j], F[b, j]
                 un = np.isnan(fx) or np.isnan(fy)
                 if p1 == 14:
                     rb = not un
@@ -264,14 +282,14 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     rb = _cmp_ord(p1, fx, fy) and not un
                 else:
                     rb = _cmp_ord(p1 - 8, fx, fy) or un
-                flat[da + j] = U64(1) if rb else U64(0)
+                M[d, j] = U64(1) if rb else U64(0)
         elif op == F32OP:                       # p1 kind
             for j in range(n):
-                gx = G[2 * (aa + j)]
+                gx = _f32(M[a, j])
                 if p1 == FSQRT:
                     gr = np.sqrt(gx)
                 else:
-                    gy = G[2 * (ba + j)]
+                    gy = _f32(M[b, j])
                     if p1 == FADD:
                         gr = gx + gy
                     elif p1 == FSUB:
@@ -281,19 +299,18 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     elif p1 == FDIV:
                         gr = gx / gy
                     else:
-                        gr = _fma(gx, gy, G[2 * (ca + j)])
+                        gr = _fma(gx, gy, _f32(M[c, j]))
                 if np.isnan(gr):
-                    flat[da + j] = F32_NAN
+                    M[d, j] = F32_NAN
                 else:
-                    flat[da + j] = U64(0)
-                    G[2 * (da + j)] = gr
+                    M[d, j] = _b32(gr)
         elif op == F64OP:                       # p1 kind, p2..p4 NaN order (operand indices), p3 count
             for j in range(n):
-                hx = F[aa + j]
+                hx = F[a, j]
                 if p1 == FSQRT:
                     hr = np.sqrt(hx)
                 else:
-                    hy = F[ba + j]
+                    hy = F[b, j]
                     if p1 == FADD:
                         hr = hx + hy
                     elif p1 == FSUB:
@@ -303,19 +320,19 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     elif p1 == FDIV:
                         hr = hx / hy
                     else:
-                        hr = _fma(hx, hy, F[ca + j])
+                        hr = _fma(hx, hy, F[c, j])
                 if np.isnan(hr):
-                    o = (flat[aa + j], flat[ba + j] if p1 != FSQRT else U64(0),
-                         flat[ca + j] if p1 == FFMA else U64(0))
-                    flat[da + j] = _f64_nan_pick(o[p2 & 3], o[(p2 >> 2) & 3], o[(p2 >> 4) & 3], p3)
+                    o = (M[a, j], M[b, j] if p1 != FSQRT else U64(0),
+                         M[c, j] if p1 == FFMA else U64(0))
+                    M[d, j] = _f64_nan_pick(o[p2 & 3], o[(p2 >> 2) & 3], o[(p2 >> 4) & 3], p3)
                 else:
-                    F[da + j] = hr
+                    F[d, j] = hr
         elif op == F32MINMAX or op == F64MINMAX:    # p1: 1 max, 0 min
             for j in range(n):
                 if op == F32MINMAX:
-                    fx, fy = np.float64(G[2 * (aa + j)]), np.float64(G[2 * (ba + j)])
+                    fx, fy = np.float64(_f32(M[a, j])), np.float64(_f32(M[b, j]))
                 else:
-                    fx, fy = F[aa + j], F[ba + j]
+                    fx, fy = F[a, j], F[b, j]
                 nx, ny = np.isnan(fx), np.isnan(fy)
                 both0 = fx == 0 and fy == 0
                 if p1:
@@ -323,38 +340,37 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                 else:
                     pick_a = fx < fy or (both0 and np.signbit(fx))
                 pick_a = (pick_a and not nx) or ny
-                r = flat[aa + j] if pick_a else flat[ba + j]
+                r = M[a, j] if pick_a else M[b, j]
                 if nx and ny:
-                    r = F32_NAN if op == F32MINMAX else flat[ba + j] | F64_QUIET
-                flat[da + j] = r
+                    r = F32_NAN if op == F32MINMAX else M[b, j] | F64_QUIET
+                M[d, j] = r
         elif op == F32ABSNEG:                   # p1: 1 neg, 0 abs
             for j in range(n):
-                u = flat[aa + j]
+                u = M[a, j]
                 r = (u ^ U64(0x80000000)) if p1 else (u & U64(0x7FFFFFFF))
                 if (r & U64(0x7F800000)) == U64(0x7F800000) and (r & U64(0x7FFFFF)) != U64(0):
                     r = F32_NAN
-                flat[da + j] = r
+                M[d, j] = r
         elif op == F64ABSNEG:
             for j in range(n):
-                u = flat[aa + j]
+                u = M[a, j]
                 if _isnan64(u):
-                    flat[da + j] = u | F64_QUIET
+                    M[d, j] = u | F64_QUIET
                 else:
-                    flat[da + j] = (u ^ F64_SIGN) if p1 else (u & ~F64_SIGN)
+                    M[d, j] = (u ^ F64_SIGN) if p1 else (u & ~F64_SIGN)
         elif op == CVT_I2F:                     # p1 source width, p2 signed, p3 dest width
             for j in range(n):
-                x = flat[aa + j]
+                x = M[a, j]
                 if p3 == 64:
                     if p2:
-                        F[da + j] = np.float64(np.int64(_sext(x, p1)))
+                        F[d, j] = np.float64(np.int64(_sext(x, p1)))
                     else:
-                        F[da + j] = np.float64(x)
+                        F[d, j] = np.float64(x)
                 else:
-                    flat[da + j] = U64(0)
                     if p2:
-                        G[2 * (da + j)] = np.float32(np.int64(_sext(x, p1)))
+                        M[d, j] = _b32(np.float32(np.int64(_sext(x, p1))))
                     else:
-                        G[2 * (da + j)] = np.float32(x)
+                        M[d, j] = _b32(np.float32(x))
         elif op == CVT_F2I:     # p1 source width (32/64), p2 rounding 0 rn 1 rz 2 rm 3 rp, p3 dest width, p4 signed
             if p4:
                 lo, hi = -(2.0 ** (p3 - 1)), 2.0 ** (p3 - 1) - 1
@@ -363,7 +379,7 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
             nanbits = (U64(1) << U64(p3 - 1)) if (p1 == 64 or p3 == 64) else U64(0)
             m = _mask(p3)
             for j in range(n):
-                fx = np.float64(G[2 * (aa + j)]) if p1 == 32 else F[aa + j]
+                fx = np.float64(_f32(M[a, j])) if p1 == 32 else F[a, j]
                 if p2 == 0:
                     rr = np.rint(fx)
                 elif p2 == 1:
@@ -373,7 +389,7 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                 else:
                     rr = np.ceil(fx)
                 if np.isnan(rr):
-                    flat[da + j] = nanbits
+                    M[d, j] = nanbits
                     continue
                 if p3 == 64:
                     if rr >= hi + 1:
@@ -390,24 +406,23 @@ def _exec(prog, M, cslot, cval, tb_base, tb_end, tb_ptr):
                     elif rr > hi:
                         rr = hi
                     v = U64(np.int64(rr)) & m
-                flat[da + j] = v
+                M[d, j] = v
         elif op == CVT_F32F64:
             for j in range(n):
-                u = flat[aa + j] & U64(0xFFFFFFFF)
+                u = M[a, j] & U64(0xFFFFFFFF)
                 if (u & U64(0x7F800000)) == U64(0x7F800000) and (u & U64(0x7FFFFF)) != U64(0):
                     s = F64_SIGN if (u & U64(0x80000000)) != U64(0) else U64(0)
                     mm = ((u & U64(0x7FFFFF)) | U64(0x400000)) << U64(29)
-                    flat[da + j] = s | F64_EXP | mm
+                    M[d, j] = s | F64_EXP | mm
                 else:
-                    F[da + j] = np.float64(G[2 * (aa + j)])
+                    F[d, j] = np.float64(_f32(M[a, j]))
         elif op == CVT_F64F32:
             for j in range(n):
-                u = flat[aa + j]
+                u = M[a, j]
                 if _isnan64(u):
                     s = U64(0x80000000) if (u & F64_SIGN) != U64(0) else U64(0)
                     mm = ((u & F64_MAN) | U64(0x8000000000000)) >> U64(29)
-                    flat[da + j] = s | U64(0x7F800000) | mm
+                    M[d, j] = s | U64(0x7F800000) | mm
                 else:
-                    flat[da + j] = U64(0)
-                    G[2 * (da + j)] = np.float32(F[aa + j])
+                    M[d, j] = _b32(np.float32(F[a, j]))
     return 0

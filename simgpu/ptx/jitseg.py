@@ -45,6 +45,11 @@ NAN_ORDER = {FADD: F64_NAN_ORDER["add"], FSUB: F64_NAN_ORDER["sub"], FMUL: F64_N
              FFMA: F64_NAN_ORDER["fma"], FDIV: F64_NAN_ORDER["div"], FSQRT: F64_NAN_ORDER["sqrt"]}
 
 
+# Lanes up to which a segment runs compiled (32 warps); a wider step keeps the numpy semantics per
+# instruction, whose per-call cost is spread over its lanes (a naive matmul, measured here with
+# 1K-16K lanes a step: the compiled segments no faster there, up to 1.3x slower).
+MAX_LANES = int(os.environ.get("SIMGPU_PTX_JIT_LANES", "1024"))
+
 _NO_TABLE = (np.zeros(0, np.uint64),) * 3
 
 
@@ -191,6 +196,7 @@ class Segment:
         self.slots, self.inputs, self.writes = {}, [], {}
         self.consts = []                # (slot, bits)
         self.loads = []                 # the ld.global instructions
+        self.launch_inputs = []         # (launch value slot, matrix slot, bits dtype): ld.param
         self.rows = []
         self.nslots = 0
         self.load_pcs = {}
@@ -272,6 +278,14 @@ class Segment:
         ins, func = c.ptx, c.func
         kind, fn, t, extra = c.exec.fusable
         ops = ins.operands
+        if kind == "ldparam":                   # a kernel parameter: the launch's value (uniform)
+            key = ("@launch", fn)
+            s = self.slots.get(key)
+            if s is None:
+                s = self.slots[key] = self._new()
+                self.launch_inputs.append((fn, s, np.dtype(f"u{np_dtype(t).itemsize}")))
+            self._write(func, ops[0], s, np_dtype(t))
+            return
         if kind == "ldg":                       # ld.global [reg+off] of one value
             _, base, off = ops[1]
             a = self._read(func, base, "u64")
@@ -359,7 +373,8 @@ class Segment:
         state, changing nothing (``commit`` writes its registers); None when it cannot: a
         global load that is not aligned or not inside one allocation, or an observer that
         watches global memory (the interpreter's path then runs it, faults and all)."""
-        if self.loads and ex.watch_global:
+        if (self.loads and ex.watch_global) or \
+                (ex.ch.L if sub is None else len(sub)) > MAX_LANES:
             return None
         R = ex.regs
         vals = []
@@ -378,6 +393,10 @@ class Segment:
                 M[s] = a[sub]
             else:
                 M[s] = a
+        if self.launch_inputs:
+            lv = ex.im.launch_values
+            for k, s, U in self.launch_inputs:
+                M[s] = np.asarray(lv[k]).view(U)
         tb = memory_table(ex.im.memory) if self.loads else _NO_TABLE
         if _exec(self.prog, M, self.cslot, self.cval, *tb):
             return None
