@@ -436,6 +436,7 @@ def _forms():
             out.append([f"{op}.{t} {d}, {a}, {b};"])
         out.append([f"fma.rn.{t} {d}, {a}, {b}, {c};"])
         out.append([f"sqrt.rn.{t} {d}, {a};", f"abs.{t} {R}5, {b};", f"add.{t} {d}, {d}, {R}5;"])
+        out.append([f"rcp.rn.{t} {d}, {a};", f"rcp.rn.{t} {R}5, {b};", f"sub.{t} {d}, {d}, {R}5;"])
         out.append([f"neg.{t} {d}, {a};", f"abs.{t} {R}5, {d};", f"sub.{t} {d}, {R}5, {c};"])
         out.append([f"selp.{t} {d}, {a}, {b}, %p3;"])
         for cmp in ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"):
@@ -489,6 +490,10 @@ def test_micro_operations_bit_identical(k):
     special bit patterns (two launches: a run is compiled when reached the second time)."""
     lines = _forms()[k]
     src = _micro_kernel(lines)
+    kern = Kernel(parse(src), "k")              # every form given is in the compiled subset
+    body = {" ".join(x.rstrip(";").split()) for x in lines}
+    pcs = [pc for pc, c in enumerate(kern.linked.code) if " ".join(c.text.rstrip(";").split()) in body]
+    assert len(pcs) >= len(body) and all(jitseg.supported(kern, pc) for pc in pcs), lines
     n = 256
     rng = np.random.default_rng(k)
     host = _bits_inputs(3 * n, rng)

@@ -322,6 +322,18 @@ class Segment:
             s = self._read(func, ops[1], t)
             self._write(func, ops[0], s, np_dtype(t))
             return
+        if kind == "arith" and ins.opcode == "rcp" and t in ("f32", "f64") and tuple(ins.mods) == ("rn",):
+            # rcp.rn: 1 / a with one rounding, as div.rn with the constant 1 (its NaN rules too)
+            one = np.array(1.0, np_dtype(t)).view(f"u{np_dtype(t).itemsize}")
+            a = [self._const(int(one)), self._read(func, ops[1], t)]
+            d = self._new()
+            if t == "f32":
+                self._row(F32OP, d, a[0], a[1], 0, FDIV)
+            else:
+                order = NAN_ORDER[FDIV]
+                self._row(F64OP, d, a[0], a[1], 0, FDIV, order[0] | order[1] << 2, len(order))
+            self._write(func, ops[0], d, _probe_dtype(fn, extra))
+            return
         if kind == "arith":
             m = micro(ins, extra)
             if m is None:
