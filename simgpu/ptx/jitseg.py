@@ -240,6 +240,8 @@ class Segment:
             self.consts.append((s, bits))
             return s
         key = (func, o[1])
+        if o[0] != "reg" or key not in self.reg_dtype:
+            raise _Unsupported
         S = self.reg_dtype[key]
         s = self.slots.get(key)
         if s is None:
@@ -261,6 +263,8 @@ class Segment:
         if o[0] == "sink":
             return
         key = (func, o[1])
+        if o[0] != "reg" or key not in self.reg_dtype:
+            raise _Unsupported
         S = self.reg_dtype[key]
         if (S == np.bool_) != (V == np.bool_):
             raise _Unsupported
