@@ -571,3 +571,54 @@ def test_segment_load_that_faults_is_reported_as_the_interpreter_does():
                     assert (out == a + 1).all()
         assert fused is False or jitseg.CALLS[0] > before
     assert msgs[0] == msgs[1] and "out-of-bounds" in msgs[0]
+
+
+class OrderFreeRecorder(Recorder):
+    """The event digest, declared order-free (it reads no executor state): the numba segments
+    run with it, and it must see the same records as from the interpreter."""
+    inst_order_free = True
+
+
+class OrderFreeSharedRecorder(OrderFreeRecorder):
+    """Also declares that it watches shared memory only: the segments' global loads run too."""
+    mem_spaces = ("shared",)
+
+    def mem(self, ev):
+        if ev.space == "shared":
+            super().mem(ev)
+
+
+def _digests(kernel, grid, block, host, cls, **kw):
+    out = []
+    for fused in (False, True):
+        args = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in host)
+        rec = cls()
+        before = jitseg.CALLS[0]
+        with settings.override(ptx_blocks=fused):
+            rep = simgpu.launch(kernel, grid, block, args, executor="ptx", observers=[rec], **kw)
+        out.append((rec.n, rec.h.hexdigest(), _numbers(rep.metrics), jitseg.CALLS[0] - before,
+                    [x.tobytes() for x in args if isinstance(x, np.ndarray)]))
+    return out
+
+
+@pytest.mark.parametrize("cls", [OrderFreeRecorder, OrderFreeSharedRecorder])
+def test_order_free_observer_sees_the_same_events_through_segments(cls):
+    """Every record (instruction, memory, branch, barrier), in order, is the same when the
+    segments run (their records sent before they execute, after the first in one call)."""
+    n = 200
+    cases = [(collatz, (4,), (64,), (np.arange(1, n + 1, dtype=np.int64) * 7919 + 3, np.zeros(n, np.int64)))]
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(96), rng.standard_normal(96)
+    x[5], y[9] = np.nan, np.nan
+    cases.append((f64_mix, (3,), (32,), (x, y, np.zeros(96))))
+    for name in ("nc_matmul_f64", "gp_dot_f32", "layernorm_rows_7x100_f32"):
+        if name in VCASES:
+            c = VCASES[name]
+            cases.append((c["kernel"], tuple(c["grid"]), tuple(c["block"]), c["args"](np.random.default_rng(0))))
+    ran = 0
+    for kernel, grid, block, host in cases:
+        (n0, h0, m0, _, a0), (n1, h1, m1, calls, a1) = _digests(kernel, grid, block, host, cls,
+                                                                memory=False, timing=False)
+        assert (n0, h0, m0, a0) == (n1, h1, m1, a1) and n0 > 0
+        ran += calls
+    assert ran > 0
