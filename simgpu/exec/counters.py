@@ -40,6 +40,8 @@ class InstCounter(Observer):
     ``max_steps``: the deprecated per-loop cap (launch.max_loop_iterations), steps of one
     instruction per chunk on code whose loops the executor does not watch itself."""
 
+    inst_order_free = True          # counts records only: never reads the executor's state
+
     def __init__(self, costs=None, max_steps=None, kernel=""):
         self.costs = costs if costs is not None else IrSass()
         self.per_inst = {}          # ins.id -> [ins, warp execs, thread execs]
@@ -90,6 +92,29 @@ class InstCounter(Observer):
             e[2] += m.n_threads
             return
         self.count(ins, lanes, ev.warps)
+
+    def inst_tail(self, recs, pcs, lanes, warps):
+        """Records ``recs`` (instructions ``pcs`` of a straight-line run, each run by ``lanes``
+        filling ``warps`` warps) in one call: what ``count`` does for each, in order."""
+        n = len(lanes)
+        steps, per, watch, ms = self._steps, self.per_inst, self._watch, self.max_steps
+        for ins in recs:
+            key = ins.id
+            k = steps[key] = steps[key] + 1
+            if ms is not None and k > ms:
+                self.runaway(key, lanes)
+            e = per.get(key)
+            if e is None:
+                e = per[key] = [ins, 0, 0]
+            e[1] += warps
+            e[2] += n
+            if key in watch:
+                self._watch_loop(key, lanes)
+            if self._bra and ins.op == "bra":
+                b = self.branches[key]
+                b[0] += warps
+                b[2] += n
+        return True
 
     def count(self, ins, lanes, warps=None):
         """`lanes`: the chunk lanes that executed `ins` at one step (sorted); `warps`: how many
