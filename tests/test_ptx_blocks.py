@@ -313,6 +313,23 @@ def assert_same_segments(kernel, grid, block, host, need_segments=True, **kw):
     return ran
 
 
+def test_the_settings_turn_segments_off_and_limit_their_lanes():
+    """settings.ptx_jit (SIMGPU_PTX_JIT) and ptx_jit_lanes (SIMGPU_PTX_JIT_LANES), read when a
+    kernel's runs are built: off, or a lane limit of 0, no segment runs."""
+    n = 200
+    host = (np.arange(1, n + 1, dtype=np.int64) * 7919 + 3, np.zeros(n, np.int64))
+    for change in ({"ptx_jit": False}, {"ptx_jit_lanes": 0}):
+        with settings.override(ptx_kernel_cache=False, **change):
+            before = jitseg.CALLS[0]
+            args, _ = _launch_plain(collatz, (4,), (64,), host, True, memory=False, timing=False)
+            assert jitseg.CALLS[0] == before, change
+    with settings.override(ptx_kernel_cache=False):
+        before = jitseg.CALLS[0]
+        same, _ = _launch_plain(collatz, (4,), (64,), host, True, memory=False, timing=False)
+        assert jitseg.CALLS[0] > before
+    assert args[1].tobytes() == same[1].tobytes()
+
+
 @pytest.mark.parametrize("name", sorted(VCASES))
 def test_validation_kernels_same_with_segments(name):
     c = VCASES[name]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu import settings
 from simgpu.ptx import jitseg
 from simgpu.ptx.executor import convert_read
 from simgpu.ptx.instrs import imm_value, uniform_call
@@ -70,7 +71,7 @@ class Run:
     def _build(self):
         end = self.start + self.n
         self.fn, self._source = _compile(self.kernel, self.start, end)
-        segs = _segments(self.kernel, self.start, end) if jitseg.ENABLED else {}
+        segs = _segments(self.kernel, self.start, end) if settings.current().ptx_jit else {}
         if segs:
             self.fast, self._fast_source = _compile(self.kernel, self.start, end, segs)
         else:

@@ -25,9 +25,9 @@ its results stay uniform (as ``instrs.uniform_call`` keeps them).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
+
+from simgpu import settings
 
 from simgpu.ptx.instrs import imm_value
 from simgpu.ptx.sem_fp import F64_NAN_ORDER
@@ -39,16 +39,15 @@ from simgpu.ptx.jitexec import (  # noqa: F401  (the codes: part of the interfac
     IMADWIDE, IMAX, IMIN, IMULLO, IMULWIDE, INEG, INOT, IOR, ISHL, ISHR, ISUB, IXOR, LDG, MOV,
     PAND, PNOT, POR, PXOR, ROW, SELP, CMP_CODE, _exec)
 
-# SIMGPU_PTX_JIT=0: runs keep calling the numpy semantics per instruction (blocks.py as before)
-ENABLED = os.environ.get("SIMGPU_PTX_JIT", "1") != "0"
 NAN_ORDER = {FADD: F64_NAN_ORDER["add"], FSUB: F64_NAN_ORDER["sub"], FMUL: F64_NAN_ORDER["mul"],
              FFMA: F64_NAN_ORDER["fma"], FDIV: F64_NAN_ORDER["div"], FSQRT: F64_NAN_ORDER["sqrt"]}
 
 
-# Lanes up to which a segment runs compiled (32 warps); a wider step keeps the numpy semantics per
-# instruction, whose per-call cost is spread over its lanes (a naive matmul, measured here with
-# 1K-16K lanes a step: the compiled segments no faster there, up to 1.3x slower).
-MAX_LANES = int(os.environ.get("SIMGPU_PTX_JIT_LANES", "1024"))
+# settings.ptx_jit (SIMGPU_PTX_JIT=0: runs keep calling the numpy semantics per instruction) and
+# settings.ptx_jit_lanes: the lanes up to which a segment runs compiled (default 1024, 32 warps); a
+# wider step keeps the numpy semantics per instruction, whose per-call cost is spread over its
+# lanes (a naive matmul, measured here with 1K-16K lanes a step: the compiled segments no faster
+# there, up to 1.3x slower).
 
 _NO_TABLE = (np.zeros(0, np.uint64),) * 3
 
@@ -192,6 +191,7 @@ class Segment:
 
     def __init__(self, kernel, start, end):
         self.start, self.end = start, end
+        self.max_lanes = settings.current().ptx_jit_lanes
         self.reg_dtype = kernel.reg_dtype
         self.slots, self.inputs, self.writes = {}, [], {}
         self.consts = []                # (slot, bits)
@@ -390,7 +390,7 @@ class Segment:
         global load that is not aligned or not inside one allocation, or an observer that
         watches global memory (the interpreter's path then runs it, faults and all)."""
         if (self.loads and ex.watch_global) or \
-                (ex.ch.L if sub is None else len(sub)) > MAX_LANES:
+                (ex.ch.L if sub is None else len(sub)) > self.max_lanes:
             return None
         R = ex.regs
         vals = []
