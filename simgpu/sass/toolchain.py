@@ -95,7 +95,8 @@ def selected_toolchain():
 def _toolchain_files(root):
     if not os.path.isdir(root):
         raise SimGPUError(f"$SIMGPU_TOOLCHAIN = {root!r} is not a folder")
-    out = {"root": root, "bin_dirs": [], "ptxas": None, "nvdisasm": None, "nvvm": None, "libdevice": None}
+    out = {"root": root, "bin_dirs": [], "ptxas": None, "nvdisasm": None, "nvvm": None, "nvrtc": None,
+           "libdevice": None}
     for sub in _TOOLCHAIN_LAYOUTS:
         base = os.path.normpath(os.path.join(root, sub))
         b = os.path.join(base, "bin")
@@ -111,6 +112,10 @@ def _toolchain_files(root):
                 libs = sorted(f for f in os.listdir(d) if f.startswith("libnvvm.so"))
                 if libs:
                     out["nvvm"] = os.path.join(d, libs[-1])
+            if out["nvrtc"] is None and os.path.isdir(d):
+                libs = sorted(f for f in os.listdir(d) if re.fullmatch(r"libnvrtc\.so(\.\d+)*", f))
+                if libs:
+                    out["nvrtc"] = os.path.join(d, libs[-1])
         bc = os.path.join(base, "nvvm", "libdevice", "libdevice.10.bc")
         if out["libdevice"] is None and os.path.isfile(bc):
             out["libdevice"] = bc
@@ -132,23 +137,29 @@ _nvvm_selected = None
 
 
 def _select_nvvm():
-    """Load the selected toolchain's libNVVM before numba-cuda loads one, and point numba-cuda's
-    libdevice at the same toolchain's (numba-cuda takes libNVVM through cuda.pathfinder, which
-    uses a libnvvm already loaded in the process, and libdevice from ``get_cuda_paths()``, which
-    it computes once).  A libNVVM loaded already from elsewhere cannot be replaced: SimGPUError."""
+    """Load the selected toolchain's libNVVM (and libNVRTC, which compiles the CUDA C numba links
+    in) before numba-cuda loads its own, and point numba-cuda's libdevice at the same
+    toolchain's (numba-cuda and cuda.bindings take the libraries through cuda.pathfinder, which
+    uses one already loaded in the process, and libdevice from ``get_cuda_paths()``, which it
+    computes once).  A library loaded already from elsewhere cannot be replaced: SimGPUError."""
     global _nvvm_selected
     chosen = selected_toolchain()
     if chosen is None or chosen["nvvm"] is None:
         return
     if _nvvm_selected == chosen["nvvm"]:
         return
-    want = os.path.realpath(chosen["nvvm"])
-    loaded = [p for p in _loaded_libraries("libnvvm") if os.path.realpath(p) != want]
-    if loaded:
-        raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen['nvvm']}, but this process has loaded "
-                          f"{loaded[0]} already (libNVVM is loaded once per process): set "
-                          f"SIMGPU_TOOLCHAIN in the environment before the first compile")
-    ctypes.CDLL(chosen["nvvm"], mode=getattr(os, "RTLD_GLOBAL", 0))
+    for lib, stem in (("nvvm", "libnvvm"), ("nvrtc", "libnvrtc.so")):
+        if chosen[lib] is None:
+            continue
+        want = os.path.realpath(chosen[lib])
+        loaded = [p for p in _loaded_libraries(stem) if os.path.realpath(p) != want]
+        if loaded:
+            raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen[lib]}, but this process has loaded "
+                              f"{loaded[0]} already (NVIDIA's libraries are loaded once per process): "
+                              f"set SIMGPU_TOOLCHAIN in the environment before the first compile")
+    for lib in ("nvrtc", "nvvm"):
+        if chosen[lib] is not None:
+            ctypes.CDLL(chosen[lib], mode=getattr(os, "RTLD_GLOBAL", 0))
     if chosen["libdevice"] is not None:
         from numba.cuda import cuda_paths
         paths = cuda_paths.get_cuda_paths()
