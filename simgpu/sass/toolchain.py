@@ -157,9 +157,16 @@ def _select_nvvm():
             raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen[lib]}, but this process has loaded "
                               f"{loaded[0]} already (NVIDIA's libraries are loaded once per process): "
                               f"set SIMGPU_TOOLCHAIN in the environment before the first compile")
+    mode = getattr(os, "RTLD_GLOBAL", 0)
+    if chosen["nvrtc"] is not None:
+        # libNVRTC opens its builtins by file name; loaded first, they are found by it
+        d = os.path.dirname(chosen["nvrtc"])
+        for f in sorted(os.listdir(d)):
+            if re.fullmatch(r"libnvrtc-builtins\.so(\.\d+)*", f):
+                ctypes.CDLL(os.path.join(d, f), mode=mode)
     for lib in ("nvrtc", "nvvm"):
         if chosen[lib] is not None:
-            ctypes.CDLL(chosen[lib], mode=getattr(os, "RTLD_GLOBAL", 0))
+            ctypes.CDLL(chosen[lib], mode=mode)
     if chosen["libdevice"] is not None:
         from numba.cuda import cuda_paths
         paths = cuda_paths.get_cuda_paths()
