@@ -112,7 +112,9 @@ SIMGPU_TOOLCHAIN=/work/tc13 python validation/compare_registers.py --toolchain /
 
 NVVM is loaded once per process: set the variable (or `--toolchain`) before the first compile;
 asking for another toolchain after one was loaded is refused with a SimGPUError.
-{t.get('date', '')}, {t.get('machine', '')}:
+
+Measured {t.get('date', '')}, {t.get('machine', '')}
+(`validation/data/toolchain_compare.json`, the runs beside it named `*_tc130*`):
 
 {chr(10).join(rows)}
 
