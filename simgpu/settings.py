@@ -35,6 +35,14 @@ ptxas               SIMGPU_PTXAS               the ptxas executable to use (defa
                                                the wheels / PATH).  Its SASS sets the registers
                                                and instruction mix the timing model uses.
 nvdisasm            SIMGPU_NVDISASM            the nvdisasm executable to use (likewise).
+toolchain           SIMGPU_TOOLCHAIN           a folder holding another CUDA toolchain (the
+                                               ``pip install --target`` folder of the
+                                               nvidia-nvvm and nvidia-cuda-nvcc wheels, their
+                                               ``nvidia/cu13`` folder, or a CUDA home): ptxas
+                                               (and nvdisasm, if it has one), libNVVM and
+                                               libdevice come from it (sass/toolchain.py).
+                                               NVVM is loaded once per process: set it before
+                                               the first compile (in the environment).
 install             SIMGPU_INSTALL             set by ``simgpu.install()`` for child processes:
                                                the GPU and options (JSON) a child installs with
                                                (host/install.py; host/startup/sitecustomize.py
@@ -126,6 +134,7 @@ class Settings:
     disk_cache: bool = True
     ptxas: str | None = None
     nvdisasm: str | None = None
+    toolchain: str | None = None
     install: str | None = None
     traceback: str = "short"
     numba_errors: str = "short"
@@ -152,6 +161,7 @@ ENV = {
     "disk_cache": ("SIMGPU_NO_CACHE", _empty_or_zero),
     "ptxas": ("SIMGPU_PTXAS", _text),
     "nvdisasm": ("SIMGPU_NVDISASM", _text),
+    "toolchain": ("SIMGPU_TOOLCHAIN", _text),
     "install": ("SIMGPU_INSTALL", _text),
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),

@@ -324,6 +324,7 @@ class CompiledSass:
             return self._rows[1], self._rows[2]
         rows = defaultdict(lambda: [0.0, 0.0, 0.0])
         by_pipe = defaultdict(float)
+        by_opcode = defaultdict(float)
         covered = set()
         if self.plan is not None:
             execs = {ln: w for ln, (_, w, _) in counter.per_inst.items()}
@@ -339,6 +340,7 @@ class CompiledSass:
                 if und:
                     r[2] += c
                 by_pipe[ins.pipe] += c
+                by_opcode[ins.opcode] += c
         for line, (_, w, t) in counter.per_inst.items():
             if line in covered:
                 continue
@@ -349,8 +351,15 @@ class CompiledSass:
             if self.facts:
                 for p, k in self.facts.pipes.get(line, {}).items():
                     by_pipe[p] += w * k
-        self._rows = (version, dict(rows), dict(by_pipe))
+                for op in self.facts.sass.get(line, ()):
+                    by_opcode[op] += w
+        self._rows = (version, dict(rows), dict(by_pipe), dict(by_opcode))
         return self._rows[1], self._rows[2]
+
+    def by_opcode(self, counter):
+        """{SASS opcode with its modifiers: warp executions} (as ncu's Instruction Statistics)."""
+        self.sass_rows(counter)
+        return {op: _int(v) for op, v in sorted(self._rows[3].items()) if _int(v)}
 
     def totals(self, counter):
         rows, by_pipe = self.sass_rows(counter)
@@ -392,7 +401,8 @@ class CompiledSass:
             "method": "SASS basic blocks from PTX loop trips (sass/flow.py)" if self.plan is not None
             else "PTX executions x SASS per line (sass/facts.py)",
             "inst_executed": _int(total), "undecided_inst_executed": _int(und),
-            "undecided_fraction": (und / total) if total else 0.0}
+            "undecided_fraction": (und / total) if total else 0.0,
+            "by_opcode": self.by_opcode(counter)}
         rep.extras["printed"] = list(counter.printed)     # print(): one line per thread per call
 
     def by_line(self, counter):

@@ -37,6 +37,8 @@ H100 = GPU(
     l2_bandwidth_bytes_per_s=10.0e12,
     fp32_lanes_per_sm=128, fp64_lanes_per_sm=64, int32_lanes_per_sm=64, sfu_lanes_per_sm=16,  # [WP-H100]
     tensor_fp16_flops=989.4e12, tensor_tf32_flops=494.7e12, tensor_fp8_flops=1978.9e12,      # [DS-H100]
+    # [OP] validation/data/h100_opcodes.json: F2I/I2F.S64/F2F/I2F.F64 18.0-18.9 cycles (MUFU 17-19)
+    conv_latency_cycles=18.0, sfu_latency_cycles=18.0,
     sources={"sm_count": "DS-H100", "clock_hz": "DS-H100", "l2": "WP-H100", "dram": "DS-H100",
              "l2_bandwidth_bytes_per_s": "lead; replaced by [MB] where measured"},
 )
@@ -82,9 +84,12 @@ H200 = H100.with_(
     wgmma_latency_cycles=66.0,
     fp32_latency_cycles=4.0,                 # [MB fma_f32_latency: 270,890 cycles / 65,536 dependent FFMA = 4.13]
     fp64_latency_cycles=8.0,                 # [MB fma_f64_latency: 531,511 / 65,536 = 8.11]
-    int_latency_cycles=4.0,                  # assumed = FFMA (IMAD shares the FMA pipe); not measured
-    sfu_latency_cycles=18.0,                 # assumed (not measured): MUFU results
-    conv_latency_cycles=12.0,                # assumed (not measured)
+    # [OP] validation/data/h100_opcodes.json (H100, the same Hopper SM; validation/microbench/opcodes.py):
+    # IADD3 4.27, IMAD 4.24, SHF/PRMT 4.27 cycles per dependent step; MUFU.EX2/LG2/RSQ/SQRT 17.0,
+    # RCP 18.9, SIN 18.7; F2I/I2F.S64/F2F/I2F.F64 18.0-18.9 (per opcode: simgpu/timing/opcosts.py)
+    int_latency_cycles=4.0,
+    sfu_latency_cycles=18.0,
+    conv_latency_cycles=18.0,
     shared_latency_cycles=24.6,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4 (IMAD)]
     dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
     dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]

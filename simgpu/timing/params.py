@@ -114,8 +114,9 @@ class TimingParams:
             launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
             sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes)
 
-    def op_latency(self, mix):
-        """Latency of an op whose SASS instructions are {pipe: count}."""
+    def op_latency(self, mix, first=None):
+        """Latency of an op whose SASS instructions are {pipe: count}; ``first``: the slowest
+        instruction's own latency where known (per opcode, timing/opcosts.py), else its pipe's."""
         tp = "tensor" if mix.get("tensor") else "tensor_sync" if mix.get("tensor_sync") else None
         t = mix.get(tp, 0) if tp else 0
         n = sum(v for p, v in mix.items() if p not in ("tensor", "tensor_sync")) + (1 if t else 0)
@@ -124,8 +125,10 @@ class TimingParams:
         if t:                       # the result is ready when the tensor pipe has done the work
             return (t * self.interval[tp] + self.latency[tp]
                     + (n - 1) * self.latency["fp32"] * ROUTINE_ILP)
-        main = max(mix, key=lambda p: self.latency.get(p, 4.0))
-        return self.latency.get(main, 4.0) + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
+        if first is None:
+            main = max(mix, key=lambda p: self.latency.get(p, 4.0))
+            first = self.latency.get(main, 4.0)
+        return first + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
 
 
 __all__ = ["TimingParams", "tensor_unit_cycles", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]

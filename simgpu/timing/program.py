@@ -16,7 +16,7 @@ from ..ir.nodes import Const
 from ..sass.costs import pipe_mix, sass_count
 from .memfacts import MemFacts, OnChipFacts
 from .memstats import default_stat
-from .ptx_trace import PtxOp, sass_mix
+from .ptx_trace import PtxOp, sass_latency, sass_mix
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
@@ -136,7 +136,10 @@ class ProgramBuilder:
             self.slots.setdefault(d, dst)
         deps = tuple(self.slot(r) for r in op.srcs)
         stat = self.memstats.get(op.id) or default_stat(mkind) if kind in (LD, ST, ATOM) else None
-        lat = self.params.op_latency(mix) if kind in (ALU, BRANCH) else 0.0
+        lat = 0.0
+        if kind in (ALU, BRANCH):
+            ops = op.sass_ops if sass is None else sass
+            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc))
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
         return sp
 
