@@ -124,6 +124,7 @@ class GPU:
     shared_latency_cycles: float = 30.0      # LDS with no bank conflict
     dram_read_bytes_per_s: float = 0.0       # sustained DRAM read bandwidth (0: the datasheet's)
     l2_read_bytes_per_s: float = 0.0         # sustained L2 -> SM read bandwidth (0: l2_bandwidth_bytes_per_s)
+    l2_read_wide_bytes_per_s: float = 0.0    # the same for 16-byte-per-lane requests (cp.async, TMA, ld.v4; 0: as above)
     dram_write_cost: float = 1.0             # DRAM time of a written byte, in read bytes
     l2_slices: int = 96                      # L2 slices (parallel servers of L2 bandwidth)
     dram_channels: int = 80                  # DRAM channels (parallel servers of DRAM bandwidth)
@@ -134,6 +135,7 @@ class GPU:
     atomic_unit_bytes: int = 512             # contiguous bytes one slice's atomic unit serves
     launch_overhead_ns: float = 2000.0       # gpu__time_duration of an empty kernel, less one block start
     block_launch_cycles: float = 0.0         # SM cycles to start each block (one at a time per SM)
+    dobench_floor_ns: float = 0.0            # what triton.testing.do_bench's median adds to the predicted time
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):

@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 
 from .memfacts import NO_FACTS
-from .params import LSU_QUEUE_CYCLES
+from .params import LSU_QUEUE_CYCLES, WIDE_SECTORS
 from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, ON_CHIP, ST
 
 # Advance simpy's clock in place (no event) when a warp's next step comes before every other
@@ -480,8 +480,8 @@ class SM:
         if sp.kind == ST:
             t_l2 = self.l2.serve(t, 32.0 * st.l2_fraction *
                                  max(f.sectors * P.l2_store_sector_cost, f.lines * P.l2_store_request_sectors))
-        else:
-            t_l2 = self.l2.serve(t, l2_bytes)
+        else:       # 16-byte-a-lane requests (cp.async, TMA, ld.v4) at the L2's wide read rate
+            t_l2 = self.l2.serve(t, l2_bytes * P.l2_wide_cost if f.sectors >= WIDE_SECTORS else l2_bytes)
         t_dram = self.dram.serve(t, l2_bytes / 32.0 * st.dram_busy_per_l2)
         return t_l2, t_dram
 

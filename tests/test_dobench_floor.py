@@ -1,0 +1,74 @@
+"""do_bench's floor (simgpu.validate.dobench_seconds), the H100 preset's shared die, the L2's wide
+read rate, and the lecture's math-path kernels (issue 27 step 5).  Behaviour, not timings."""
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+import simgpu
+from simgpu.hardware import A100, H100, H200
+from simgpu.timing.params import WIDE_SECTORS, TimingParams
+from simgpu.validate import dobench_seconds
+
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LECTURE = os.path.join(HERE, "..", "validation", "tensor_cores", "lecture")
+
+
+@triton.jit
+def _one_store(x_ptr):
+    tl.store(x_ptr + tl.program_id(0), 1)
+
+
+def test_dobench_seconds_is_kernel_time_plus_the_gpus_floor():
+    x = np.zeros(64, np.int32)
+    for gpu in ("H200", "H100", A100):
+        rep = simgpu.launch(_one_store, (4,), None, (x,), gpu=gpu, num_warps=4)
+        g = rep.gpu
+        assert dobench_seconds(rep) == pytest.approx(rep.metrics["gpu__time_duration.sum"] * 1e-9
+                                                     + g.dobench_floor_ns * 1e-9)
+    assert H100.dobench_floor_ns > 1000 and H200.dobench_floor_ns > 1000      # measured: about 2.3 us
+    assert A100.dobench_floor_ns == 0                                         # not measured: nothing added
+    assert dobench_seconds(rep, gpu="H100") > dobench_seconds(rep)            # another GPU's floor on request
+
+
+def test_h100_has_the_h200s_sm_and_its_own_memory():
+    for f in ("tensor_fp16_flops_per_sm_cycle", "wgmma_latency_cycles", "mma_sync_16816_cycles",
+              "fp32_latency_cycles", "shared_latency_cycles", "launch_overhead_ns", "l2_read_wide_bytes_per_s"):
+        assert getattr(H100, f) == getattr(H200, f) != 0
+    assert H100.l2.size_bytes == 50 * 2 ** 20 < H200.l2.size_bytes
+    assert H100.dram.bandwidth_bytes_per_s == 3.35e12 < H200.dram.bandwidth_bytes_per_s
+
+
+def test_wide_requests_read_the_l2_at_the_measured_wide_rate():
+    P = TimingParams.from_gpu(H200)
+    assert P.l2_wide_cost == pytest.approx(H200.l2_read_bytes_per_s / H200.l2_read_wide_bytes_per_s)
+    assert 0 < P.l2_wide_cost < 1
+    assert TimingParams.from_gpu(A100).l2_wide_cost == 1.0                    # one rate known: one rate used
+    assert WIDE_SECTORS == 16                                                 # 32 lanes x 16 bytes / 32 B
+
+
+def test_math_path_kernels_compute_attention():
+    os.makedirs("/tmp/simgpu_lecture", exist_ok=True)
+    shutil.copy(os.path.join(LECTURE, "kernels.py"), "/tmp/simgpu_lecture/kernels.py")
+    sys.path.insert(0, "/tmp/simgpu_lecture")
+    try:
+        import kernels as L
+    finally:
+        sys.path.remove("/tmp/simgpu_lecture")
+    Z, H, N, D = 1, 2, 128, 64
+    rng = np.random.default_rng(0)
+    q, k, v = ((rng.standard_normal((Z * H, N, D)) * 0.5).astype(np.float16) for _ in range(3))
+    s = np.zeros((Z * H, N, N), np.float16)
+    p, o = np.zeros_like(s), np.zeros((Z * H, N, D), np.float16)
+    for _, kern, grid, meta, make in L.math_path_launches(Z, H, N, D):
+        simgpu.launch(kern, grid, None, make(q, k, v, s, p, o), **meta)
+    sf = q.astype(np.float32) @ k.astype(np.float32).transpose(0, 2, 1)
+    e = np.exp(sf - sf.max(-1, keepdims=True))
+    ref = (e / e.sum(-1, keepdims=True)) @ v.astype(np.float32)
+    assert np.abs(s - sf).max() < 1e-2
+    assert np.abs(o - ref).max() < 5e-3
