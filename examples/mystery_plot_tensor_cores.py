@@ -8,9 +8,11 @@ in memory): time, HBM bytes and peak memory, simulated and on the card.
     python examples/mystery_plot_tensor_cores.py [--gpu H100] [--sizes 1024,2048,2176] [--full]
         [--flash] [--out DIR]
 
-By default three sizes run (N = 1024, 2048 and 2176: 32 and 128 blocks, then 153 -- one wave of
-132 SMs and 21 blocks more -- the wave cliff; a few minutes on a shared 2-core machine; grids over
-one wave are sampled); --full adds 1536, 2816, 2944 and 4096 (much longer).  Times are what
+By default three sizes run (N = 512, 1024 and 1536: 8, 32 and 72 blocks of 128 x 256, the rise of
+the curve while the 132 SMs fill; a few minutes on a shared 2-core machine); --full adds 2048,
+2176 (128 blocks, then 153: one wave and 21 blocks more -- the wave cliff), 2816 and 2944 (242,
+then 276 blocks: the second cliff), about 5 minutes a size over 1000 there (grids over
+one wave are sampled).  Times are what
 do_bench reads (simgpu.validate.dobench_seconds: the kernel plus do_bench's floor, measured with
 empty kernels), so they compare with the card's do_bench medians.
 Needs Triton (3.6 is what the card ran) importable here.
@@ -32,8 +34,8 @@ from simgpu.validate import dobench_seconds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LECTURE = os.path.join(HERE, "..", "validation", "tensor_cores", "lecture")
-DEFAULT_SIZES = [1024, 2048, 2176]
-FULL_SIZES = [1024, 1536, 2048, 2176, 2816, 2944, 4096]
+DEFAULT_SIZES = [512, 1024, 1536]
+FULL_SIZES = [512, 1024, 1536, 2048, 2176, 2816, 2944]
 
 
 def _kernels():
