@@ -121,15 +121,15 @@ def flash(args, L, FA, card):
         math["kernels"][name] = r.metrics["gpu__time_duration.sum"] / 1e3
         math["us"] += dobench_seconds(r) * 1e6
         math["hbm_bytes"] += r.metrics.get("dram__bytes.sum", 0.0)
-    err = float(np.abs(om.reshape(q.shape).astype(np.float32) - o.astype(np.float32)).max())
     cd = (card or {}).get("fa", {}).get(f"Z{Z}_H{H}_N{N}_D{D}")
-    print(f"\nAttention, Z={Z} H={H} N={N} D={D}, fp16 (FA-2 vs math path: max |difference| {err:.2e})")
+    print(f"\nAttention, Z={Z} H={H} N={N} D={D}, fp16 (sampled launches: their outputs are partial, not compared;"
+          " peak extra: what the path allocates beyond Q, K, V -- on the card FA's O and M were allocated before)")
     print(f"{'':12s} {'simulated us':>13s} {'card us':>9s} {'HBM bytes (sim)':>16s} {'peak extra (sim)':>17s} {'card peak':>10s}")
     for name, r, key in (("FA-2", fa, "fa"), ("math path", math, "math")):
         c = (cd or {}).get(key, {})
         print(f"{name:12s} {r['us']:13.1f} {c.get('median_us', float('nan')):9.1f} {r['hbm_bytes'] / 1e6:13.1f} MB"
               f" {r['peak_extra_bytes'] / 1e6:14.1f} MB {c.get('peak_extra_bytes', 0) / 1e6:7.1f} MB")
-    return {"fa": fa, "math": math, "max_abs_fa_vs_math": err}
+    return {"fa": fa, "math": math}
 
 
 def plot(rows, card, out, gpu):
