@@ -72,3 +72,31 @@ def test_math_path_kernels_compute_attention():
     ref = (e / e.sum(-1, keepdims=True)) @ v.astype(np.float32)
     assert np.abs(s - sf).max() < 1e-2
     assert np.abs(o - ref).max() < 5e-3
+
+
+def _request(stride, lanes_per_line, elem=2):
+    """Addresses of a warp's load as l1_lines.py issues it: lane l reads row l // (32 / L)."""
+    lane = np.arange(32)
+    per = 32 // lanes_per_line
+    return (lane // per) * stride + (lane % per) * elem
+
+
+def test_l1_cycles_of_a_request_over_many_lines():
+    from simgpu.timing.memfacts import distinct_count, l1_cycles
+    g = H200
+
+    def cyc(a):
+        a = np.asarray(a, np.int64)[None, :]
+        mk = np.ones_like(a, bool)
+        return int(l1_cycles(a, mk, distinct_count(a // 32, mk), distinct_count(a // 128, mk),
+                             g.l1_line_cycles, g.l1_tag_banks)[0])
+    assert cyc(_request(1024, 32)) == 32              # one tag bank: a cycle a line (measured 32.0)
+    assert cyc(_request(1024, 8)) == 8
+    assert 12 <= cyc(_request(3000, 32)) <= 13        # lines over the banks: measured 12.6
+    assert 6 <= cyc(_request(3000, 16)) <= 7          # measured 6.95
+    assert cyc(np.arange(32) * 4) == 1                # coalesced 4-byte: one line
+    assert cyc(np.arange(32) * 16) == 4               # coalesced 16-byte: 512 bytes of data
+    a = np.asarray(_request(3000, 32), np.int64)[None, :]
+    mk = np.ones_like(a, bool)
+    n = distinct_count(a // 128, mk)
+    assert int(l1_cycles(a, mk, distinct_count(a // 32, mk), n)[0]) == int(n[0])   # defaults: a line a cycle

@@ -80,6 +80,12 @@ H200 = H100.with_(
     conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
     shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]
     l1_bytes_per_cycle=128,                  # [MB smem_bw: 126.2 B/clk/SM conflict-free LDS]
+    # a global load over many 128-byte lines (L1 hits, 2-byte lanes; validation/tensor_cores/lecture/
+    # l1_lines.py on the H100, the same SM): rows 3000 B apart, 32 lines a request: 12.60 cycles
+    # (0.394 a line; 16 lines 6.95); rows 1024 B apart: 1.00 cycle a line (32, 16 and 8 lines) --
+    # lines whose index agrees mod 4 (or 8; the data fit both) take a cycle each
+    l1_line_cycles=0.394,
+    l1_tag_banks=4,
     # tensor pipe [MB tensor]: validation/tensor_cores/pipe/h200/h200_pipe.json (2026-12-02), SM
     # cycles from %clock64: wgmma m64n256k16 f16, 2 warpgroups x 4 chained per commit: 4096 FLOP per
     # SM cycle (989 TF datasheet = 4096 x 132 x 1.83 GHz); mma.sync m16n8k16, 32 warps/SM x 4
@@ -123,7 +129,7 @@ H200 = H100.with_(
 # one-store Triton kernel at 1, 132, 1056 and 8448 blocks; do_bench median less simgpu's time of
 # the same launch, median of the 8; derive_floor.py]
 SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
-            "l1_bytes_per_cycle", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
+            "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
             "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
             "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",
             "l2_read_bytes_per_s", "l2_read_wide_bytes_per_s", "l2_bandwidth_bytes_per_s", "l2_store_sector_cost",

@@ -116,6 +116,8 @@ class GPU:
     conv_lanes_per_sm: int = 16              # type conversions per SM per clock (the XU pipe, with MUFU)
     shfl_lanes_per_sm: int = 32              # warp-shuffle results per SM per clock
     l1_bytes_per_cycle: int = 128            # L1/shared data path per SM: one 128 B wavefront per clock
+    l1_line_cycles: float = 1.0              # L1 tag-stage cycles per 128-byte line of a global request over many lines
+    l1_tag_banks: int = 1                    # lines in one bank (line index mod banks) take a cycle each
     fp32_latency_cycles: float = 4.0         # dependent-issue latency of FFMA
     fp64_latency_cycles: float = 8.0         # DFMA
     int_latency_cycles: float = 4.0          # IADD3/IMAD/LOP3

@@ -240,11 +240,13 @@ def warp_facts(kind, mem, w, instance):
     if kind in ON_CHIP:
         return OnChipFacts(int(mem["wavefronts"][w]))
     serial = mem.get("serial")
+    l1 = mem.get("l1")
+    l1w = int(l1[w]) if l1 is not None else 0
     if serial is None:
-        return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
+        return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance, l1_wavefronts=l1w)
     unit_passes = mem.get("unit_load")
     return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance,
-                    unit_passes[w] if unit_passes is not None else ())
+                    unit_passes[w] if unit_passes is not None else (), l1w)
 
 
 __all__ = ["ProgramBuilder", "OpSpec", "warp_facts", "ON_CHIP", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",

@@ -441,7 +441,7 @@ class SM:
         if k in ON_CHIP:
             return self._on_chip(k, facts, t)
         f = facts if facts else NO_FACTS
-        wf = max(1, f.lines)
+        wf = max(1, f.l1_wavefronts or f.lines)       # memfacts.l1_cycles
         t_l1 = self._l1_path(t, wf)
         t_l2, t_dram = self._l2_and_dram(sp, f, t_l1 + wf)
         if k == ST:
