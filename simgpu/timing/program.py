@@ -24,12 +24,13 @@ KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", 
 
 
 class OpSpec:
-    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result")
+    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result", "smem")
 
     def __init__(self, kind, n, pipes, latency, dst, deps, line, iid, stat=None):
         self.kind, self.n, self.pipes, self.latency = kind, n, pipes, latency
         self.dst, self.deps, self.line, self.iid, self.stat = dst, deps, line, iid, stat
         self.mem_result = kind in (LD, CLD, SLD, SATOM, ATOM)
+        self.smem = 0.0         # L1 / shared data-path cycles of a tensor op's shared operands
 
     def __repr__(self):
         return f"<OpSpec {KIND_NAMES[self.kind]} n={self.n} line={self.line}>"
@@ -138,6 +139,8 @@ class ProgramBuilder:
         stat = self.memstats.get(op.id) or default_stat(mkind) if kind in (LD, ST, ATOM) else None
         lat = self.params.op_latency(mix) if kind in (ALU, BRANCH) else 0.0
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
+        if op.smem_operand_bytes and kind == ALU:   # wgmma: a warp's quarter of its warpgroup's reads
+            sp.smem = op.smem_operand_bytes / 4.0 / self.params.l1_bytes_per_cycle
         return sp
 
     def programs(self, group, keep_iterations=None):

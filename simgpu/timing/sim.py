@@ -330,7 +330,10 @@ class SM:
             start = self._issue(sp, smsp, wid, now)
             end = start + sp.n
             if k == ALU or k == BRANCH:
-                regs.write(sp.dst, start + sp.latency, False)
+                if sp.smem:                 # wgmma's shared operands take the SM's data path
+                    regs.write(sp.dst, self._tensor_operands(sp, start), False)
+                else:
+                    regs.write(sp.dst, start + sp.latency, False)
             elif k == BAR:
                 yield from self._barrier(sp, bar, wid, end - now)
                 solo = False                # the barrier's release resumes every waiting warp
@@ -456,6 +459,13 @@ class SM:
         if in_flight is not None:
             return t_l1, self._in_flight_arrival(f, wave, level, in_flight, t_l1, wf, t_l2)
         return t_l1, self._arrival(level, t_l1, wf, t_l2, t_dram)
+
+    def _tensor_operands(self, sp, start):
+        """A wgmma reading shared memory: its operands pass the SM's L1 / shared data path
+        (128 B a cycle, shared with LSU traffic: cp.async and TMA writes, ld/st.shared); its
+        result is ready after its pipe's work and after its operands plus the tensor latency."""
+        t_l1 = self._l1_path(start, sp.smem)
+        return max(start + sp.latency, t_l1 + sp.smem + self.P.latency["tensor"])
 
     def _l1_path(self, t, wavefronts):
         """The cycle a request of `wavefronts` enters the SM's L1 / shared data path."""
