@@ -100,3 +100,17 @@ def test_l1_cycles_of_a_request_over_many_lines():
     mk = np.ones_like(a, bool)
     n = distinct_count(a // 128, mk)
     assert int(l1_cycles(a, mk, distinct_count(a // 32, mk), n)[0]) == int(n[0])   # defaults: a line a cycle
+
+
+def test_wgmma_shared_operand_bytes():
+    from types import SimpleNamespace
+    from simgpu.timing.ptx_trace import wgmma_smem_bytes
+    mods = ("mma_async", "sync", "aligned", "m64n256k16", "f32", "f16", "f16")
+    d = ("vec", [("reg", f"%f{i}") for i in range(128)])
+    ss = SimpleNamespace(opcode="wgmma", mods=mods, operands=[d, ("reg", "%rd1"), ("reg", "%rd2")])
+    rs = SimpleNamespace(opcode="wgmma", mods=mods, operands=[d, ("vec", [("reg", "%r1")] * 4), ("reg", "%rd2")])
+    assert wgmma_smem_bytes(ss) == 16 * 256 * 2 + 64 * 16 * 2      # B and A through descriptors
+    assert wgmma_smem_bytes(rs) == 16 * 256 * 2                    # A from registers
+    assert wgmma_smem_bytes(SimpleNamespace(opcode="wgmma", mods=("commit_group", "sync", "aligned"),
+                                            operands=[])) == 0
+    assert wgmma_smem_bytes(SimpleNamespace(opcode="mma", mods=("sync",), operands=[])) == 0
