@@ -119,6 +119,8 @@ def gather(words, idx, e, shape):
     """(warps*32, regs) uint32 fragment words -> (warps, R, C) element bits (uint32)."""
     w = 32 // e
     W = words.shape[0] // 32
+    if e == 1:                                # one element a register: the words themselves
+        return np.take(words.reshape(W, -1), _source(idx, shape), axis=1).reshape((W,) + shape)
     sh = np.arange(e, dtype=np.uint32) * np.uint32(w)
     el = (words.reshape(W, 32, -1)[..., None] >> sh) & np.uint32((1 << w) - 1 if w < 32 else 0xFFFFFFFF)
     return el.reshape(W, -1)[:, _source(idx, shape)].reshape((W,) + shape)
@@ -140,11 +142,28 @@ def _source(idx, shape):
     return got[1]
 
 
+_FLAT: dict = {}
+
+
+def _flat(idx, C):
+    """rows * C + cols of ``idx`` (cached per index arrays and C)."""
+    key = (id(idx[0]), C)
+    got = _FLAT.get(key)
+    if got is None or got[0] is not idx:
+        rows, cols = idx
+        got = _FLAT[key] = (idx, (rows * C + cols).astype(np.intp))
+    return got[1]
+
+
 def scatter(mat, idx, e):
     """(warps, R, C) element bits -> (warps*32, regs) uint32 words."""
-    rows, cols = idx
+    W, _, C = mat.shape
+    flat = _flat(idx, C)                      # (32, regs, e)
+    el = np.take(mat.reshape(W, -1), flat, axis=1)
+    if e == 1:
+        return el.reshape(W * 32, flat.shape[1]).astype(np.uint32, copy=False)
+    el = el.astype(np.uint32)
     w = 32 // e
-    el = mat[:, rows, cols].astype(np.uint32)
     words = np.zeros(el.shape[:3], np.uint32)
     for x in range(e):                        # e <= 4 element slots of a register
         words |= el[..., x] << np.uint32(w * x)
