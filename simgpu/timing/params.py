@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ROUTINE_ILP = 0.5
+WIDE_SECTORS = 16           # sectors of a warp's request of 16 bytes a lane, coalesced: L2 at the wide rate
 LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at most this early
 
 
@@ -69,6 +70,9 @@ class TimingParams:
     block_launch_cycles: float
     sm_count: int
     dram_access_bytes: int
+    # L2 time of a byte of a 16-byte-a-lane request (a warp's request of >= WIDE_SECTORS sectors:
+    # cp.async 16, TMA, ld.v4), in narrow read bytes: the two measured read rates' ratio
+    l2_wide_cost: float = 1.0
 
     @classmethod
     def from_gpu(cls, gpu):
@@ -112,7 +116,8 @@ class TimingParams:
             atomic_pass_cycles=gpu.atomic_pass_ns * 1e-9 * clk, atomic_unit_bytes=gpu.atomic_unit_bytes,
             l2_store_sector_cost=gpu.l2_store_sector_cost, l2_store_request_sectors=gpu.l2_store_request_sectors,
             launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
-            sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes)
+            sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes,
+            l2_wide_cost=min(1.0, l2_bw / gpu.l2_read_wide_bytes_per_s) if gpu.l2_read_wide_bytes_per_s else 1.0)
 
     def op_latency(self, mix, first=None):
         """Latency of an op whose SASS instructions are {pipe: count}; ``first``: the slowest

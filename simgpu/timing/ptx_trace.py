@@ -148,7 +148,7 @@ def sass_flops(sass_ops):
 class PtxOp:
     """One PTX instruction as the timing model costs it (built once per pc)."""
     __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch",
-                 "tma", "ins", "cc", "sass_ops")
+                 "tma", "ins", "cc", "sass_ops", "smem_operand_bytes")
 
     def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
         self.ins, self.cc = ins, cc
@@ -169,11 +169,26 @@ class PtxOp:
             self.dsts = (f"{func}:%tma",)
         elif ins.opcode == "mbarrier" and ins.mods[:1] in (("try_wait",), ("test_wait",)):
             self.srcs = self.srcs + (f"{func}:%tma",)
+        self.smem_operand_bytes = wgmma_smem_bytes(ins)
         self.bar = ins.opcode in ("bar", "barrier") and "warp" not in ins.mods
         self.branch = ins.opcode in ("bra", "brx", "ret", "exit")
 
     def __repr__(self):
         return f"<PtxOp PTX line {self.id} {self.opcode} n={self.n} {self.mix}>"
+
+
+def wgmma_smem_bytes(ins):
+    """Bytes of shared memory a warpgroup's ``wgmma.mma_async`` reads through its descriptors:
+    B (16 x N 16-bit elements), and A (64 x 16) when A is a descriptor too; 0 for any other
+    instruction (the PTX ISA's shapes; simgpu runs the 16-bit m64nNk16 forms)."""
+    if ins.opcode != "wgmma" or not ins.mods or ins.mods[0] != "mma_async":
+        return 0
+    shape = next((m for m in ins.mods if m.startswith("m64n") and m.endswith("k16")), None)
+    if shape is None:
+        return 0
+    n = int(shape[4:-3])
+    a_desc = len(ins.operands) > 1 and ins.operands[1][0] != "vec"
+    return 2 * 16 * n + (2 * 64 * 16 if a_desc else 0)
 
 
 def operand_registers(ins, func):
