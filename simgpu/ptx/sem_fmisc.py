@@ -203,6 +203,58 @@ def mufu_f64h_table(name):
     return t
 
 
+_MUFU_EX2_F32 = os.path.join(_DATA, "mufu_ex2_f32.npz")
+
+
+def mufu_ex2_f32_tables():
+    """(positive, negative): the H100's ex2.approx.ftz.f32 of 1 + k 2^-23 halved and of -(1 + k 2^-23)
+    doubled, k < 2^23, as float64: 2^(k 2^-23) and 2^-(k 2^-23) as the unit makes them (measured
+    exhaustively, validation/ptx_semantics/approx_tables.py, 2026-12-07; data/mufu_ex2_f32.npz)."""
+    t = _TABLES.get("ex2")
+    if t is None:
+        pos = _unpack(_MUFU_EX2_F32, "pos").astype(np.uint32).view(np.float32).astype(np.float64) / 2.0
+        neg = _unpack(_MUFU_EX2_F32, "neg").astype(np.uint32).view(np.float32).astype(np.float64) * 2.0
+        t = _TABLES["ex2"] = (pos, neg)
+    return t
+
+
+def ex2_approx_f32(ftz):
+    """ex2.approx{.ftz}.f32 as the hardware computes it (MUFU.EX2): |x| in fixed point with 23
+    fraction bits, truncated, = n + k 2^-23; the result is 2^n * P[k] for x >= 0 and 2^-n * N[k]
+    for x < 0 (sign and magnitude: the negative side has its own table), P and N measured
+    exhaustively on an H100 (:func:`mufu_ex2_f32_tables`).  The rule reproduces every measured x in
+    [0.5, 1) and [-1, -0.5) (2^23 each, from the other two tables) and all 97,624 random normal
+    inputs with |x| < 126 (.ftz) bit for bit.  Results below 2^-126: .ftz flushes them (as
+    measured); without .ftz the hardware's subnormal results are not this product rounded (off by
+    one in the last place), so they, zeros, infinities, NaN and subnormal inputs take
+    :func:`approx_unary`'s correctly rounded value (measured specials: H200, 2026-11-30)."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, "ex2", ftz)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            x = fp.flush(fmt, x)
+        xd = x.astype(np.float64)
+        fin = np.isfinite(xd) & (xd != 0) & (np.abs(xd) < 2.0 ** 8)
+        ax = np.where(fin, np.abs(xd), 0.0)
+        fixed = np.floor(ax * 2.0 ** 23)
+        n = np.floor(fixed * 2.0 ** -23)
+        k = (fixed - n * 2.0 ** 23).astype(np.int64)
+        pos, neg = mufu_ex2_f32_tables()
+        val = np.where(xd >= 0, pos[k] * np.exp2(n), neg[k] * np.exp2(-n))
+        with np.errstate(over="ignore"):
+            r = val.astype(np.float32)
+        tiny = np.abs(val) < 2.0 ** -126
+        if ftz:
+            r = np.where(tiny, np.float32(0.0), r)
+            use = fin
+        else:
+            use = fin & ~tiny
+        return np.where(use, r, base(x)).astype(np.float32)
+    return f
+
+
 def approx_f64_hi(name):
     """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
     MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a

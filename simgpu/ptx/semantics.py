@@ -278,6 +278,8 @@ def b_approx(name, types_ok):
         ftz = "ftz" in mods
         if t == "f64" and name == "rsqrt":
             return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
+        if t == "f32" and name == "ex2":
+            return sem_fmisc.ex2_approx_f32(ftz)
         base = sem_fmisc.X2.get(t, t)
         # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
         fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))
