@@ -110,3 +110,26 @@ def test_fused_signs(sub, order):
     assert out[0] == np.float64(want[(sub, order)]) or np.isclose(out[0], exact)
     if not sub:
         assert out[0] == -2.0 ** -60
+
+
+# ptxas' f64 operand order (SASS: add.f64 d, x, y and add.f64 d, y, x both DADD R, Rx, Ry when x was
+# defined first; sub.f64 d, y, x: DADD R, -Rx, Ry); the unit returns the second SASS operand's NaN
+# first (DADD/DMUL), so with two NaN operands the later-defined one comes out
+NAN_A, NAN_B = 0x7FF8000000000001, 0xFFF8DEAD0000BEEF
+
+
+@pytest.mark.parametrize("op,order", [("add", "%d1, %d2"), ("add", "%d2, %d1"), ("mul.rn", "%d2, %d1"),
+                                      ("sub", "%d1, %d2"), ("sub", "%d2, %d1")])
+def test_two_nan_operands_give_the_later_defined(op, order):
+    body = f"{op}.f64 %d6, {order}; st.global.f64 [%rd2], %d6;"
+    out = _run(body, np.array([NAN_A, NAN_B, 0, 0], np.uint64).view(np.float64), np.float64)
+    assert hex(out[:1].view(np.uint64)[0]) == hex(NAN_B)       # %d2 is loaded after %d1
+
+
+def test_sub_reordered_is_exact():
+    # (-b) + a for every sign of zero and ordinary values: the same bits as a - b
+    vals = [0.0, -0.0, 1.5, -2.25, 1e308, -1e-310]
+    for x in vals:
+        for y in vals:
+            out = _run("sub.f64 %d6, %d2, %d1; st.global.f64 [%rd2], %d6;", np.array([x, y, 0, 0]), np.float64)
+            assert out[:1].view(np.uint64)[0] == np.array([y - x]).view(np.uint64)[0], (x, y)

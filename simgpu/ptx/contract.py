@@ -254,6 +254,63 @@ def _as_fimm(op, t):
     return ("fimm", f, struct.unpack("<Q", struct.pack("<d", f))[0], 64)
 
 
+def order_f64_operands(fn):
+    """ptxas orders the operands of f64 ``add``/``mul`` (``sub`` as an add of the negated operand;
+    ``fma``'s two factors) by where their values were defined, earliest first, whatever the PTX
+    order (read from its SASS: ``add.f64 d, x, y`` and ``add.f64 d, y, x`` both give
+    ``DADD R, Rx, Ry`` when x was defined first).  The order matters for a NaN only: the unit
+    returns the second SASS operand's NaN before the first's (DADD/DMUL; DFMA: second, third,
+    first: the measured rules of ``sem_fp.F64_NAN_ORDER`` for operands defined in PTX order).
+    Here: an add/mul/fma whose factors were defined in the other order has them swapped; a sub
+    ``a - b`` with b defined first becomes ``(-b) + a`` (a ``neg`` into a new register; exact for
+    every non-NaN value, and a NaN b keeps its sign as the unit's ``-R`` modifier does).  Operands
+    with more than one definition (loop-carried) or none (immediates) keep their place.  Returns
+    how many instructions were reordered."""
+    body = fn.body
+    if not body:
+        return 0
+    defs = {}
+    for i, st in enumerate(body):
+        if not isinstance(st, tuple):
+            d = _reg_written(st)
+            if d is not None:
+                defs.setdefault(d, []).append(i)
+
+    def pos(op):
+        if _is_reg(op):
+            dl = defs.get(op[1], ())
+            return dl[0] if len(dl) == 1 else None
+        return None
+    out, n, fresh = [], 0, 0
+    for st in body:
+        if (isinstance(st, tuple) or st.opcode not in ("add", "sub", "mul", "fma") or st.types != ("f64",)
+                or len(st.operands) < 3):
+            out.append(st)
+            continue
+        a, b = st.operands[1], st.operands[2]
+        pa, pb = pos(a), pos(b)
+        if pa is None or pb is None or pa <= pb:
+            out.append(st)
+            continue
+        if st.opcode != "sub":
+            ops = list(st.operands)
+            ops[1], ops[2] = b, a
+            out.append(replace(st, operands=ops))
+        else:
+            name = f"%__f64_order{fresh}"
+            while name in fn.regs:
+                fresh += 1
+                name = f"%__f64_order{fresh}"
+            fresh += 1
+            fn.regs[name] = "f64"
+            out.append(replace(st, opcode="neg", mods=(), operands=[("reg", name), b]))
+            out.append(replace(st, opcode="add", operands=[st.operands[0], ("reg", name), a]))
+        n += 1
+    fn.body[:] = out
+    return n
+
+
 def contract_module(module):
-    """:func:`contract` on every function with a body; returns the number of fused adds."""
-    return sum(contract(f) for f in module.functions.values() if f.body)
+    """:func:`contract` and :func:`order_f64_operands` on every function with a body; returns the
+    number of rewritten instructions."""
+    return sum(contract(f) + order_f64_operands(f) for f in module.functions.values() if f.body)
