@@ -168,6 +168,9 @@ def contract(fn):
 
     choice = {}                # add index -> operand position (0/1) of the product it absorbs
     alive = set(prod)
+    by_mul = {}                # mul index -> the registers holding its product (itself, its negations)
+    for r, (mi, _neg) in prod.items():
+        by_mul.setdefault(mi, []).append(r)
     while True:
         choice.clear()
         for i, st in enumerate(body):
@@ -182,7 +185,7 @@ def contract(fn):
         for r in alive:
             mul_i = prod[r][0]
             # every reader of the product (and of its negations) must absorb it
-            regs = [q for q in alive if prod[q][0] == mul_i]
+            regs = [q for q in by_mul[mul_i] if q in alive]
             for q in regs:
                 for u in uses.get(q, ()):
                     st = body[u]
