@@ -22,7 +22,7 @@ hardware).
 
 A table is stored as its first value and the first differences (int8/int16 where they fit), which
 compress to little: OUTDIR/approx_tables.npz.  Samples (raw bits, inputs and outputs):
-OUTDIR/approx_samples.npz.  OUTDIR/approx_meta.json: device, versions, date, counts, seconds.
+OUTDIR/approx_samples.npz (the outputs; sample_inputs() draws the inputs again from SEED).  OUTDIR/approx_meta.json: device, versions, date, counts, seconds.
 """
 from __future__ import annotations
 
@@ -99,6 +99,58 @@ def _fake_run(name, a, b=None):
     return np.asarray(fn(*args), ft).view(it)
 
 
+SEED = 20261207
+SAMPLED = ("rcp64ftz", "rsq64ftz", "rcp32ftz", "rcp32", "ex2ftz", "ex2", "lg2ftz",
+           "divapprox", "divapproxftz", "divfull", "divfullftz")
+SPEC64 = np.array([0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x0000000000000001,
+                   0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000,
+                   0x7FF0000000000001, 0x7FE0000000000000, 0x0020000000000000, 0x0010000100000000,
+                   0x7FD0000000000000, 0x7FDFFFFF00000000], dtype=np.uint64)
+SPEC32 = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7FC12345, 0xFF812345, 1, 0x007FFFFF,
+                   0x00800000, 0x7F7FFFFF, 0x3F800000, 0x7E800000, 0x7F000000, 0x80000001, 0x00400000,
+                   0x43000000, 0xC3000000, 0x42FE0000, 0xC2FC0000, 0xC3160000, 0x42FFFFFF],
+                  dtype=np.uint32)
+
+
+def low_words(rng):
+    """The random low words of the f64 tables' check (the generator's first draws)."""
+    return [rng.integers(0, 1 << 32, n, dtype=np.uint64) for n in (1 << 20, 1 << 21)]
+
+
+def sample_inputs(rng=None):
+    """The sampled inputs, bits by name (``<op>_in``, or ``<op>_in0``/``_in1`` for div): drawn
+    from ``rng`` after the tables' low words (None: a new generator of SEED, the low words
+    drawn first, as main() draws them: the stored outputs are for these inputs)."""
+    if rng is None:
+        rng = np.random.default_rng(SEED)
+        low_words(rng)
+    out = {}
+    for name in ("rcp64ftz", "rsq64ftz"):
+        a = rng.integers(0, np.iinfo(np.uint64).max, N_SAMPLE64, dtype=np.uint64, endpoint=True)
+        # also: every exponent with a random mantissa (both signs)
+        ex = np.arange(2048, dtype=np.uint64).repeat(8)
+        a[:ex.size] = (ex << np.uint64(52)) | (a[:ex.size] & np.uint64(0x800FFFFFFFFFFFFF))
+        a[ex.size:ex.size + SPEC64.size] = SPEC64
+        out[f"{name}_in"] = a
+    for name in ("rcp32ftz", "rcp32", "ex2ftz", "ex2", "lg2ftz"):
+        a = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
+        if name.startswith("ex2"):
+            half = N_SAMPLE32 // 2
+            a[:half] = rng.uniform(-130, 130, half).astype(np.float32).view(np.uint32)
+        ex = np.arange(256, dtype=np.uint32).repeat(16)
+        a[-ex.size:] = (ex << np.uint32(23)) | (a[-ex.size:] & np.uint32(0x807FFFFF))
+        a[:SPEC32.size] = SPEC32
+        out[f"{name}_in"] = a
+    for name in ("divapprox", "divapproxftz", "divfull", "divfullftz"):
+        a = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
+        b = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
+        q = N_SAMPLE32 // 2     # half of them: moderate exponents (the common case)
+        a[:q] = (rng.standard_normal(q) * 100).astype(np.float32).view(np.uint32)
+        b[:q] = (rng.standard_normal(q) * 3).astype(np.float32).view(np.uint32)
+        out[f"{name}_in0"], out[f"{name}_in1"] = a, b
+    return out
+
+
 def main(argv):
     outdir = argv[1] if len(argv) > 1 else "."
     os.makedirs(outdir, exist_ok=True)
@@ -121,7 +173,7 @@ def main(argv):
         fns[name](((n + 255) // 256,), (256,), (da, db, out, np.int64(n)))
         return cp.asnumpy(out)
 
-    rng = np.random.default_rng(20261207)
+    rng = np.random.default_rng(SEED)
     tables, samples, meta = {}, {}, {"tables": {}, "samples": {}}
 
     def table(key, name, inputs):
@@ -142,8 +194,7 @@ def main(argv):
     hi_rsq = np.concatenate([(np.uint64(0x3FF00000) | m20), (np.uint64(0x40000000) | m20)]) << np.uint64(32)
     table("rsq64ftz_hi", "rsq64ftz", hi_rsq)
     # low words: does the result change?
-    for name, hi in (("rcp64ftz", hi_rcp), ("rsq64ftz", hi_rsq)):
-        lo = rng.integers(0, 1 << 32, hi.size, dtype=np.uint64)
+    for (name, hi), lo in zip((("rcp64ftz", hi_rcp), ("rsq64ftz", hi_rsq)), low_words(rng)):
         a0, a1 = run(name, hi), run(name, hi | lo)
         meta["tables"][f"{name}_changed_by_low_word"] = int(np.count_nonzero(a0 != a1))
     m23 = np.arange(1 << 23, dtype=np.uint32)
@@ -152,38 +203,16 @@ def main(argv):
                       ("ex2ftz_m2_m1", 0xBF800000)):
         table(key, "ex2ftz", np.uint32(base) | m23)
 
-    # samples: raw bits, inputs and outputs
-    spec64 = np.array([0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0x0000000000000001,
-                       0x000FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000,
-                       0x7FF0000000000001, 0x7FE0000000000000, 0x0020000000000000, 0x0010000100000000,
-                       0x7FD0000000000000, 0x7FDFFFFF00000000], dtype=np.uint64)
-    for name in ("rcp64ftz", "rsq64ftz"):
-        a = rng.integers(0, np.iinfo(np.uint64).max, N_SAMPLE64, dtype=np.uint64, endpoint=True)
-        # also: every exponent with a random mantissa (both signs)
-        ex = np.arange(2048, dtype=np.uint64).repeat(8)
-        a[:ex.size] = (ex << np.uint64(52)) | (a[:ex.size] & np.uint64(0x800FFFFFFFFFFFFF))
-        a[ex.size:ex.size + spec64.size] = spec64
-        samples[f"{name}_in"], samples[f"{name}_out"] = a, run(name, a)
-    spec32 = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7FC12345, 0xFF812345, 1, 0x007FFFFF,
-                       0x00800000, 0x7F7FFFFF, 0x3F800000, 0x7E800000, 0x7F000000, 0x80000001, 0x00400000,
-                       0x43000000, 0xC3000000, 0x42FE0000, 0xC2FC0000, 0xC3160000, 0x42FFFFFF],
-                      dtype=np.uint32)
-    for name in ("rcp32ftz", "rcp32", "ex2ftz", "ex2", "lg2ftz"):
-        a = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
-        if name.startswith("ex2"):
-            half = N_SAMPLE32 // 2
-            a[:half] = rng.uniform(-130, 130, half).astype(np.float32).view(np.uint32)
-        ex = np.arange(256, dtype=np.uint32).repeat(16)
-        a[-ex.size:] = (ex << np.uint32(23)) | (a[-ex.size:] & np.uint32(0x807FFFFF))
-        a[:spec32.size] = spec32
-        samples[f"{name}_in"], samples[f"{name}_out"] = a, run(name, a)
-    for name in ("divapprox", "divapproxftz", "divfull", "divfullftz"):
-        a = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
-        b = rng.integers(0, 1 << 32, N_SAMPLE32, dtype=np.uint32)
-        q = N_SAMPLE32 // 2     # half of them: moderate exponents (the common case)
-        a[:q] = (rng.standard_normal(q) * 100).astype(np.float32).view(np.uint32)
-        b[:q] = (rng.standard_normal(q) * 3).astype(np.float32).view(np.uint32)
-        samples[f"{name}_in0"], samples[f"{name}_in1"], samples[f"{name}_out"] = a, b, run(name, a, b)
+    # samples: raw bits, inputs and outputs (the inputs: sample_inputs, from the same generator)
+    for key, a in sample_inputs(rng).items():
+        samples[key] = a
+    for name in SAMPLED:
+        if f"{name}_in" in samples:
+            samples[f"{name}_out"] = run(name, samples[f"{name}_in"])
+        else:
+            samples[f"{name}_out"] = run(name, samples[f"{name}_in0"], samples[f"{name}_in1"])
+    # the inputs are not stored: sample_inputs() makes them again (seed SEED), saving 6 MB
+    samples = {k: v for k, v in samples.items() if k.endswith("_out")}
     meta["samples"] = {k: int(v.size) for k, v in samples.items()}
     np.savez_compressed(os.path.join(outdir, "approx_tables.npz"), **tables)
     np.savez_compressed(os.path.join(outdir, "approx_samples.npz"), **samples)
