@@ -1,17 +1,19 @@
-"""The PTX executor with compiled straight-line runs (simgpu/ptx/blocks.py) vs the same executor
-interpreting every instruction alone (``settings.ptx_blocks=False``), measured in the same run.
+"""The PTX executor with compiled straight-line runs (simgpu/ptx/blocks.py, and the numba
+segments of simgpu/ptx/jitseg.py inside them) vs the same executor interpreting every
+instruction alone (``settings.ptx_blocks=False``), measured in the same run.
 
 Cases: loop-heavy kernels with few warps (a 256x256 naive matmul, a Collatz loop, an
-online-softmax row kernel) and two classic wide ones (vector add, 16x16 tiled matmul).  Each
-timed run is one ``simgpu.launch`` (executor="ptx") after a warm-up launch (numba compile and
-ptxas facts cached); the two sides alternate, ``--repeat`` times each; medians and their ratio
-are printed, with every model on (memory + timing) and with models off.  Times are the
-process's CPU seconds (``time.process_time``): on a shared machine the wall clock also counts
-the time other processes hold the cores; ``--wall`` reports wall-clock seconds instead.
+online-softmax row kernel, n-body) and two classic wide ones (vector add, 16x16 tiled matmul).
+Each timed run is one ``simgpu.launch`` (executor="ptx") after a warm-up launch (numba compile,
+ptxas facts and the runs' compiled code cached); the two sides alternate, ``--repeat`` times
+each; medians (seconds per launch) and their ratio are printed, with every model on (memory +
+timing) and with models off.  Times are the process's CPU seconds (``time.process_time``): on a
+shared machine the wall clock also counts the time other processes hold the cores; ``--wall``
+reports wall-clock seconds instead.
 
-``--peer DIR`` also runs each case's interpreter side in a subprocess with DIR (another
-checkout, e.g. the main branch before this change) first on sys.path, in the same run: the
-ratio against the code as it was (the semantics' fast paths included).
+``--peer DIR`` also runs each case in a subprocess with DIR (another checkout, e.g. /work/main:
+the code as it was, "today") first on sys.path, on its default path (its compiled runs), in the
+same run: ``peer s`` and ``vs peer`` (peer seconds / this checkout's seconds).
 
     python benchmarks/bench_compiled_blocks.py [--repeat 3] [--models on|off|both] [--only NAME]
                                                [--peer /work/main] [--json out.json]
@@ -84,6 +86,29 @@ def softmax_row(Q, K, V, out):
             out[r, d] = acc[d] / den
 
 
+def nbody(pos, acc):
+    """One thread per body: the gravitational acceleration from every body (f32, softened)."""
+    i = cuda.grid(1)
+    if i < pos.shape[0]:
+        xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
+        ax = np.float32(0.0)
+        ay = np.float32(0.0)
+        az = np.float32(0.0)
+        for j in range(pos.shape[0]):
+            dx = pos[j, 0] - xi
+            dy = pos[j, 1] - yi
+            dz = pos[j, 2] - zi
+            d2 = dx * dx + dy * dy + dz * dz + np.float32(1e-3)
+            inv = np.float32(1.0) / math.sqrt(d2)
+            s = pos[j, 3] * inv * inv * inv
+            ax += dx * s
+            ay += dy * s
+            az += dz * s
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+
+
 def vadd(a, b, c):
     i = cuda.grid(1)
     if i < c.size:
@@ -111,7 +136,17 @@ def matmul_tiled(A, B, C):
         C[row, col] = acc
 
 
+_CASES = None
+
+
 def cases():
+    global _CASES
+    if _CASES is None:
+        _CASES = _make_cases()
+    return _CASES
+
+
+def _make_cases():
     rng = np.random.default_rng(0)
     n = 256
     A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
@@ -125,6 +160,8 @@ def cases():
         "online-softmax rows (64 rows x 128 keys, d=16)": (
             softmax_row, (1,), (64,), (rng.random((R, 16), dtype=np.float32), rng.random((N, 16), dtype=np.float32),
                                        rng.random((N, 16), dtype=np.float32), np.zeros((R, 16), np.float32))),
+        "n-body (256 bodies, f32)": (nbody, (2,), (128,), (rng.random((256, 4), dtype=np.float32),
+                                                           np.zeros((256, 3), np.float32))),
         "vector add (1M)": (vadd, (4096,), (256,), (rng.random(1 << 20, dtype=np.float32),
                                                     rng.random(1 << 20, dtype=np.float32),
                                                     np.zeros(1 << 20, np.float32))),
@@ -141,7 +178,7 @@ def once(name, fused, models):
     a = [x.copy() for x in args]
     kw = dict(memory=models, timing=models)
     ctx = settings.override(ptx_blocks=fused) if "ptx_blocks" in settings.FIELDS else contextlib.nullcontext()
-    with ctx:                           # (a --peer checkout without the setting: its interpreter)
+    with ctx:                           # (a --peer checkout without the setting: its only path)
         clock = time.perf_counter if os.environ.get("BENCH_WALL") == "1" else time.process_time
         t = clock()
         simgpu.launch(k, grid, block, a, executor="ptx", **kw)
@@ -157,8 +194,9 @@ def warm(name):
 
 
 def peer_child(name, models, repeat):
+    """The peer checkout's default path (its compiled runs where it has them): "today"."""
     warm(name)
-    print(json.dumps([once(name, False, models) for _ in range(repeat)]))
+    print(json.dumps([once(name, True, models) for _ in range(repeat)]))
 
 
 def peer_times(peer, name, models, repeat):
@@ -176,10 +214,22 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--models", choices=("on", "off", "both"), default="both")
     ap.add_argument("--only", default=None, help="run the cases whose name contains this")
-    ap.add_argument("--peer", default=None, help="another checkout: its interpreter too")
+    ap.add_argument("--peer", default=None, help="another checkout (today): its default path too")
     ap.add_argument("--json", default=None)
     ap.add_argument("--wall", action="store_true", help="wall-clock seconds, not CPU seconds")
+    ap.add_argument("--launches", type=int, default=0,
+                    help="only: a warm-up, then this many launches of each --only case on the "
+                         "default path (a whole process for an outside timer; BENCH_PEER=1 with "
+                         "PYTHONPATH=<other checkout> runs that checkout's simgpu)")
     a = ap.parse_args()
+    if a.launches:
+        for name in cases():
+            if a.only and a.only not in name:
+                continue
+            warm(name)
+            t = [once(name, True, a.models == "on") for _ in range(a.launches)]
+            print(f"{name}: {a.launches} launches, median {statistics.median(t):.4f} s")
+        return
     if a.wall:
         os.environ["BENCH_WALL"] = "1"          # (the --peer child reads it too)
     rows = []

@@ -21,6 +21,13 @@ ptx_kernel_cache    SIMGPU_PTX_KERNEL_CACHE    "0": every PTX launch builds its 
 ptx_blocks          SIMGPU_PTX_BLOCKS          "0": the PTX executor runs every instruction
                                                alone instead of a straight-line run's compiled
                                                function (simgpu/ptx/blocks.py; same results).
+ptx_jit             SIMGPU_PTX_JIT             "0": a straight-line run calls the numpy semantics
+                                               per instruction instead of running its supported
+                                               segments as one numba-compiled call
+                                               (simgpu/ptx/jitseg.py; same results).
+ptx_jit_lanes       SIMGPU_PTX_JIT_LANES       the most lanes a step may have for a compiled
+                                               segment to run (default 1024; wider steps keep
+                                               the numpy semantics, cheaper per lane there).
 cache_dir           SIMGPU_CACHE_DIR           the disk cache's folder (default ~/.cache/simgpu).
 disk_cache          SIMGPU_NO_CACHE            "1" (anything but "" or "0") turns the disk cache
                                                of compile facts off (same results, slower).
@@ -28,6 +35,14 @@ ptxas               SIMGPU_PTXAS               the ptxas executable to use (defa
                                                the wheels / PATH).  Its SASS sets the registers
                                                and instruction mix the timing model uses.
 nvdisasm            SIMGPU_NVDISASM            the nvdisasm executable to use (likewise).
+toolchain           SIMGPU_TOOLCHAIN           a folder holding another CUDA toolchain (the
+                                               ``pip install --target`` folder of the
+                                               nvidia-nvvm and nvidia-cuda-nvcc wheels, their
+                                               ``nvidia/cu13`` folder, or a CUDA home): ptxas
+                                               (and nvdisasm, if it has one), libNVVM and
+                                               libdevice come from it (sass/toolchain.py).
+                                               NVVM is loaded once per process: set it before
+                                               the first compile (in the environment).
 install             SIMGPU_INSTALL             set by ``simgpu.install()`` for child processes:
                                                the GPU and options (JSON) a child installs with
                                                (host/install.py; host/startup/sitecustomize.py
@@ -79,6 +94,14 @@ def _not_zero(raw):
     return raw != "0"
 
 
+def _lanes(raw):
+    text = (raw or "").strip()
+    try:
+        return int(text) if text else 1024
+    except ValueError:
+        return -1           # refused by _checked
+
+
 def _empty_or_zero(raw):
     return raw in ("", "0")
 
@@ -105,10 +128,13 @@ class Settings:
     executor: str = "auto"
     ptx_kernel_cache: bool = True
     ptx_blocks: bool = True
+    ptx_jit: bool = True
+    ptx_jit_lanes: int = 1024
     cache_dir: str | None = None
     disk_cache: bool = True
     ptxas: str | None = None
     nvdisasm: str | None = None
+    toolchain: str | None = None
     install: str | None = None
     traceback: str = "short"
     numba_errors: str = "short"
@@ -129,10 +155,13 @@ ENV = {
     "executor": ("SIMGPU_EXECUTOR", _executor),
     "ptx_kernel_cache": ("SIMGPU_PTX_KERNEL_CACHE", _not_zero),
     "ptx_blocks": ("SIMGPU_PTX_BLOCKS", _not_zero),
+    "ptx_jit": ("SIMGPU_PTX_JIT", _not_zero),
+    "ptx_jit_lanes": ("SIMGPU_PTX_JIT_LANES", _lanes),
     "cache_dir": ("SIMGPU_CACHE_DIR", _text),
     "disk_cache": ("SIMGPU_NO_CACHE", _empty_or_zero),
     "ptxas": ("SIMGPU_PTXAS", _text),
     "nvdisasm": ("SIMGPU_NVDISASM", _text),
+    "toolchain": ("SIMGPU_TOOLCHAIN", _text),
     "install": ("SIMGPU_INSTALL", _text),
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
@@ -164,6 +193,9 @@ def _checked(s, source):
     if not s.slow_launch_seconds >= 0:          # NaN (unreadable text) or negative
         raise SimGPUError(f"{source}: slow_launch_seconds ({variable('slow_launch_seconds')}) must be "
                           f"a number of seconds >= 0, \"inf\" or \"off\", not {s.slow_launch_seconds!r}")
+    if s.ptx_jit_lanes < 0:
+        raise SimGPUError(f"{source}: ptx_jit_lanes ({variable('ptx_jit_lanes')}) must be a whole number "
+                          f"of lanes >= 0")
     if s.executor not in EXECUTORS:
         raise SimGPUError(f"{source}: executor {s.executor!r} ({variable('executor')}) is not one of "
                           f"{', '.join(EXECUTORS)}")

@@ -188,7 +188,9 @@ def test_clear_errors(sim):
     with pytest.raises(SimGPUError, match="inter-process"):
         cuda.open_ipc_array(None, (1,), np.float32)
     with pytest.raises(SimGPUError, match="driver"):
-        cuda.current_context().memalloc(16)
+        cuda.current_context().create_module_image(b"")
+    with pytest.raises(SimGPUError, match="inter-process"):
+        cuda.current_context().get_ipc_handle(cuda.to_device(np.zeros(2)).gpu_data)
     with pytest.raises(ValueError, match="copy=False"):     # numba's __array__ always copies
         np.asarray(cuda.device_array(3), copy=False)
     with pytest.raises(AttributeError, match="no device attribute"):

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "validation", "ptx_semantics"))
 
 import cases as C  # noqa: E402
 import compare as P  # noqa: E402
+import approx_tables as A  # noqa: E402
 
 NPZ = os.path.join(ROOT, "validation", "data", "h200_ptx_semantics.npz")
 REPORT = os.path.join(ROOT, "validation", "data", "h200_ptx_semantics.json")
@@ -111,3 +112,62 @@ def test_documented_approx_bounds_hold_on_h200():
     off = {n: b for n, b in out.items() if b["gpu_within"] is False}
     # lg2.approx: measured 2^-22.44 absolute error on [0.5, 2), just over the quoted 2^-22.6
     assert set(off) <= {"lg2.approx.f32", "lg2.approx.ftz.f32"}, off
+
+
+@pytest.mark.parametrize("name", ["rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64"])
+def test_mufu_f64h_bit_equal_to_h200(name):
+    """rcp/rsqrt.approx.ftz.f64 from the exhaustive H100 tables (sem_fmisc.approx_f64_hi) equal every
+    stored H200 result bit for bit (the fit they replace: 98 % / 97 %): the H100 and the H200 share
+    the unit."""
+    case = _BYNAME[name]
+    ins, gpu = _DATA[name]
+    tab = P.table_bits(case, ins)
+    bad = np.flatnonzero(tab != gpu)
+    assert not len(bad), f"{name}: {len(bad)}/{len(gpu)} differ, e.g. {[P._row(case, ins, gpu, tab, j) for j in bad[:5]]}"
+
+
+APPROX_SAMPLES = os.path.join(ROOT, "validation", "ptx_semantics", "approx", "approx_samples.npz")
+SAMPLE_INPUTS = A.sample_inputs()       # the measured inputs, drawn again from the script's seed
+
+
+@pytest.mark.parametrize("key,instr", [("rcp64ftz", "rcp.approx.ftz.f64"), ("rsq64ftz", "rsqrt.approx.ftz.f64")])
+def test_mufu_f64h_bit_equal_to_h100_samples(key, instr):
+    """65,536 random 64-bit inputs each (every exponent, both signs, specials), measured on an H100
+    (validation/ptx_semantics/approx_tables.py, 2026-12-07)."""
+    from simgpu.ptx import semantics
+    with np.load(APPROX_SAMPLES) as z:
+        a, want = SAMPLE_INPUTS[f"{key}_in"], z[f"{key}_out"]
+    op, *mods, t = instr.split(".")
+    got = np.asarray(semantics.lookup(op, tuple(mods), (t,))(a.view(np.float64)), np.float64).view(np.uint64)
+    bad = np.flatnonzero(got != want)
+    assert not len(bad), [(hex(a[j]), hex(want[j]), hex(got[j])) for j in bad[:5]]
+
+
+@pytest.mark.parametrize("key,instr", [("rcp32ftz", "rcp.approx.ftz.f32"), ("rcp32", "rcp.approx.f32"),
+                                       ("divapprox", "div.approx.f32"), ("divapproxftz", "div.approx.ftz.f32")])
+def test_mufu_rcp_f32_bit_equal_to_h100_samples(key, instr):
+    """rcp.approx{.ftz}.f32 from the exhaustive H100 table of [1, 2) (sem_fmisc.rcp_approx_f32) and
+    div.approx{.ftz}.f32 = a * rcp(b): 131,072 random inputs (pairs) each, every exponent and special."""
+    from simgpu.ptx import semantics
+    op, *mods, t = instr.split(".")
+    fn = semantics.lookup(op, tuple(mods), (t,))
+    with np.load(APPROX_SAMPLES) as z:
+        ins = ([SAMPLE_INPUTS[f"{key}_in"]] if f"{key}_in" in SAMPLE_INPUTS
+               else [SAMPLE_INPUTS[f"{key}_in0"], SAMPLE_INPUTS[f"{key}_in1"]])
+        want = z[f"{key}_out"]
+    got = np.asarray(fn(*[x.view(np.float32) for x in ins]), np.float32).view(np.uint32)
+    bad = np.flatnonzero(got != want)
+    assert not len(bad), [([hex(x[j]) for x in ins], hex(want[j]), hex(got[j])) for j in bad[:5]]
+
+
+def test_mufu_ex2_ftz_f32_bit_equal_to_h100_samples():
+    """ex2.approx.ftz.f32 from the exhaustive H100 tables (sem_fmisc.ex2_approx_f32): 131,072 random
+    inputs (random bits and uniform in [-130, 130]), all equal; without .ftz every normal result."""
+    from simgpu.ptx import semantics
+    with np.load(APPROX_SAMPLES) as z:
+        for key, mods in (("ex2ftz", ("approx", "ftz")), ("ex2", ("approx",))):
+            a, want = SAMPLE_INPUTS[f"{key}_in"], z[f"{key}_out"]
+            got = np.asarray(semantics.lookup("ex2", mods, ("f32",))(a.view(np.float32)), np.float32).view(np.uint32)
+            sel = np.ones(a.shape, bool) if key == "ex2ftz" else (want & np.uint32(0x7F800000)) != 0
+            bad = np.flatnonzero((got != want) & sel)
+            assert not len(bad), (key, [(hex(a[j]), hex(want[j]), hex(got[j])) for j in bad[:5]])

@@ -49,7 +49,9 @@ def ptx_count(c, args):
     """(smsp__inst_executed, fraction of it counted by the rule for undecided SASS blocks)."""
     rep = simgpu.launch(c["kernel"], c["grid"], c["block"], args, executor="ptx", memory=False, timing=False,
                         sample=True)
-    und = rep.extras.get("sass_counts", {}).get("undecided_fraction", float("nan"))
+    sc = rep.extras.get("sass_counts", {})
+    und = sc.get("undecided_fraction", float("nan"))
+    ptx_count.by_opcode = sc.get("by_opcode", {})     # the last launch's {SASS opcode: executions}
     return rep.metrics[METRIC], und     # without the timing model, launch scales the counts itself
 
 
@@ -60,7 +62,10 @@ def main(argv=None):
     ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels)")
     ap.add_argument("--data", default=None, help="ncu data file (default validation/data/h200_ncu.json)")
     ap.add_argument("--no-ir", action="store_true", help="the PTX path only (the IR column NaN)")
+    ap.add_argument("--toolchain", default=None, help="compile with the CUDA toolchain in this folder "
+                    "(e.g. the 13.0.88 wheels, as the card's driver); both versions go into the JSON")
     a = ap.parse_args(argv)
+    ct.use_toolchain(a.toolchain)
     cases = ct.load_cases(a.only, a.kernels)
     ncu = measured({c["name"] for c in cases}, a.data)
     rows, failed = [], []
@@ -81,7 +86,7 @@ def main(argv=None):
             i = float("nan")
         m = ncu[c["name"]]
         rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0,
-                     "undecided": und})
+                     "undecided": und, "by_opcode": getattr(ptx_count, "by_opcode", {})})
         print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x", flush=True)
     n = len(rows)
     within = lambda key, tol=0.10: sum(abs(r[key] / r["ncu"] - 1) <= tol for r in rows)
@@ -94,7 +99,9 @@ def main(argv=None):
     print(json.dumps(summary))
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"summary": summary, "rows": rows, "failed": failed}, fh, indent=1)
+            data = a.data or os.path.join(HERE, "data", "h200_ncu.json")
+            json.dump({"summary": summary, "toolchains": ct.toolchain_record([data]), "rows": rows,
+                       "failed": failed}, fh, indent=1)
     return 0
 
 

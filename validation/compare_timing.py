@@ -124,6 +124,35 @@ def load_measured(data_dir, names):
     return {k: v for k, v in out.items() if "ns" in v} | {k: v for k, v in out.items() if "ns" not in v}
 
 
+CARD_KEYS = ("card", "device_name", "nvidia_smi", "driver", "cuda_version", "cuda_version_smi", "nvcc",
+             "numba", "numba_cuda", "date", "date_utc")
+
+
+def use_toolchain(folder):
+    """Compile with the CUDA toolchain in ``folder`` (``$SIMGPU_TOOLCHAIN``; e.g. the 13.0.88
+    wheels the card's driver matches) in this process: to be called before the first compile."""
+    if folder:
+        from simgpu import settings
+        os.environ["SIMGPU_TOOLCHAIN"] = os.path.abspath(folder)
+        settings.reload()
+
+
+def toolchain_record(data_files):
+    """Both toolchains beside a comparison: what simgpu compiled with here (``toolchain_versions``,
+    after the first compile) and what the card ran, from the ``provenance`` of the measurement
+    files (its CUDA/driver and nvcc versions)."""
+    from simgpu.sass import toolchain_versions
+    card = {}
+    for path in data_files:
+        try:
+            with open(path) as fh:
+                prov = json.load(fh).get("provenance") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        card[os.path.relpath(path, ROOT)] = {k: prov[k] for k in CARD_KEYS if k in prov}
+    return {"simgpu": toolchain_versions(), "card": card}
+
+
 def predict_case(c, full=False, registers=None, executor="ir"):
     from simgpu import predict
     args = c["args"](np.random.default_rng(0))
@@ -209,11 +238,14 @@ def main(argv=None):
     ap.add_argument("--executor", default="ir", help="ir (simgpu's IR) or ptx (the compiled code)")
     ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels; "
                     "validation/holdout for the holdout set)")
+    ap.add_argument("--toolchain", default=None, help="compile with the CUDA toolchain in this folder "
+                    "($SIMGPU_TOOLCHAIN; e.g. the 13.0.88 wheels, as the card's driver)")
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "timing_scatter.png"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "timing_accuracy.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "data", "timing_compare.json"))
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
+    use_toolchain(a.toolchain)
     cases = load_cases(a.only, a.kernels)
     measured = load_measured(a.data, {c["name"] for c in cases})
     rows = []
@@ -246,6 +278,8 @@ def main(argv=None):
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"summary": summ, "summary_event_times": summ_ev, "summary_measured_registers": summ_regs,
+                   "toolchains": toolchain_record(sorted({os.path.join(ROOT, r["file"]) for r in measured.values()
+                                                           if r.get("file")})),
                    "rows": rows}, f, indent=1)
     with open(a.markdown, "w") as f:
         f.write(markdown(rows, summ, summ_regs) + "\n")

@@ -82,6 +82,46 @@ def compiled_section(ptx_json, hold):
     return out + "\n\n![predicted vs measured time, compiled path](timing_scatter_compiled.png)\n"
 
 
+def toolchain_section(path=os.path.join(HERE, "data", "toolchain_compare.json")):
+    """docs/validation.md's section on the toolchain versions (validation/data/toolchain_compare.json)."""
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        t = json.load(f)
+    rows = ["| measured against the card | simgpu with CUDA 13.5 (installed wheels) | with CUDA 13.0.88 (the card's) |",
+            "|---|---:|---:|"]
+    for r in t["rows"]:
+        rows.append(f"| {r['what']} | {r['13.5']} | {r['13.0']} |")
+    return f"""
+## Toolchain versions
+
+The card compiled every measured kernel with CUDA 13.0 (driver 580.159.04, whose JIT assembled
+numba's PTX; nvcc/ptxas 13.0.88), while simgpu installs the CUDA 13.5 wheels. `SIMGPU_TOOLCHAIN`
+names a folder with another toolchain, whose ptxas, libNVVM, libdevice and libNVRTC simgpu then
+uses (nvdisasm from there if it has one, else the installed one: there is no 13.0 nvdisasm
+wheel). The validation scripts take `--toolchain DIR` and write both versions beside their
+results (`"toolchains"`: simgpu's `toolchain_versions()` and the card's from the measurement
+file's provenance). The 13.0.88 wheels go into a folder of their own, not into the
+environment (an extra pinning them would replace the 13.5 wheels, which `cuda-toolkit[nvcc]==13.*`
+also satisfies):
+
+```bash
+pip install --no-deps --target /work/tc13 nvidia-nvvm==13.0.88 nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvrtc==13.0.88
+SIMGPU_TOOLCHAIN=/work/tc13 python validation/compare_registers.py --toolchain /work/tc13
+```
+
+NVVM is loaded once per process: set the variable (or `--toolchain`) before the first compile;
+asking for another toolchain after one was loaded is refused with a SimGPUError.
+
+Measured {t.get('date', '')}, {t.get('machine', '')}
+(`validation/data/toolchain_compare.json`, the runs beside it named `*_tc130*`):
+
+{chr(10).join(rows)}
+
+{t.get('notes', '')}
+"""
+
+
 def main():
     mem_json = os.path.join(HERE, "data", "memory_compare.json")
     tim_json = os.path.join(HERE, "data", "timing_compare.json")
@@ -110,7 +150,7 @@ def main():
 
 Regenerate with `python3 validation/make_docs.py` (measurements: `validation/data/`, taken
 with `validation/device_run.sh`; provenance inside each JSON file).
-{compiled_section(ptx_json, hold)}
+{compiled_section(ptx_json, hold)}{toolchain_section()}
 ## Memory counters (IR path)
 
 {len(mem)} suite kernels simulated; {ok} of {n} checked quantities within target

@@ -374,12 +374,32 @@ class PtxLoopWatch(Observer):
     are in (a stack: loops nest as contiguous pc ranges), their visits of the loop head, the
     no-progress check at visits 2, 3, 5, 9, ... (cycles: 17..24, 33..40, ...; exec.budget.progress_check) and the launch's budget (exec.budget)."""
 
+    # reads the executor's registers only at a loop head's record, which is the first of a
+    # straight-line run (runs split at branch targets): ptx/blocks.py may send a run's records first
+    inst_order_free = True
+
     def __init__(self, loops, watch):
         self.loops, self.watch = loops, watch     # loops: head pc -> PtxLoop (lazily built)
         self.stack = []
 
     def inst(self, ev):
         self.step(ev, ev.warps)
+
+    def inst_tail(self, recs, pcs, lanes, warps):
+        """Records of ``pcs`` (the rest of a straight-line run's segment, each run by ``lanes``
+        filling ``warps`` warps) in one call: True when none of them is a loop head or leaves the
+        loop under way (what ``step`` would do then is only counting); False: send them one by
+        one."""
+        st, loops = self.stack, self.loops
+        for pc in pcs:
+            if pc in loops.heads:
+                return False
+            if st:
+                top = st[-1].loop
+                if not (top.head <= pc <= top.end or loops.func_of[pc] != top.fn):
+                    return False
+        self.watch.instructions += warps * len(pcs)
+        return True
 
     def step(self, ev, warps):
         w = self.watch

@@ -40,6 +40,8 @@ class InstCounter(Observer):
     ``max_steps``: the deprecated per-loop cap (launch.max_loop_iterations), steps of one
     instruction per chunk on code whose loops the executor does not watch itself."""
 
+    inst_order_free = True          # counts records only: never reads the executor's state
+
     def __init__(self, costs=None, max_steps=None, kernel=""):
         self.costs = costs if costs is not None else IrSass()
         self.per_inst = {}          # ins.id -> [ins, warp execs, thread execs]
@@ -90,6 +92,29 @@ class InstCounter(Observer):
             e[2] += m.n_threads
             return
         self.count(ins, lanes, ev.warps)
+
+    def inst_tail(self, recs, pcs, lanes, warps):
+        """Records ``recs`` (instructions ``pcs`` of a straight-line run, each run by ``lanes``
+        filling ``warps`` warps) in one call: what ``count`` does for each, in order."""
+        n = len(lanes)
+        steps, per, watch, ms = self._steps, self.per_inst, self._watch, self.max_steps
+        for ins in recs:
+            key = ins.id
+            k = steps[key] = steps[key] + 1
+            if ms is not None and k > ms:
+                self.runaway(key, lanes)
+            e = per.get(key)
+            if e is None:
+                e = per[key] = [ins, 0, 0]
+            e[1] += warps
+            e[2] += n
+            if key in watch:
+                self._watch_loop(key, lanes)
+            if self._bra and ins.op == "bra":
+                b = self.branches[key]
+                b[0] += warps
+                b[2] += n
+        return True
 
     def count(self, ins, lanes, warps=None):
         """`lanes`: the chunk lanes that executed `ins` at one step (sorted); `warps`: how many
@@ -299,6 +324,7 @@ class CompiledSass:
             return self._rows[1], self._rows[2]
         rows = defaultdict(lambda: [0.0, 0.0, 0.0])
         by_pipe = defaultdict(float)
+        by_opcode = defaultdict(float)
         covered = set()
         if self.plan is not None:
             execs = {ln: w for ln, (_, w, _) in counter.per_inst.items()}
@@ -314,6 +340,7 @@ class CompiledSass:
                 if und:
                     r[2] += c
                 by_pipe[ins.pipe] += c
+                by_opcode[ins.opcode] += c
         for line, (_, w, t) in counter.per_inst.items():
             if line in covered:
                 continue
@@ -324,8 +351,15 @@ class CompiledSass:
             if self.facts:
                 for p, k in self.facts.pipes.get(line, {}).items():
                     by_pipe[p] += w * k
-        self._rows = (version, dict(rows), dict(by_pipe))
+                for op in self.facts.sass.get(line, ()):
+                    by_opcode[op] += w
+        self._rows = (version, dict(rows), dict(by_pipe), dict(by_opcode))
         return self._rows[1], self._rows[2]
+
+    def by_opcode(self, counter):
+        """{SASS opcode with its modifiers: warp executions} (as ncu's Instruction Statistics)."""
+        self.sass_rows(counter)
+        return {op: _int(v) for op, v in sorted(self._rows[3].items()) if _int(v)}
 
     def totals(self, counter):
         rows, by_pipe = self.sass_rows(counter)
@@ -367,7 +401,8 @@ class CompiledSass:
             "method": "SASS basic blocks from PTX loop trips (sass/flow.py)" if self.plan is not None
             else "PTX executions x SASS per line (sass/facts.py)",
             "inst_executed": _int(total), "undecided_inst_executed": _int(und),
-            "undecided_fraction": (und / total) if total else 0.0}
+            "undecided_fraction": (und / total) if total else 0.0,
+            "by_opcode": self.by_opcode(counter)}
         rep.extras["printed"] = list(counter.printed)     # print(): one line per thread per call
 
     def by_line(self, counter):

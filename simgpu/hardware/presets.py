@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from .spec import GPU, CacheSpec, DramSpec, KiB, MiB, GiB
 
+DOBENCH_FLOOR_H200_NS = 2307.0          # validation/tensor_cores/lecture/derive_floor.py (H200: add_1)
+DOBENCH_FLOOR_H100_NS = 2310.0          # the same (H100: empty and one-store kernels, 8 launches)
+
 H100 = GPU(
     name="H100 SXM",
     compute_capability=(9, 0),
@@ -37,6 +40,8 @@ H100 = GPU(
     l2_bandwidth_bytes_per_s=10.0e12,
     fp32_lanes_per_sm=128, fp64_lanes_per_sm=64, int32_lanes_per_sm=64, sfu_lanes_per_sm=16,  # [WP-H100]
     tensor_fp16_flops=989.4e12, tensor_tf32_flops=494.7e12, tensor_fp8_flops=1978.9e12,      # [DS-H100]
+    # [OP] validation/data/h100_opcodes.json: F2I/I2F.S64/F2F/I2F.F64 18.0-18.9 cycles (MUFU 17-19)
+    conv_latency_cycles=18.0, sfu_latency_cycles=18.0,
     sources={"sm_count": "DS-H100", "clock_hz": "DS-H100", "l2": "WP-H100", "dram": "DS-H100",
              "l2_bandwidth_bytes_per_s": "lead; replaced by [MB] where measured"},
 )
@@ -60,6 +65,12 @@ H200 = H100.with_(
     # reading an 8 MiB resident buffer with 16-byte loads [LEC l2_read]; it replaces the 10 TB/s
     # placeholder.  (The numba-built read kernel above reaches 5.85; the timing model keeps that.)
     l2_bandwidth_bytes_per_s=8.71e12,
+    # requests of 16 bytes a lane (cp.async.cg 16, TMA, ld.v4) read the L2 at that Triton kernel's
+    # 8.71 TB/s [LEC l2_read, 16-byte loads]; the numba kernel's 4-byte loads reach 5.85 above
+    l2_read_wide_bytes_per_s=8.71e12,
+    # triton.testing.do_bench's median of a 1-element vector add, 4.32 us [validation/triton add_1],
+    # less simgpu's predicted time of it (validation/tensor_cores/lecture/derive_floor.py)
+    dobench_floor_ns=DOBENCH_FLOOR_H200_NS,
     # SFU: 16 lanes/SM [WP-H100] = [LEC exp2: 4.10e12 MUFU.EX2/s = 16 x 132 x 1.94 GHz]
     clock_hz=1.98e9,                         # [MB clock: ncu sm__cycles_elapsed / duration, median 1.979 GHz]
     # timing-model fields (simgpu.timing); [MB] = validation/data/h200_microbench.json summary
@@ -71,6 +82,12 @@ H200 = H100.with_(
     conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
     shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]
     l1_bytes_per_cycle=128,                  # [MB smem_bw: 126.2 B/clk/SM conflict-free LDS]
+    # a global load over many 128-byte lines (L1 hits, 2-byte lanes; validation/tensor_cores/lecture/
+    # l1_lines.py on the H100, the same SM): rows 3000 B apart, 32 lines a request: 12.60 cycles
+    # (0.394 a line; 16 lines 6.95); rows 1024 B apart: 1.00 cycle a line (32, 16 and 8 lines) --
+    # lines whose index agrees mod 4 (or 8; the data fit both) take a cycle each
+    l1_line_cycles=0.394,
+    l1_tag_banks=4,
     # tensor pipe [MB tensor]: validation/tensor_cores/pipe/h200/h200_pipe.json (2026-12-02), SM
     # cycles from %clock64: wgmma m64n256k16 f16, 2 warpgroups x 4 chained per commit: 4096 FLOP per
     # SM cycle (989 TF datasheet = 4096 x 132 x 1.83 GHz); mma.sync m16n8k16, 32 warps/SM x 4
@@ -82,9 +99,12 @@ H200 = H100.with_(
     wgmma_latency_cycles=66.0,
     fp32_latency_cycles=4.0,                 # [MB fma_f32_latency: 270,890 cycles / 65,536 dependent FFMA = 4.13]
     fp64_latency_cycles=8.0,                 # [MB fma_f64_latency: 531,511 / 65,536 = 8.11]
-    int_latency_cycles=4.0,                  # assumed = FFMA (IMAD shares the FMA pipe); not measured
-    sfu_latency_cycles=18.0,                 # assumed (not measured): MUFU results
-    conv_latency_cycles=12.0,                # assumed (not measured)
+    # [OP] validation/data/h100_opcodes.json (H100, the same Hopper SM; validation/microbench/opcodes.py):
+    # IADD3 4.27, IMAD 4.24, SHF/PRMT 4.27 cycles per dependent step; MUFU.EX2/LG2/RSQ/SQRT 17.0,
+    # RCP 18.9, SIN 18.7; F2I/I2F.S64/F2F/I2F.F64 18.0-18.9 (per opcode: simgpu/timing/opcosts.py)
+    int_latency_cycles=4.0,
+    sfu_latency_cycles=18.0,
+    conv_latency_cycles=18.0,
     shared_latency_cycles=24.6,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4 (IMAD)]
     dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
     dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]
@@ -107,6 +127,26 @@ H200 = H100.with_(
              "l2_bandwidth_bytes_per_s": "LEC (validation/data/lecture_h200.json micro.l2_read)",
              "timing": "validation/data/h200_microbench.json (see presets.py comments, docs/timing.md)"},
 )
+
+# The H100 SXM is the H200's die (GH100: the same SM, L2 and clock) with 50 MB of L2 enabled and
+# HBM3 at 3.35 TB/s: the SM- and L2-level measurements above transfer; its memory stays its own
+# (datasheet).  do_bench's floor on an H100 [validation/tensor_cores/lecture/h100: an empty and a
+# one-store Triton kernel at 1, 132, 1056 and 8448 blocks; do_bench median less simgpu's time of
+# the same launch, median of the 8; derive_floor.py]
+SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
+            "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
+            "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
+            "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",
+            "l2_read_bytes_per_s", "l2_read_wide_bytes_per_s", "l2_bandwidth_bytes_per_s", "l2_store_sector_cost",
+            "l2_store_request_sectors", "atomic_same_address_ns", "atomic_pass_ns", "atomic_unit_bytes",
+            "launch_overhead_ns", "block_launch_cycles")
+H100 = H100.with_(
+    l1=H200.l1, l2=CacheSpec(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16,
+                             hit_latency_cycles=H200.l2.hit_latency_cycles),
+    dobench_floor_ns=DOBENCH_FLOOR_H100_NS,
+    sources={**H100.sources, "l2_bandwidth_bytes_per_s": "LEC (H200, same die)",
+             "timing": "the H200's SM and L2 measurements (same die), see H200"},
+    **{f: getattr(H200, f) for f in SAME_DIE})
 
 A100 = GPU(
     name="A100 SXM",

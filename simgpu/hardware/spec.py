@@ -116,6 +116,8 @@ class GPU:
     conv_lanes_per_sm: int = 16              # type conversions per SM per clock (the XU pipe, with MUFU)
     shfl_lanes_per_sm: int = 32              # warp-shuffle results per SM per clock
     l1_bytes_per_cycle: int = 128            # L1/shared data path per SM: one 128 B wavefront per clock
+    l1_line_cycles: float = 1.0              # L1 tag-stage cycles per 128-byte line of a global request over many lines
+    l1_tag_banks: int = 1                    # lines in one bank (line index mod banks) take a cycle each
     fp32_latency_cycles: float = 4.0         # dependent-issue latency of FFMA
     fp64_latency_cycles: float = 8.0         # DFMA
     int_latency_cycles: float = 4.0          # IADD3/IMAD/LOP3
@@ -124,6 +126,7 @@ class GPU:
     shared_latency_cycles: float = 30.0      # LDS with no bank conflict
     dram_read_bytes_per_s: float = 0.0       # sustained DRAM read bandwidth (0: the datasheet's)
     l2_read_bytes_per_s: float = 0.0         # sustained L2 -> SM read bandwidth (0: l2_bandwidth_bytes_per_s)
+    l2_read_wide_bytes_per_s: float = 0.0    # the same for 16-byte-per-lane requests (cp.async, TMA, ld.v4; 0: as above)
     dram_write_cost: float = 1.0             # DRAM time of a written byte, in read bytes
     l2_slices: int = 96                      # L2 slices (parallel servers of L2 bandwidth)
     dram_channels: int = 80                  # DRAM channels (parallel servers of DRAM bandwidth)
@@ -134,6 +137,7 @@ class GPU:
     atomic_unit_bytes: int = 512             # contiguous bytes one slice's atomic unit serves
     launch_overhead_ns: float = 2000.0       # gpu__time_duration of an empty kernel, less one block start
     block_launch_cycles: float = 0.0         # SM cycles to start each block (one at a time per SM)
+    dobench_floor_ns: float = 0.0            # what triton.testing.do_bench's median adds to the predicted time
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):

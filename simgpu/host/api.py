@@ -10,11 +10,12 @@ from contextlib import contextmanager
 from ..errors import SimGPUError
 from . import devicearray as da
 from .device import SimContext, SimDevice, SimGPUs, detect_text
+from .driver import MEMORY_MANAGER
 from .session import Event, current_session, initialise
 
 
 def _allocated():
-    return sum(d.alloc_size for d in da._BY_ADDRESS.values())
+    return da.allocated_bytes()
 
 
 def get_current_device():
@@ -23,7 +24,7 @@ def get_current_device():
 
 def current_context(devnum=None):
     initialise()
-    return SimContext(get_current_device(), _allocated)
+    return SimContext(get_current_device(), _allocated, MEMORY_MANAGER)
 
 
 def require_context(fn):
@@ -100,15 +101,6 @@ def external_stream(ptr):
     """cuda.external_stream: the stream of handle `ptr` (numba wraps any handle unchecked);
     on the modelled GPU it shares the clock of the stream with that handle."""
     return current_session().external_stream(ptr)
-
-
-class ModelDriver:
-    """What numba's host-side kernels (numba.cuda.kernels.transpose) ask the CUDA driver
-    object for: the current device (the modelled GPU)."""
-
-    @staticmethod
-    def get_device(devnum=0):
-        return select_device(devnum)
 
 
 def event(timing=True):

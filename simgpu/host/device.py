@@ -75,9 +75,28 @@ class SimDevice:
 class SimContext:
     """numba.cuda's Context: memory info from the modelled DRAM; no driver underneath."""
 
-    def __init__(self, device, allocated=lambda: 0):
+    def __init__(self, device, allocated=lambda: 0, memory_manager=None):
         self.device = device
         self._allocated = allocated
+        self.memory_manager = memory_manager     # host/driver.MEMORY_MANAGER (deallocation queue)
+
+    @property
+    def deallocations(self):
+        return self._manager().deallocations
+
+    def memalloc(self, size):
+        return self._manager().memalloc(size)
+
+    def get_ipc_handle(self, memory):
+        return self._manager().get_ipc_handle(memory)
+
+    def defer_cleanup(self):
+        return self._manager().defer_cleanup()
+
+    def _manager(self):
+        if self.memory_manager is None:
+            raise SimGPUError("this context has no memory manager (simgpu.install() gives one)")
+        return self.memory_manager
 
     def get_memory_info(self):
         total = int(self.device.gpu.dram.size_bytes)

@@ -26,6 +26,8 @@ from .session import current_session, initialise
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
 _BY_ADDRESS = weakref.WeakValueDictionary()     # base address -> owning DeviceNDArray (while alive)
 _TRANSFER_HOOK = [None]                         # session.record_transfer, set by install()
+_DRIVER = [None]            # install(): the driver whose entry points copies go through (host/driver.py)
+_FREED_HOOK = [None]        # install(): told (base, bytes) when an allocation's last reference goes
 POISON = 0xFF       # the byte memory allocated without contents starts as (None: zeros); docs/sanitizer.md
 
 
@@ -55,6 +57,37 @@ def allocation_pad(base):
 
 def set_transfer_hook(hook):
     _TRANSFER_HOOK[0] = hook
+
+
+def set_driver(driver, freed=None):
+    """Copies between host and device arrays go through ``driver``'s ``cuMemcpy*`` entry
+    points (None: numpy copies), and ``freed(base, nbytes)`` is told of every allocation whose
+    last reference goes (numba's deallocation queue; host/driver.py)."""
+    _DRIVER[0], _FREED_HOOK[0] = driver, freed
+
+
+def _freed(base, nbytes):
+    if _FREED_HOOK[0] is not None:
+        _FREED_HOOK[0](base, nbytes)
+
+
+def allocation_at(address):
+    """(base address, owning DeviceNDArray) of the live allocation holding device ``address``
+    ((None, None) if none)."""
+    for base, dev in list(_BY_ADDRESS.items()):
+        if base <= address < base + max(dev._origin.nbytes, 1):
+            return base, dev
+    return None, None
+
+
+def allocated_bytes():
+    """The bytes of every live device allocation."""
+    return sum(d.alloc_size for d in list(_BY_ADDRESS.values()))
+
+
+def mark_written(owner):
+    """An allocation written by a copy or memset (initcheck's map: sanitize/scratch.py)."""
+    scratch.mark(owner)
 
 
 def _transfer(kind, nbytes, stream):
@@ -213,13 +246,19 @@ class DeviceNDArray:
         if base is None:                     # a new allocation
             initialise()
             self._origin = ary if origin is None else origin
-            self._alloc = self
+            self._owner = None               # (not itself: no reference cycle, so freed at once)
             self._base_address = _ADDRESSES.place(max(self._origin.nbytes, 1))
             _BY_ADDRESS[self._base_address] = self
+            weakref.finalize(self, _freed, self._base_address, self._origin.nbytes)
         else:                                # a view: an offset into its base's buffer
-            self._alloc = base._alloc
-            self._origin = self._alloc._origin
+            self._owner = base._alloc
+            self._origin = self._owner._origin
         self._offset = _first_offset(self._origin, ary)
+
+    @property
+    def _alloc(self):
+        """The DeviceNDArray owning this array's allocation (itself for an allocation)."""
+        return self if self._owner is None else self._owner
 
     @property
     def backing_array(self):
@@ -379,7 +418,8 @@ class DeviceNDArray:
         elif ary.shape != self.shape or ary.dtype != self.dtype:
             raise TypeError(f"copy_to_host: host array {ary.shape} {ary.dtype} does not match the "
                             f"device array {self.shape} {self.dtype}")
-        np.copyto(ary, self._ary)
+        if not _through_driver("DtoH", ary, self):
+            np.copyto(ary, self._ary)
         _transfer("DtoH", self.nbytes, stream or self.stream)
         return ary
 
@@ -390,9 +430,10 @@ class DeviceNDArray:
             raise ValueError(f"copy_to_device: {src.size} elements into a device array of {self.size}")
         if src.dtype != self.dtype and src.dtype.itemsize != self.dtype.itemsize:
             raise TypeError(f"copy_to_device: dtype {src.dtype} into a device array of {self.dtype}")
-        self._ary[...] = src.reshape(self.shape) if src.shape != self.shape else src
-        scratch.mark(self)
         kind = "DtoD" if isinstance(ary, DeviceNDArray) else "HtoD"
+        if not _through_driver(kind, self, ary if kind == "DtoD" else src):
+            self._ary[...] = src.reshape(self.shape) if src.shape != self.shape else src
+        scratch.mark(self)
         _transfer(kind, self.nbytes, stream or self.stream)
 
     def copy_from_host(self, host):
@@ -409,6 +450,32 @@ class DeviceNDArray:
             raise ValueError("`copy=False` is not supported. A copy is always created.")
         host = self.copy_to_host()
         return host.astype(dtype, copy=False) if dtype else host
+
+
+def _same_layout(a, b):
+    """Both arrays one dense block of the same bytes (a copy is one cuMemcpy)."""
+    return (a.dtype.itemsize == b.dtype.itemsize and a.shape == b.shape and a.nbytes == b.nbytes
+            and ((a.flags.c_contiguous and b.flags.c_contiguous) or (a.flags.f_contiguous and b.flags.f_contiguous)))
+
+
+def _through_driver(kind, dst, src):
+    """A dense copy through the installed driver's entry point (as numba copies: one
+    ``cuMemcpy{HtoD,DtoH,DtoD}`` of the bytes; a program that replaces the entry point sees
+    it); False where there is no driver or the copy is not one dense block."""
+    drv = _DRIVER[0]
+    if drv is None:
+        return False
+    d = dst._ary if isinstance(dst, DeviceNDArray) else dst
+    s_ = src._ary if isinstance(src, DeviceNDArray) else src
+    if not d.size or not _same_layout(d, s_):
+        return False
+    if kind == "HtoD":
+        drv.cuMemcpyHtoD(dst.device_address, s_.ctypes.data, d.nbytes)
+    elif kind == "DtoH":
+        drv.cuMemcpyDtoH(d.ctypes.data, src.device_address, d.nbytes)
+    else:
+        drv.cuMemcpyDtoD(dst.device_address, src.device_address, d.nbytes)
+    return True
 
 
 # -- the allocation functions of numba.cuda --------------------------------------------------
@@ -429,8 +496,13 @@ def to_device(obj, stream=0, copy=True, to=None):
     if to is not None:
         to.copy_to_device(host, stream)
         return to
-    buf = np.array(host, copy=True, order="F" if (host.flags.f_contiguous and not host.flags.c_contiguous)
-                   else "C")
+    order = "F" if (host.flags.f_contiguous and not host.flags.c_contiguous) else "C"
+    if copy and _DRIVER[0] is not None and host.size and _same_layout(host, host):
+        dev = DeviceNDArray._make(_poisoned(np.empty(host.shape, host.dtype, order=order)), stream)
+        _through_driver("HtoD", dev, host)       # numba's copy: the driver's cuMemcpyHtoD
+        _transfer("HtoD", host.nbytes, stream)
+        return dev
+    buf = np.array(host, copy=True, order=order)
     dev = DeviceNDArray._make(buf if copy else _poisoned(np.zeros_like(buf)), stream)
     if copy:
         _transfer("HtoD", buf.nbytes, stream)

@@ -42,7 +42,9 @@ from ..errors import SimGPUError
 from ..runtime.ptx_path import set_program_memory
 from . import api
 from . import devicearray as da
+from . import driver
 from . import kernels
+from . import nrt
 from . import session as session_module
 from .session import Session, current_session, set_session
 
@@ -100,7 +102,15 @@ def install(gpu=None, memory=True, sass=True, children=True):
     # numba's own host code makes device arrays with numba's constructor (gufunc broadcasting,
     # from_array_like, the transpose kernel's output): simgpu's class takes the same arguments
     patches.swap("numba.cuda.cudadrv.devicearray:DeviceNDArray", da.DeviceNDArray)
-    patches.swap("numba.cuda.kernels.transpose:driver", api.ModelDriver())
+    # the driver entry points numba's host code calls (copies, memsets, the device), its
+    # deallocation queue, and NRT's memory system (host/driver.py, host/nrt.py)
+    patches.swap("numba.cuda.kernels.transpose:driver", driver.DRIVER)
+    patches.swap("numba.cuda.cudadrv.driver:driver", driver.DRIVER)
+    patches.swap("numba.cuda.memory_management.nrt:driver", driver.DRIVER)
+    patches.swap("numba.cuda.memory_management.nrt:launch", nrt.core_launch)
+    patches.swap("numba.cuda.memory_management.nrt:_Runtime._compile_memsys_module", nrt.compile_memsys_module)
+    patches.swap("numba.cuda.memory_management.nrt:_Runtime.set_memsys_to_module", nrt.set_memsys_to_module)
+    da.set_driver(driver.DRIVER, driver.allocation_freed)
     # numba.cuda.testing asks numba.cuda.cudadrv.devices for the cc
     patches.swap("numba.cuda.cudadrv.devices:get_context", api.current_context)
     patches.swap("numba.cuda.cudadrv.devices:gpus", cuda.gpus)
@@ -137,6 +147,7 @@ def uninstall():
     """Put numba.cuda's own host API back."""
     patches.restore()
     da.set_transfer_hook(None)
+    da.set_driver(None)
     set_program_memory(None)
     session_module.STREAM_CLASSES[:] = [session_module.Stream, session_module.ExternalStream]
     for name, value in _SAVED_ENV.items():

@@ -23,6 +23,7 @@ import gc
 import keyword
 import os
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_s
 from ..sass.ptxlines import number_ptx_lines
 from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
 from . import devicearray as da
+from .driver import module_globals
 from .session import current_session, initialise
 
 
@@ -63,7 +65,7 @@ class CompiledPTXExecutor(PTXExecutor):
             self.image = launch.ptx.image if launch.ptx is not None else None
 
     def make_memory(self, places):
-        return program_memory(places)
+        return program_memory(places, module_globals(self.kernel_code))
 
     def compile_program(self, program, args, cc):
         """The CompiledKernel of this numba kernel for `cc`, made at its first launch and kept
@@ -81,13 +83,15 @@ class CompiledPTXExecutor(PTXExecutor):
         return done[key]
 
 
-def program_memory(places):
+def program_memory(places, globals_=None):
     """The arguments at their places, and every device array of the program at its own
     address: a kernel that captured one (numba embeds its pointer) or was passed its address
     reaches it; a device array argument is at its own address too (runtime/binding.global_array
     asks the array), inside its allocation's mapping.  install() makes it every compiled-path
-    launch's memory (runtime/ptx_path.set_program_memory), plain ``simgpu.launch`` calls too."""
-    memory = HostMemory(places)
+    launch's memory (runtime/ptx_path.set_program_memory), plain ``simgpu.launch`` calls too.
+    ``globals_``: the module's kept ``.global`` variables (host/driver.ModuleGlobals), for a
+    numba kernel's launch (None: placed afresh, as a plain launch places them)."""
+    memory = HostMemory(places, globals_)
     for base, buf, name in da.live_allocations():
         memory.add_allocation(base, buf, name)
     return memory
@@ -98,9 +102,16 @@ class HostMemory(DeviceMemory):
     addresses; an argument placed inside one of them (a device array or a view of it) is
     that allocation's bytes, not a second mapping."""
 
-    def __init__(self, places):
+    def __init__(self, places, globals_=None):
         super().__init__(places)
         self.allocations = []           # (base, size) of the program's device arrays
+        self.module_globals = globals_
+
+    def place_global(self, name, init):
+        """The module's variable: kept from launch to launch where the kernel has its store."""
+        if self.module_globals is None:
+            return super().place_global(name, init)
+        return self.module_globals.place(self, name, init)
 
     def add_allocation(self, base, buf, name=""):
         self.allocations.append((base, buf.size))
@@ -225,6 +236,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     program = kernel_code.__dict__.get("_simgpu_program")
     if program is None:
         program = kernel_code._simgpu_program = KernelProgram(python_function(kernel_code))
+    module_globals(kernel_code).zero("__errcode__")      # numba zeroes a debug kernel's before each launch
     ex = CompiledPTXExecutor(kernel_code)
     timed = ex.supports_timing and session.sass       # the timing model costs ptxas' SASS
     collecting = gc.isenabled()
@@ -331,6 +343,11 @@ def raise_kernel_exception(kernel_code, image, rep, session, stream):
     raise exccls(*exc_args)
 
 
+def nrt_stats_on():
+    """numba's ``config.CUDA_NRT_STATS`` (NRT's allocation statistics switched on)."""
+    return bool(getattr(sys.modules["numba.cuda"].config, "CUDA_NRT_STATS", False))
+
+
 def kernel_class(base):
     """numba's _Kernel, bound and launched on simgpu (installed as dispatcher._Kernel)."""
     class SimGPUKernel(base):
@@ -338,7 +355,13 @@ def kernel_class(base):
         last_report = None
 
         def bind(self):
-            return None
+            """numba's bind loads the module; with NRT statistics on, it also points the
+            module's ``TheMSys`` at NRT's memory system (host/nrt.py), once."""
+            context = getattr(self, "target_context", None)
+            if context is not None and context.enable_nrt and nrt_stats_on():
+                rtsys = sys.modules["numba.cuda.memory_management.nrt"].rtsys
+                rtsys.ensure_initialized()
+                rtsys.set_memsys_to_module(module_globals(self))
 
         @classmethod
         def _rebuild(cls, *args, **kwargs):

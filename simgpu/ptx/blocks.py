@@ -30,8 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu import settings
+from simgpu.ptx import jitseg
 from simgpu.ptx.executor import convert_read
 from simgpu.ptx.instrs import imm_value, uniform_call
+from simgpu.ptx.memory import MemFault
 from simgpu.ptx.types import np_dtype
 
 MIN_RUN = 2                     # shorter runs gain nothing over the interpreter
@@ -43,13 +46,17 @@ COMPILE_AT = 2                  # a run is compiled when it is reached this ofte
 
 class Run:
     """A straight-line run: once compiled, ``fn(ex, lanes, notify)`` executes instructions
-    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None).  It is compiled when
-    :meth:`ready` has been asked COMPILE_AT times (the kernel keeps it for its launches)."""
-    __slots__ = ("kernel", "start", "n", "fn", "_source", "hits")
+    ``start .. start + n - 1`` (``notify``: ``ex.notify_instr`` or None), each notified just
+    before it runs; ``fast(ex, lanes, notify)`` does the same with the instructions of the
+    numba subset (jitseg.py) grouped into segments of one compiled call each, the segment's
+    instructions notified before it runs (for observers that read no state inside a run:
+    ``Emitter.order_free``).  It is compiled when :meth:`ready` has been asked COMPILE_AT
+    times (the kernel keeps it for its launches)."""
+    __slots__ = ("kernel", "start", "n", "fn", "fast", "_source", "_fast_source", "hits")
 
     def __init__(self, kernel, start, n):
         self.kernel, self.start, self.n = kernel, start, n
-        self.fn = self._source = None
+        self.fn = self.fast = self._source = self._fast_source = None
         self.hits = 0
 
     def ready(self):
@@ -58,15 +65,49 @@ class Run:
             self.hits += 1
             if self.hits < COMPILE_AT:
                 return False
-            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+            self._build()
         return True
+
+    def _build(self):
+        end = self.start + self.n
+        self.fn, self._source = _compile(self.kernel, self.start, end)
+        segs = _segments(self.kernel, self.start, end) if settings.current().ptx_jit else {}
+        if segs:
+            self.fast, self._fast_source = _compile(self.kernel, self.start, end, segs)
+        else:
+            self.fast, self._fast_source = self.fn, self._source
 
     @property
     def source(self):
         """The generated Python source (compiling the run if it is not yet)."""
         if self._source is None:
-            self.fn, self._source = _compile(self.kernel, self.start, self.start + self.n)
+            self._build()
         return self._source
+
+    @property
+    def fast_source(self):
+        """The generated Python source of ``fast``."""
+        if self._source is None:
+            self._build()
+        return self._fast_source
+
+
+def _segments(kernel, start, end):
+    """{first pc: jitseg.Segment} for the maximal groups of consecutive instructions of
+    ``start .. end - 1`` in the numba subset."""
+    out, pc = {}, start
+    while pc < end:
+        if not jitseg.supported(kernel, pc):
+            pc += 1
+            continue
+        e = pc + 1
+        while e < end and jitseg.supported(kernel, e):
+            e += 1
+        seg = jitseg.build(kernel, pc, e)
+        if seg is not None:
+            out[pc] = seg
+        pc = e
+    return out
 
 
 def _operand_ok(op):
@@ -80,6 +121,11 @@ def _fusable(kernel, pc):
         return None
     ops = c.ptx.operands
     dst = ops[0]
+    if spec[0] in ("ldg", "ldparam"):       # ld.global d, [reg+off]; ld.param d, [kernel param]
+        return spec                         # (ops_mem.build_ld checked them)
+    if spec[0] == "movvec":                 # mov {a, b}, c / mov c, {a, b}: (un)packing
+        parts = [o for op in ops for o in (op[1] if op[0] == "vec" else [op])]
+        return spec if all(_operand_ok(o) and o[0] != "sink" for o in parts) else None
     if spec[0] == "setp" and dst[0] == "pair":
         if not (_operand_ok(dst[1]) and _operand_ok(dst[2])):
             return None
@@ -111,7 +157,7 @@ def compile_runs(kernel):
 
 class _Gen:
     def __init__(self, kernel):
-        self.k, self.lines, self.n = kernel, [], 0
+        self.k, self.lines, self.n, self.ind = kernel, [], 0, ""
         self.ns = {"np": np, "CR": convert_read, "UC": uniform_call}
 
     def const(self, value, stem="C"):
@@ -121,7 +167,7 @@ class _Gen:
         return name
 
     def emit(self, line):
-        self.lines.append("    " + line)
+        self.lines.append("    " + self.ind + line)
 
     def read(self, func, op, t, var):
         """Lines setting ``var`` to operand ``op`` read as PTX type t (Executor.read_reg)."""
@@ -153,53 +199,88 @@ class _Gen:
         self.emit(f"else: {out} = UC({f}, [{', '.join(args)}])")
 
 
-def _compile(kernel, start, end):
+def _compile(kernel, start, end, segments=None):
     g = _Gen(kernel)
     g.ns["asarray"] = np.asarray
-    for pc in range(start, end):
-        c = kernel.compiled[pc]
-        ins, func = c.ptx, c.func
-        kind, fn, t, extra = c.exec.fusable
-        g.emit(f"# pc {pc}: {ins.text}")
-        if ins.line:
-            g.emit(f"if N is not None: ex.steps += 1; N({pc}, {g.const(c, 'I')}, lanes)")
-        else:
-            g.emit("if N is not None: ex.steps += 1")
-        ops = ins.operands
-        if kind == "mov":
-            g.read(func, ops[1], t, "v0")
-            g.write(func, ops[0], "v0", t)
-        elif kind == "arith":
-            args = []
-            for k, (o, st) in enumerate(zip(ops[1:], extra)):
-                g.read(func, o, st, f"v{k}")
-                args.append(f"v{k}")
-            g.call(fn, args, "r")
-            g.write(func, ops[0], "r", t)
-        else:                                   # setp
-            comb = extra
-            g.read(func, ops[1], t, "v0")
-            g.read(func, ops[2], t, "v1")
-            g.call(fn, ["v0", "v1"], "r")
-            g.emit("r = asarray(r, bool)")
-            dst = ops[0]
-            wq = dst[2] if dst[0] == "pair" else None
-            if comb is not None:
-                g.read(func, ops[3], "pred", "c")
-                cb = g.const(comb, "B")
-                g.emit(f"p = {cb}(r, c)")
-                if wq is not None:
-                    g.emit(f"q = {cb}(~r, c)")
-            else:
-                g.emit("p = r")
-                if wq is not None:
-                    g.emit("q = ~r")
-            g.write(func, dst[1] if dst[0] == "pair" else dst, "p", "pred")
-            if wq is not None:
-                g.write(func, wq, "q", "pred")
+    g.ns["MF"] = MemFault
+    segments = segments or {}
+    pc = start
+    while pc < end:
+        seg = segments.get(pc)
+        if seg is None:
+            _one(g, kernel, pc)
+            pc += 1
+            continue
+        # a numba segment: computed (nothing changes), notified, its registers written; or, when
+        # it cannot run (jitseg.Segment.compute: a load it does not take), instruction by instruction
+        g.emit(f"# pc {pc}..{seg.end - 1}: one compiled segment")
+        S = g.const(seg, "S")
+        g.emit(f"st = {S}.compute(ex, sub)")
+        g.emit("if st is None:")
+        g.ind += "    "
+        for q in range(pc, seg.end):
+            _one(g, kernel, q)
+        g.ind = g.ind[:-4]
+        g.emit("else:")
+        lined = tuple(q for q in range(pc, seg.end) if kernel.compiled[q].ptx.line)
+        steps = seg.end - pc - len(lined)       # (notify_many counts the others)
+        g.emit(f"    if N is not None: ex.steps += {steps}; ex.notify_many({lined!r}, lanes)" if steps
+               else f"    if N is not None: ex.notify_many({lined!r}, lanes)")
+        g.emit(f"    {S}.commit(ex, sub, st)")
+        pc = seg.end
     head = ["def run(ex, lanes, N):",
             "    R, W = ex.regs, ex.write_reg",
             "    sub = None if lanes is None or lanes is ex.ch.all_idx else lanes"]
     source = "\n".join(head + g.lines) + "\n"
     exec(compile(source, f"<simgpu ptx run {kernel.kernel_name}:{start}>", "exec"), g.ns)
     return g.ns["run"], source
+
+
+def _one(g, kernel, pc):
+    """The lines of instruction ``pc``: notified, then run (the interpreter's semantics)."""
+    c = kernel.compiled[pc]
+    ins, func = c.ptx, c.func
+    kind, fn, t, extra = c.exec.fusable
+    g.emit(f"# pc {pc}: {ins.text}")
+    I = g.const(c, "I")
+    if ins.line:
+        g.emit(f"if N is not None: ex.steps += 1; N({pc}, {I}, lanes)")
+    else:
+        g.emit("if N is not None: ex.steps += 1")
+    ops = ins.operands
+    if kind in ("movvec", "ldg", "ldparam"):    # the instruction's own closure (its advance is
+        g.emit("try:")          # overwritten by run_fused); a fault as the interpreter reports it
+        g.emit(f"    {g.const(c.exec, 'X')}(ex, lanes, {pc})")
+        g.emit(f"except MF as e: ex.fault({I}.ptx, e.msg, e.pos)")
+        return
+    if kind == "mov":
+        g.read(func, ops[1], t, "v0")
+        g.write(func, ops[0], "v0", t)
+    elif kind == "arith":
+        args = []
+        for k, (o, st) in enumerate(zip(ops[1:], extra)):
+            g.read(func, o, st, f"v{k}")
+            args.append(f"v{k}")
+        g.call(fn, args, "r")
+        g.write(func, ops[0], "r", t)
+    else:                                   # setp
+        comb = extra
+        g.read(func, ops[1], t, "v0")
+        g.read(func, ops[2], t, "v1")
+        g.call(fn, ["v0", "v1"], "r")
+        g.emit("r = asarray(r, bool)")
+        dst = ops[0]
+        wq = dst[2] if dst[0] == "pair" else None
+        if comb is not None:
+            g.read(func, ops[3], "pred", "c")
+            cb = g.const(comb, "B")
+            g.emit(f"p = {cb}(r, c)")
+            if wq is not None:
+                g.emit(f"q = {cb}(~r, c)")
+        else:
+            g.emit("p = r")
+            if wq is not None:
+                g.emit("q = ~r")
+        g.write(func, dst[1] if dst[0] == "pair" else dst, "p", "pred")
+        if wq is not None:
+            g.write(func, wq, "q", "pred")

@@ -80,7 +80,16 @@ class Emitter:
         self.wants_inst = bool(self.inst_obs or self.barrier_obs or self.sync_obs)
         self.wants_mem = bool(self.mem_obs)
         self.wants_branch = bool(self.branch_obs)
+        # every instruction observer declares it reads no executor state between a straight-line
+        # run's instructions (``inst_order_free``): a run's records may then all precede it (a
+        # run holds no barrier: barrier observers see nothing of it)
+        self.order_free = all(getattr(o, "inst_order_free", False) for o in self.inst_obs)
+        # an observer of global memory accesses (one that does not name the spaces it reads,
+        # ``mem_spaces``, without "global"): global loads then take the interpreter's path
+        self.watch_global = any("global" in getattr(o, "mem_spaces", ("global",))
+                                for o in self.mem_obs)
         self._lanes = self._warps = self._full = None
+        self._recs = {}             # inst_many: pcs -> their records
 
     # -- instructions ----------------------------------------------------------------------
     def inst(self, ex, pc, ins, lanes):
@@ -105,6 +114,37 @@ class Emitter:
             be = BarrierEvent(rec, Mask.of_lanes(lanes, self.chunk), scope)
             for o in self.barrier_obs:
                 o.barrier(be)
+
+    def inst_many(self, ex, pcs, lanes):
+        """Instructions ``pcs`` (of a straight-line run, no barrier among them) are about to
+        run one after the other for ``lanes``: their records, as ``inst`` makes them (for
+        order-free observers only: blocks.Run.fast sends them before the run executes).  The
+        first goes to every observer; then each observer gets the others in order, in one
+        ``inst_tail(recs, pcs, lanes, warps)`` call where it has one and it accepts them."""
+        if lanes is None:
+            lanes = ex.ch.all_idx
+        if not len(lanes):
+            return
+        if lanes is not self._lanes:
+            w = lanes >> 5
+            self._lanes, self._warps = lanes, (1 + int(np.count_nonzero(w[1:] != w[:-1])))
+        warps, chunk, obs, insts = self._warps, self.chunk, self.inst_obs, self.insts
+        first = pcs[0]                  # the first record to every observer (a loop head's place)
+        ie = InstrEvent(insts(first), chunk, lanes=lanes, pc=first, state=ex, warps=warps)
+        for o in obs:
+            o.inst(ie)
+        rest = pcs[1:]
+        if not rest:
+            return
+        recs = self._recs.get(rest)
+        if recs is None:
+            recs = self._recs[rest] = [insts(pc) for pc in rest]
+        for o in obs:                   # the others: in one call where the observer takes them so
+            tail = getattr(o, "inst_tail", None)
+            if tail is not None and tail(recs, rest, lanes, warps):
+                continue
+            for pc, rec in zip(rest, recs):
+                o.inst(InstrEvent(rec, chunk, lanes=lanes, pc=pc, state=ex, warps=warps))
 
     def _divergence(self, ex, pc, rec, lanes):
         """Threads of the blocks reaching this barrier that already wait at a different one:

@@ -136,6 +136,9 @@ class Executor:
         self.wants_inst = emitter is not None and emitter.wants_inst
         self.wants_mem = emitter is not None and emitter.wants_mem
         self.wants_branch = emitter is not None and emitter.wants_branch
+        # whether a run's instructions may be notified before they run (blocks.Run.fast)
+        self.order_free = emitter is None or emitter.order_free
+        self.watch_global = emitter is not None and emitter.watch_global
         self.conv = True
         self.upc = image.entry_pc
         self.run_lanes = None if self.n_running == L else np.flatnonzero(chunk.real)
@@ -284,7 +287,7 @@ class Executor:
         notify = self.notify_instr if self.wants_inst else None
         if notify is None:
             self.steps += m
-        r.fn(self, lanes, notify)
+        (r.fast if self.order_free else r.fn)(self, lanes, notify)
         if self.conv:
             self.upc = pc + m
         else:                       # as m calls of advance and _pick's fast path would leave it
@@ -321,6 +324,12 @@ class Executor:
     def notify_instr(self, pc, ins, lanes):
         """Compiled instruction ``ins`` at ``pc`` is about to run for ``lanes`` (None: all)."""
         self.emit.inst(self, pc, ins.ptx, lanes)
+
+    def notify_many(self, pcs, lanes):
+        """Compiled instructions ``pcs`` (a run's segment) are about to run for ``lanes``, in
+        order (observers that are order-free: Emitter.order_free); counted as steps."""
+        self.steps += len(pcs)
+        self.emit.inst_many(self, pcs, lanes)
 
     def advance(self, lanes):
         """Move the executing lanes to the next instruction."""

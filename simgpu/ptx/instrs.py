@@ -16,7 +16,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx import frames, semantics
 from simgpu.ptx.frames import RECURSION_FRAMES
 from simgpu.ptx.types import CC_REG, nbytes, np_dtype, signature
-from simgpu.ptx.executor import EXITED, RUN, convert_write
+from simgpu.ptx.executor import EXITED, RUN
 from simgpu.ptx.memory import CONST_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, classify_generic
 
 lookup = semantics.lookup
@@ -304,6 +304,8 @@ def build_mov(ctx, ins):
             for k, w in enumerate(writes):
                 w(ex, (v >> U.type(k * 8 * nbytes(et))).astype(np_dtype(et)), sub)
             ex.advance(lanes)
+        if ins.guard is None:       # blocks.py: runs it inside a run (jitseg.py: compiled)
+            run.fusable = ("movvec", None, t, et)
         return run
     else:
         r = reader(ctx, src, t)
@@ -317,8 +319,8 @@ def build_mov(ctx, ins):
         if sub is None or len(sub):
             write(ex, value(ex, sub), sub)
         ex.advance(lanes)
-    if ins.guard is None and src[0] != "vec":
-        run.fusable = ("mov", None, t, (t,))
+    if ins.guard is None:
+        run.fusable = ("movvec", None, t, et) if src[0] == "vec" else ("mov", None, t, (t,))
     return run
 
 

@@ -115,6 +115,12 @@ class DeviceMemory:
             return self.add(base, buf, name)
         return self.add(-(-self.next // driver_align(buf.size)) * driver_align(buf.size), buf, name)
 
+    def place_global(self, name, init):
+        """Place the module's ``.global`` variable `name` (its initial bytes `init`) for a
+        launch; returns its address.  Here a fresh copy per launch; simgpu.host's memory keeps
+        a kernel's variables from launch to launch, as a module loaded on a GPU keeps them."""
+        return self.alloc(init.copy(), name=name)
+
     def add(self, base, buf, name=""):
         """Map the writable uint8 buffer `buf` at device address `base` (e.g. memory the
         program allocated before the launch, which the compiled code reaches by address)."""

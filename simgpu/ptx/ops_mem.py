@@ -150,7 +150,11 @@ def _param_access(ctx, ins, addr_op, t):
         # the launch's parameter value: decoded once per launch (a uniform scalar)
         k = ctx.per_launch(lambda im: np.frombuffer(
             im.kernel_params[name][off:off + w].ljust(w, b"\0"), T)[0])
-        return (lambda ex, lanes: np.array(ex.im.launch_values[k])), None
+
+        def launch_value(ex, lanes):
+            return np.array(ex.im.launch_values[k])
+        launch_value.launch_slot = k            # (blocks.py / jitseg.py read the slot directly)
+        return launch_value, None
     key = (ctx.func, name)
     size = ctx.im.param_size.get(key, off + w)
 
@@ -178,6 +182,9 @@ def build_ld(ctx, ins):
             sub = ex.all_lanes(guard(ex, lanes))
             writes[0](ex, ld(ex, sub), sub)
             ex.advance(lanes)
+        slot = getattr(ld, "launch_slot", None)
+        if slot is not None and ins.guard is None and dst[0] == "reg" and n == 1:
+            run_param.fusable = ("ldparam", slot, t, None)     # a kernel parameter: uniform
         return run_param
     addr = address_reader(ctx, ins.operands[1])
     w, T = nbytes(t), np_dtype(t)
@@ -200,7 +207,14 @@ def build_ld(ctx, ins):
                 wr(ex, load(groups, len(sub), T), sub)
             _emit(ex, ins, pc, "load", w * n, sub, events)
         ex.advance(lanes)
+    base = ins.operands[1][1] if ins.operands[1][0] == "addr" else None
+    if space == "global" and n == 1 and ins.guard is None and base is not None and \
+            base[0] == "reg" and dst[0] == "reg" and set(ins.mods) <= _PLAIN_LD:
+        run.fusable = ("ldg", None, t, None)     # blocks.py runs it in a run, jitseg.py compiles it
     return run
+
+
+_PLAIN_LD = {"global", "nc", "ca", "cg", "cs", "lu", "cv"}      # (cache hints: the same load)
 
 
 def _shared_reg(ctx, op, space, n, w):

@@ -119,6 +119,8 @@ def gather(words, idx, e, shape):
     """(warps*32, regs) uint32 fragment words -> (warps, R, C) element bits (uint32)."""
     w = 32 // e
     W = words.shape[0] // 32
+    if e == 1:                                # one element a register: the words themselves
+        return np.take(words.reshape(W, -1), _source(idx, shape), axis=1).reshape((W,) + shape)
     sh = np.arange(e, dtype=np.uint32) * np.uint32(w)
     el = (words.reshape(W, 32, -1)[..., None] >> sh) & np.uint32((1 << w) - 1 if w < 32 else 0xFFFFFFFF)
     return el.reshape(W, -1)[:, _source(idx, shape)].reshape((W,) + shape)
@@ -140,11 +142,28 @@ def _source(idx, shape):
     return got[1]
 
 
+_FLAT: dict = {}
+
+
+def _flat(idx, C):
+    """rows * C + cols of ``idx`` (cached per index arrays and C)."""
+    key = (id(idx[0]), C)
+    got = _FLAT.get(key)
+    if got is None or got[0] is not idx:
+        rows, cols = idx
+        got = _FLAT[key] = (idx, (rows * C + cols).astype(np.intp))
+    return got[1]
+
+
 def scatter(mat, idx, e):
     """(warps, R, C) element bits -> (warps*32, regs) uint32 words."""
-    rows, cols = idx
+    W, _, C = mat.shape
+    flat = _flat(idx, C)                      # (32, regs, e)
+    el = np.take(mat.reshape(W, -1), flat, axis=1)
+    if e == 1:
+        return el.reshape(W * 32, flat.shape[1]).astype(np.uint32, copy=False)
+    el = el.astype(np.uint32)
     w = 32 // e
-    el = mat[:, rows, cols].astype(np.uint32)
     words = np.zeros(el.shape[:3], np.uint32)
     for x in range(e):                        # e <= 4 element slots of a register
         words |= el[..., x] << np.uint32(w * x)
@@ -198,48 +217,74 @@ def to_f32(s, final=fp.RZ):
         return np.where(np.abs(s) >= 2.0 ** 128, s * np.inf, r)
 
 
-@njit(cache=True)
-def _exponent(v, emin):
-    """exponents() of one value."""
-    if v == 0 or not math.isfinite(v):
+@njit(cache=True, inline="always")
+def _exp_bits(b, emin):
+    """exponents() of one float64 from its bits b (int64): floor(log2 |v|), at least ``emin``
+    (the format's smallest normal exponent); zeros, infinities and NaNs -10000."""
+    x = (b >> 52) & 0x7FF
+    if x == 0x7FF or (b & 0x7FFFFFFFFFFFFFFF) == 0:
         return -10000
-    e = math.frexp(v)[1] - 1
-    return e if e > emin else emin
+    return max(x - 1023, emin)
 
 
 @njit(cache=True)
-def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out, ea, eb):
+def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out):
     """fused_sum + to_f32 of every output of a batch of mma instructions at once, without the
-    (warps, 16, 8, K) intermediates: A (W, 16, K), B (W, K, 8), C (W, 16, 8) float64 values;
-    out (W, 16, 8) gets the f32 results (as float64); ea (K,), eb (K, 8) int64 work arrays."""
+    (warps, 16, 8, K) intermediates: A (W, M, K), B (W, K, N), C (W, M, N) float64 values;
+    out (W, M, N) gets the f32 results (as float64).
+
+    Each output's products are summed in k order, as fused_sum does; the loops run over a row's
+    N outputs at once (the innermost loops have no dependence between their iterations)."""
     W, M, K = A.shape
     N = B.shape[2]
+    em = np.empty(N, np.int64)
+    ea = np.empty(K, np.int64)
+    eb = np.empty((K, N), np.int64)
+    qb = np.empty(N, np.int64)
+    iq = qb.view(np.float64)                # 2^(frac - em), built from its bits
+    t = np.empty(N)
+    r32 = np.empty(N, np.float32)
+    rb = r32.view(np.int32)
+    Ab, Bb, Cb = A.view(np.int64), B.view(np.int64), C.view(np.int64)
     for w in range(W):
+        Bw = B[w]
         for k in range(K):
             for j in range(N):
-                eb[k, j] = _exponent(B[w, k, j], emin_b)
+                eb[k, j] = _exp_bits(Bb[w, k, j], emin_b)
         for i in range(M):
+            Ai, Ci, oi = A[w, i], C[w, i], out[w, i]
             for k in range(K):
-                ea[k] = _exponent(A[w, i, k], emin_a)
+                ea[k] = _exp_bits(Ab[w, i, k], emin_a)
             for j in range(N):
-                em = _exponent(C[w, i, j], -126)
-                for k in range(K):
-                    e = ea[k] + eb[k, j]
-                    if e > em:
-                        em = e
-                if em < -900:
-                    em = -900
-                iq = math.ldexp(1.0, frac - em)
-                t = np.trunc(C[w, i, j] * iq)
-                for k in range(K):
-                    t += np.trunc(A[w, i, k] * B[w, k, j] * iq)
-                s = t / iq                                  # exact
-                r = np.float32(s)                           # round to nearest
-                if abs(s) >= 2.0 ** 128:
-                    r = np.float32(math.copysign(math.inf, s))
-                elif rz and abs(np.float64(r)) > abs(s):
-                    r = np.nextafter(r, np.float32(0.0))
-                out[w, i, j] = r
+                em[j] = _exp_bits(Cb[w, i, j], -126)
+            for k in range(K):
+                e0 = ea[k]
+                ebk = eb[k]
+                for j in range(N):
+                    e = e0 + ebk[j]
+                    if e > em[j]:
+                        em[j] = e
+            for j in range(N):              # em in [-900, 254]: a normal float64 power of two
+                qb[j] = (frac - max(em[j], -900) + 1023) << 52
+            for j in range(N):
+                t[j] = np.trunc(Ci[j] * iq[j])
+            for k in range(K):
+                a = Ai[k]
+                bk = Bw[k]
+                for j in range(N):
+                    t[j] += np.trunc(a * bk[j] * iq[j])
+            for j in range(N):
+                t[j] = t[j] / iq[j]                         # exact
+                r32[j] = t[j]                               # round to nearest
+            for j in range(N):
+                s = t[j]
+                r = np.float64(r32[j])
+                if abs(s) >= 3.402823669209385e+38:         # 2^128
+                    r = math.copysign(math.inf, s)
+                elif rz and abs(r) > abs(s):
+                    rb[j] -= 1                              # one ulp toward zero (r32 != 0)
+                    r = np.float64(r32[j])
+                oi[j] = r
 
 
 def fused_mma(A, B, C, ta, tb, frac=FRACTION_BITS, final=fp.RZ):
@@ -250,10 +295,9 @@ def fused_mma(A, B, C, ta, tb, frac=FRACTION_BITS, final=fp.RZ):
     if np.shape(B) != (W, K, np.shape(C)[2]) or np.shape(C)[:2] != (W, M):
         # the compiled loop does not check bounds: a mismatch would write outside `out`
         raise ValueError(f"fused_mma: shapes A {np.shape(A)}, B {np.shape(B)}, C {np.shape(C)} do not agree")
+    A, B, C = (np.ascontiguousarray(x, np.float64) for x in (A, B, C))
     out = np.empty(C.shape)
-    _fused_mma(np.ascontiguousarray(A, np.float64), np.ascontiguousarray(B, np.float64),
-               np.ascontiguousarray(C, np.float64), EMIN[ta], EMIN[tb], frac, final == fp.RZ, out,
-               np.empty(A.shape[-1], np.int64), np.empty(B.shape[1:], np.int64))
+    _fused_mma(A, B, C, EMIN[ta], EMIN[tb], frac, final == fp.RZ, out)
     return out
 
 

@@ -135,19 +135,31 @@ def d_index(N):
 
 
 class _Pending:
-    """Per executor (chunk): D values computed but not yet written, per D register: values and
-    the group (per lane: its count of commit_groups when issued; -1 none), and each lane's count
-    of commit_groups."""
+    """Per executor (chunk): D values computed but not yet written, one column per D register
+    (``cols``: register key -> column): values and the group (per lane: its count of
+    commit_groups when issued; -1 none), and each lane's count of commit_groups."""
 
     def __init__(self, L):
         self.seq = np.zeros(L, np.int64)
-        self.regs = {}                        # register key -> (writer, values (L,), group (L,))
+        self.cols = {}                        # register key -> column of vals / grp
+        self.writers = []                     # per column: the register's writer
+        self.vals = np.zeros((L, 0), np.uint32)
+        self.grp = np.full((L, 0), -1, np.int64)
+        self._sets = {}                       # tuple of keys -> their columns (int64 array)
 
-    def reg(self, key, w):
-        got = self.regs.get(key)
+    def columns(self, keys, writers):
+        """The columns of registers ``keys`` (a tuple), new ones added with their writers."""
+        got = self._sets.get(keys)
         if got is None:
-            L = len(self.seq)
-            got = self.regs[key] = (w, np.zeros(L, np.uint32), np.full(L, -1, np.int64))
+            new = [(k, w) for k, w in zip(keys, writers) if k not in self.cols]
+            if new:
+                L, n0 = len(self.seq), len(self.writers)
+                for i, (k, w) in enumerate(new):
+                    self.cols[k] = n0 + i
+                    self.writers.append(w)
+                self.vals = np.concatenate([self.vals, np.zeros((L, len(new)), np.uint32)], 1)
+                self.grp = np.concatenate([self.grp, np.full((L, len(new)), -1, np.int64)], 1)
+            got = self._sets[keys] = np.array([self.cols[k] for k in keys], np.int64)
         return got
 
 
@@ -212,7 +224,7 @@ def build_wgmma(ctx, ins):
         return unsupported(ctx, ins, str(err))
     wd = [writer(ctx, r, "b32") for r in ops[0][1]]
     rc = [reader(ctx, r, "b32") for r in ops[0][1]]
-    keys = [ctx.key(r[1]) for r in ops[0][1]]
+    keys = tuple(ctx.key(r[1]) for r in ops[0][1])
     ra = [reader(ctx, r, "b32") for r in ops[1][1]] if a_regs else reader(ctx, ops[1], "b64")
     rb = reader(ctx, ops[2], "b64")
     rs = reader(ctx, ops[3], "pred")
@@ -264,19 +276,17 @@ def build_wgmma(ctx, ins):
                 Bm = Bm ^ neg
             keep = per_group(ex, rs(ex, sub), n, G, "scale-d").astype(bool)
             pend = pending(ex)
-            slots = [pend.reg(k, w) for k, w in zip(keys, wd)]
+            cols = pend.columns(keys, wd)
+            at = np.ix_(sub, cols)
             C = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in rc], 1)
-            for j, (_, vals, grp) in enumerate(slots):     # a pending D: the chained accumulator
-                inflight = grp[sub] >= 0
-                if inflight.any():
-                    C[:, j] = np.where(inflight, vals[sub], C[:, j])
+            inflight = pend.grp[at] >= 0                    # a pending D: the chained accumulator
+            if inflight.any():
+                C = np.where(inflight, pend.vals[at], C)
             Cm = ops_mma.gather(C, idx_d, 1, (16, N)).reshape(G, 64, N)
             Cm = np.where(keep[:, None, None], Cm, np.uint32(0))
             D = compute(Am, Bm, Cm).reshape(G * 4, 16, N)
-            Dw = ops_mma.scatter(D, idx_d, 1)
-            for j, (_, vals, grp) in enumerate(slots):
-                vals[sub] = Dw[:, j]
-                grp[sub] = pend.seq[sub]
+            pend.vals[at] = ops_mma.scatter(D, idx_d, 1)
+            pend.grp[at] = pend.seq[sub][:, None]
         ex.advance(lanes)
     return run
 
@@ -303,13 +313,12 @@ def _build_sync(ctx, ins):
             elif op == "wait_group":
                 pend = pending(ex)
                 limit = pend.seq[sub] - keep
-                for w, vals, grp in pend.regs.values():
-                    g = grp[sub]
-                    done = (g >= 0) & (g < limit)
-                    if done.any():
-                        lanes_done = sub[done]
-                        w(ex, vals[lanes_done], lanes_done)
-                        grp[lanes_done] = -1
+                g = pend.grp[sub]
+                done = (g >= 0) & (g < limit[:, None])
+                for c in np.flatnonzero(done.any(axis=0)):
+                    lanes_done = sub[done[:, c]]
+                    pend.writers[c](ex, pend.vals[lanes_done, c], lanes_done)
+                    pend.grp[lanes_done, c] = -1
         ex.advance(lanes)
     return run
 

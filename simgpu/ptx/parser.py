@@ -26,6 +26,7 @@ import struct
 from dataclasses import dataclass, field
 
 from simgpu.errors import SimGPUError
+from simgpu.ptx import contract
 
 TYPES = frozenset("""b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f16 f16x2 bf16 bf16x2
                      f32 f64 pred""".split())
@@ -520,8 +521,11 @@ class Parser:
 
 
 def parse(text: str) -> Module:
-    """Parse PTX text into a :class:`Module`."""
-    return Parser(text).module()
+    """Parse PTX text into a :class:`Module`, with ptxas' floating-point contractions applied
+    (mul + add/sub with no rounding modifier -> fma.rn: :mod:`simgpu.ptx.contract`)."""
+    module = Parser(text).module()
+    contract.contract_module(module)
+    return module
 
 
 _PARSED: dict[str, Module] = {}

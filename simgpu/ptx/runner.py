@@ -250,8 +250,7 @@ class Image:
         self.shared_size = k.shared_static + dyn_shared
         self.const_mem = RowMemory("const", 1, k.const_size)
         self.const_mem.buf[...] = k.const_init
-        self.global_addr = {name: memory.alloc(buf.copy(), name=name)
-                            for name, buf in k.global_init.items()}
+        self.global_addr = {name: memory.place_global(name, buf) for name, buf in k.global_init.items()}
         self._kernel_params(param_values)
         self.call_rets = dict(k.call_rets)     # indirect calls add theirs as they run
         self.printed = []           # print(): one entry per thread per call, in output order
@@ -311,6 +310,15 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
     if len(values) != nparams and len(args) == nparams:      # hand-written PTX: pointers
         values, memory, copies = argmod.flatten_args(args, pointers=True)
     image = Image(module, entry, grid, block, values, memory, dynamic_shared_bytes, max_steps)
+    run_image(image, observers, max_lanes)
+    argmod.write_back(copies)
+    return image
+
+
+def run_image(image, observers=(), max_lanes=MAX_LANES):
+    """Execute the launch ``image`` (a :class:`Image`: grid, block, memory and parameter
+    values placed) block chunk by block chunk, giving ``observers`` every chunk's records."""
+    module, memory, grid, block = image.module, image.memory, image.grid, image.block
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024 or nthreads == 0:
         raise SimGPUError(f"block of {nthreads} threads cannot be launched (1..1024)")
@@ -328,8 +336,6 @@ def run(ptx_text, entry_name, grid, block, args, dynamic_shared_bytes=0, observe
         Executor(image, chunk, em).run()
         for o in observers:
             o.chunk_end(chunk)
-    argmod.write_back(copies)
-    return image
 
 
 def _numba_device_cc():

@@ -2,6 +2,8 @@
 and the packed-half (f16x2/bf16x2) helper, for :mod:`simgpu.ptx.semantics`."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import sem_fp as fp
@@ -131,38 +133,182 @@ def approx_unary(fmt, name, ftz):
 
 
 _HI = np.uint64(0xFFFFFFFF00000000)
+_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+_MUFU_F64H = os.path.join(_DATA, "mufu_f64h.npz")
+_MUFU_RCP_F32 = os.path.join(_DATA, "mufu_rcp_f32.npz")
+_TABLES: dict = {}
+
+
+def _unpack(path, key):
+    with np.load(path) as z:
+        first, d = z[f"{key}_first"], z[f"{key}_diff"]
+    return np.concatenate([[np.int64(first)], np.int64(first) + np.cumsum(d, dtype=np.int64)])
+
+
+def mufu_rcp_f32_table():
+    """The H100's rcp.approx.ftz.f32 of every x in [1, 2) (2^23 entries, result bits as int64),
+    measured exhaustively (validation/ptx_semantics/approx_tables.py, 2026-12-07; data/mufu_rcp_f32.npz)."""
+    t = _TABLES.get("rcp32")
+    if t is None:
+        t = _TABLES["rcp32"] = _unpack(_MUFU_RCP_F32, "rcp")
+    return t
+
+
+def rcp_approx_f32(ftz):
+    """rcp.approx{.ftz}.f32 as the hardware computes it (MUFU.RCP).  A normal input 2^E * 1.m (23-bit
+    m) gives the measured table entry for m with its exponent moved by -E and the input's sign; a
+    result below the normal range flushes to zero of its sign.  Without .ftz ptxas wraps MUFU.RCP
+    (read from its SASS; the rule reproduces the H100 samples): a subnormal input is scaled by 2^24
+    before and the result by 2^24 after, an input with |x| >= 2^126 by 1/4 before and after (that
+    last product rounded to nearest: subnormal results).  Zeros, infinities and NaN as
+    :func:`approx_unary` (measured on the H200).  Bit-equal to all 2 x 131,072 random inputs measured
+    on an H100 (validation/ptx_semantics/approx/approx_samples.npz)."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, "rcp", ftz)
+
+    def table_rcp(u):
+        u = u.astype(np.int64)
+        sign = u & 0x80000000
+        e = (u >> 23) & 0xFF
+        r = mufu_rcp_f32_table()[u & 0x7FFFFF]
+        re = ((r >> 23) & 0xFF) - (e - 127)
+        out = np.where(re <= 0, sign, sign | (np.clip(re, 0, 254) << 23) | (r & 0x7FFFFF))
+        return out.astype(np.uint32).view(np.float32)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        u = x.view(np.uint32)
+        e = (u >> np.uint32(23)) & np.uint32(0xFF)
+        sub = (e == 0) & ((u & np.uint32(0x7FFFFF)) != 0)
+        normal = (e != 0) & (e != 255)
+        if ftz:
+            return np.where(normal, table_rcp(u), base(x)).astype(np.float32)
+        big = normal & (e >= 253)
+        scale = np.where(sub, np.float32(2.0 ** 24), np.where(big, np.float32(0.25), np.float32(1.0)))
+        xs = np.where(sub | normal, x * scale, np.float32(1.0)).astype(np.float32)
+        r = (table_rcp(xs.view(np.uint32)) * scale).astype(np.float32)
+        return np.where(sub | normal, r, base(x)).astype(np.float32)
+    return f
+
+
+def mufu_f64h_table(name):
+    """The H100's result high word of rcp.approx.ftz.f64 ("rcp": 2^20 entries, input high word
+    0x3FF00000|m) or rsqrt.approx.ftz.f64 ("rsqrt": 2^21, high words 0x3FF00000|m then
+    0x40000000|m), as int64: every input the unit reads at one exponent (and parity), measured
+    exhaustively (validation/ptx_semantics/approx_tables.py, 2026-12-07; stored as first value
+    and first differences in data/mufu_f64h.npz)."""
+    t = _TABLES.get(name)
+    if t is None:
+        t = _TABLES[name] = _unpack(_MUFU_F64H, {"rcp": "rcp", "rsqrt": "rsq"}[name])
+    return t
+
+
+_MUFU_EX2_F32 = os.path.join(_DATA, "mufu_ex2_f32.npz")
+
+
+def mufu_ex2_f32_tables():
+    """(positive, negative): the H100's ex2.approx.ftz.f32 of 1 + k 2^-23 halved and of -(1 + k 2^-23)
+    doubled, k < 2^23, as float64: 2^(k 2^-23) and 2^-(k 2^-23) as the unit makes them (measured
+    exhaustively, validation/ptx_semantics/approx_tables.py, 2026-12-07; data/mufu_ex2_f32.npz)."""
+    t = _TABLES.get("ex2")
+    if t is None:
+        pos = _unpack(_MUFU_EX2_F32, "pos").astype(np.uint32).view(np.float32).astype(np.float64) / 2.0
+        neg = _unpack(_MUFU_EX2_F32, "neg").astype(np.uint32).view(np.float32).astype(np.float64) * 2.0
+        t = _TABLES["ex2"] = (pos, neg)
+    return t
+
+
+def ex2_approx_f32(ftz):
+    """ex2.approx{.ftz}.f32 as the hardware computes it (MUFU.EX2): |x| in fixed point with 23
+    fraction bits, truncated, = n + k 2^-23; the result is 2^n * P[k] for x >= 0 and 2^-n * N[k]
+    for x < 0 (sign and magnitude: the negative side has its own table), P and N measured
+    exhaustively on an H100 (:func:`mufu_ex2_f32_tables`).  The rule reproduces every measured x in
+    [0.5, 1) and [-1, -0.5) (2^23 each, from the other two tables) and all 97,624 random normal
+    inputs with |x| < 126 (.ftz) bit for bit.  Results below 2^-126: .ftz flushes them (as
+    measured); without .ftz the hardware's subnormal results are not this product rounded (off by
+    one in the last place), so they, zeros, infinities, NaN and subnormal inputs take
+    :func:`approx_unary`'s correctly rounded value (measured specials: H200, 2026-11-30)."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, "ex2", ftz)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            x = fp.flush(fmt, x)
+        xd = x.astype(np.float64)
+        fin = np.isfinite(xd) & (xd != 0) & (np.abs(xd) < 2.0 ** 8)
+        ax = np.where(fin, np.abs(xd), 0.0)
+        fixed = np.floor(ax * 2.0 ** 23)
+        n = np.floor(fixed * 2.0 ** -23)
+        k = (fixed - n * 2.0 ** 23).astype(np.int64)
+        pos, neg = mufu_ex2_f32_tables()
+        val = np.where(xd >= 0, pos[k] * np.exp2(n), neg[k] * np.exp2(-n))
+        with np.errstate(over="ignore"):
+            r = val.astype(np.float32)
+        tiny = np.abs(val) < 2.0 ** -126
+        if ftz:
+            r = np.where(tiny, np.float32(0.0), r)
+            use = fin
+        else:
+            use = fin & ~tiny
+        return np.where(use, r, base(x)).astype(np.float32)
+    return f
 
 
 def approx_f64_hi(name):
-    """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as measured on the H200 (SASS MUFU.RCP64H / MUFU.RSQ64H;
-    validation/data/h200_ptx_semantics.json: 24055 inputs each, specials and random bits, of which
-    4783 / 4758 are stored in validation/data/h200_ptx_semantics.npz): only the
-    high 32 bits of the input are used (low word taken as 0), subnormal inputs flush to zero of their
-    sign, the result's low word is 0 -- here the correctly rounded f64 value of the truncated input,
-    plus 1/16 of a high-word ulp, truncated to the high word (an empirical fit: bit-equal to the H200
-    on 98% (rcp) / 97% (rsqrt) of the stored finite inputs, one high-word ulp off on the rest; max
-    relative error on the stored inputs 2^-20.06 / 2^-20.29; the H200's over all 24055: 2^-19.98 /
-    2^-20.14); subnormal results flush to zero;
-    a NaN (and, for rsqrt, a negative input) gives 0x7fffffff00000000; 0x7ff0000000000001 (high
-    word infinite) gives +0."""
+    """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
+    MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a
+    result: 2^20 / 2^21 inputs with random low words on the H100), and the result's low word is 0.
+    For a normal input 2^E * 1.m (m: the 20 mantissa bits of the high word) the result is the
+    measured table entry for m (rcp) or for (E odd, m) (rsqrt: the input scaled into [1, 4)),
+    with its exponent moved by -E (rcp) or -(E - (E & 1)) / 2 (rsqrt) and the input's sign (rcp);
+    a result below the normal range flushes to zero of its sign.  The tables were measured
+    exhaustively on an H100 (validation/ptx_semantics/approx/, ``mufu_f64h_table``), and the rule
+    reproduces all of 65,536 random 64-bit inputs per instruction (every exponent, both signs,
+    specials) bit for bit.  Specials as measured on the H200 (2026-11-30): subnormal inputs flush
+    to zero of their sign (rcp: +-inf; rsqrt: +-inf), a NaN (and, for rsqrt, a negative input)
+    gives 0x7fffffff00000000; 0x7ff0000000000001 (high word infinite) gives +0; +-inf gives +-0."""
     fn = _APPROX[name]
+    rcp = name == "rcp"
 
-    def f(a):
-        u = np.asarray(a, np.float64).view(np.uint64) & _HI
+    def special(u):
+        u = u & _HI
         sub = (u & np.uint64(0x7FF0000000000000)) == 0
         u = np.where(sub, u & np.uint64(0x8000000000000000), u)
         y = fn(u.view(np.float64))
-        r = (y.view(np.uint64) + np.uint64(0x10000000)) & _HI       # + 1/16 high-word ulp, truncate
-        r = np.where((y != 0) & (np.abs(y) < 2.0 ** -1022), r & np.uint64(0x8000000000000000), r)
-        return np.where(np.isnan(y), np.uint64(0x7FFFFFFF00000000), r).view(np.float64)
+        r = y.view(np.uint64) & _HI
+        return np.where(np.isnan(y), np.uint64(0x7FFFFFFF00000000), r)
+
+    def f(a):
+        u = np.asarray(a, np.float64).view(np.uint64)
+        hi = (u >> np.uint64(32)).astype(np.int64)
+        sign = hi & 0x80000000
+        e = (hi >> 20) & 0x7FF
+        m = hi & 0xFFFFF
+        table = mufu_f64h_table(name)
+        if rcp:
+            r, shift = table[m], e - 1023
+        else:
+            odd = (e - 1023) & 1
+            r, shift = table[(odd << 20) | m], (e - 1023 - odd) // 2
+        re = ((r >> 20) & 0x7FF) - shift
+        sgn = sign if rcp else 0
+        out = np.where(re <= 0, sgn, sgn | (np.clip(re, 0, 0x7FE) << 20) | (r & 0xFFFFF))
+        normal = (e != 0) & (e != 0x7FF) & ((sign == 0) | rcp)
+        res = np.where(normal, out.astype(np.uint64) << np.uint64(32), special(u))
+        return res.view(np.float64)
     return f
 
 
 def div_approx_f32(full, ftz):
     """div.approx.f32 = a * (1/b): 2^126 < |b| < 2^128 gives 0 (NaN for infinite a, per the ISA, and for
-    NaN a, measured on the H200);
-    div.full.f32: full range.  Otherwise the correctly rounded quotient (within the 2-ulp bound)."""
+    NaN a, measured on the H200); for finite a and finite nonzero b below that, the product a * r
+    rounded to nearest (.ftz: flushed, keeping its sign) with r = rcp.approx of b as the hardware
+    makes it (:func:`rcp_approx_f32`; a subnormal b without .ftz: a and b scaled by 2^24 first):
+    bit-equal to all 131,072 random pairs measured on an H100 per form.
+    div.full.f32: full range; modelled as the correctly rounded quotient (within the 2-ulp bound)."""
     fmt = fp.FMT["f32"]
+    rcp = rcp_approx_f32(ftz)
 
     def f(a, b):
         if ftz:
@@ -173,7 +319,18 @@ def div_approx_f32(full, ftz):
             huge = np.isfinite(y) & (np.abs(y) > 2.0 ** 126)
             z = np.where(np.isinf(x) | np.isnan(x), np.nan, np.copysign(0.0, x) * np.copysign(1.0, y))
             q = np.where(huge, z, q)
-        return fp.finish(fmt, q, fp.RN, ftz)
+        out = fp.finish(fmt, q, fp.RN, ftz)
+        if full:
+            return out
+        af, bf = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+        use = np.isfinite(af) & np.isfinite(bf) & (bf != 0) & (np.abs(bf) <= np.float32(2.0 ** 126))
+        # a subnormal b (no .ftz): ptxas scales a and b by 2^24 first (its SASS; the H100 samples)
+        sb = use & (np.abs(bf) < np.float32(2.0 ** -126))
+        af = np.where(sb, af * np.float32(2.0 ** 24), af).astype(np.float32)
+        bf = np.where(sb, bf * np.float32(2.0 ** 24), bf).astype(np.float32)
+        # the product as mul.rn{.ftz}.f32 (.ftz: flushed on the unrounded value, as measured)
+        prod = fp.small_arith(fmt, "mul", fp.RN, (af, rcp(np.where(use, bf, np.float32(1.0)))), ftz, False)
+        return np.where(use, prod, out).astype(np.float32)
     return f
 
 

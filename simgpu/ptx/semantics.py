@@ -100,13 +100,20 @@ bound.  Bounds: the PTX ISA's (section 9.7.3, quoted from memory), then what the
                       2^-7.02).  ex2.approx.ftz.bf16 flushes subnormal results (measured:
                       ex2(-128) = 2^-128 gives +0; without .ftz 0x0020)
   rsqrt.approx.f64    ISA: no bound; H200 within 1 ulp.  Here the correctly rounded value.
-  rcp.approx.ftz.f64, rsqrt.approx.ftz.f64: ISA "gross approximation", no bound.  The H200 uses
-                      only the high 32 bits of the input and returns 0 in the low word (MUFU.RCP64H
-                      / RSQ64H; max relative error 2^-19.98 / 2^-20.14).  Modelled as in
-                      ``sem_fmisc.approx_f64_hi`` (an empirical fit, bit-equal on 98% / 97% of the
-                      stored inputs); NaN, and rsqrt of a negative, give 0x7fffffff00000000;
+  rcp.approx.ftz.f64, rsqrt.approx.ftz.f64: ISA "gross approximation", no bound.  The hardware
+                      uses only the high 32 bits of the input and returns 0 in the low word
+                      (MUFU.RCP64H / RSQ64H; max relative error 2^-19.98 / 2^-20.14).  Bit-exact:
+                      ``sem_fmisc.approx_f64_hi`` reads the result mantissa from tables measured
+                      exhaustively on an H100 (every high-word mantissa; rsqrt: and exponent
+                      parity), equal to all stored H200 results and to 65,536 random H100 inputs
+                      each; NaN, and rsqrt of a negative, give 0x7fffffff00000000;
                       0x7ff0000000000001 (high word +inf) gives +0; subnormal inputs and results
-                      are flushed.  Measured on 24055 inputs each (specials and random bits).
+                      are flushed.
+  rcp.approx{.ftz}.f32, div.approx{.ftz}.f32: bit-exact, not within a bound: ``sem_fmisc.rcp_approx_f32``
+                      (MUFU.RCP from an exhaustive H100 table of [1, 2), with ptxas' scaling for
+                      subnormal and huge inputs without .ftz) and div.approx = a * rcp(b) rounded
+                      (issue 25: 131,072 random H100 inputs each, all equal).  The bound rows above
+                      for rcp.approx.f32/div.approx.f32 describe the hardware, which this now is.
 Without ``.ftz`` the f32 approx ops support subnormals (sm_20+); with it inputs and results are
 flushed.  Special values follow IEEE: ex2(-inf)=+0, lg2(+-0)=-inf, lg2(x<0)=NaN, sin(inf)=NaN,
 rsqrt(+-0)=+-inf, tanh(+-inf)=+-1 (bit-equal to the H200 on every stored special input).
@@ -253,6 +260,8 @@ def b_unary_ieee(op, approx_name):
             if t == "f64" and op == "rcp" and ftz:
                 return sem_fmisc.approx_f64_hi("rcp")
             if t == "f32":
+                if op == "rcp":
+                    return sem_fmisc.rcp_approx_f32(ftz)
                 return sem_fmisc.approx_unary(fp.FMT[t], approx_name, ftz)
             return None
         if t not in ("f32", "f64"):
@@ -269,6 +278,8 @@ def b_approx(name, types_ok):
         ftz = "ftz" in mods
         if t == "f64" and name == "rsqrt":
             return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
+        if t == "f32" and name == "ex2":
+            return sem_fmisc.ex2_approx_f32(ftz)
         base = sem_fmisc.X2.get(t, t)
         # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
         fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))

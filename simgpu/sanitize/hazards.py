@@ -54,6 +54,8 @@ class HazardCheck(Observer):
         if ev.scope == "block":
             self.bep[ev.mask.arr] += 1
 
+    mem_spaces = ("shared",)        # (the PTX executor's compiled loads may skip the others)
+
     def mem(self, ev):
         if ev.space != "shared" or ev.kind not in ("ld", "st"):
             return

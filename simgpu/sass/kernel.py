@@ -18,7 +18,7 @@ from .opclasses import pipe_histogram, unknown_opcodes
 from .ptxas import FunctionResources, PtxasReport, assemble
 from .ptxlines import SourceLoc, number_ptx_lines
 from .toolchain import (cc_for_gpu, check_arch, compile_ptx_linked, dispatcher_options, frontend_versions,
-                        numba_types_for_args, py_function, tool_version)
+                        numba_types_for_args, py_function, selected_toolchain, tool_version)
 
 
 @dataclass
@@ -150,7 +150,9 @@ def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True):
         if use_cache and not linked:        # linked files are not in the fingerprint: not kept
             cache.store("ptx", key, {"ptx": ptx, "entry": entry})
     facts = analyze_ptx(ptx, cc, use_cache=use_cache)
-    versions = {**front, "ptxas": tool_version("ptxas"), "nvdisasm": tool_version("nvdisasm")}
+    chosen = selected_toolchain()
+    versions = {**front, "ptxas": tool_version("ptxas"), "nvdisasm": tool_version("nvdisasm"),
+                "toolchain": chosen["root"] if chosen else None}
     return CompiledKernel(name=py_function(py_func).__name__, entry=entry, cc=cc,
                           argtypes=type_names, ptx=ptx, facts=facts, versions=versions,
                           ptx_from_cache=hit is not None)

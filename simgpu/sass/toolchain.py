@@ -1,11 +1,15 @@
 """Finding and running NVIDIA's compiler tools, and compiling a Python kernel to PTX.
 
-* ``find_tool(name)`` locates ``ptxas`` / ``nvdisasm``: ``$SIMGPU_<NAME>`` if set, then
-  ``cuda.pathfinder`` (which knows the NVIDIA wheel layouts, conda and CUDA_HOME), then the
+* ``find_tool(name)`` locates ``ptxas`` / ``nvdisasm``: ``$SIMGPU_<NAME>`` if set, then the
+  ``$SIMGPU_TOOLCHAIN`` folder (see ``selected_toolchain``), then ``cuda.pathfinder`` (which knows the NVIDIA wheel layouts, conda and CUDA_HOME), then the
   ``nvidia/cu13/bin`` / ``nvidia/cu12/bin`` / ``nvidia/cuda_nvcc/bin`` folders of the installed
   wheels, then ``PATH``.  A missing tool is a ``ToolNotFoundError`` naming the pip package.
 * ``run_tool(name, args)`` runs one; every subprocess of this package goes through it.
-* ``toolchain_versions()`` - versions of ptxas, nvdisasm, NVVM, numba and numba-cuda (cache keys).
+* ``toolchain_versions()`` - versions of ptxas, nvdisasm, NVVM, numba and numba-cuda (cache keys),
+  and the ``$SIMGPU_TOOLCHAIN`` folder they come from.
+* ``selected_toolchain()`` - the files of the toolchain ``$SIMGPU_TOOLCHAIN`` names (e.g. the
+  CUDA 13.0.88 wheels the validation card's driver matches, beside the installed 13.5 ones);
+  libNVVM and libdevice are loaded from it before numba-cuda loads its own (once per process).
 * ``compile_ptx(py_func, argtypes, cc)`` wraps ``numba.cuda.compile_ptx``; numba's own errors
   (typing errors pointing at the user's line) reach the caller unchanged.
 * ``numba_types_for_args(args)`` types launch arguments as numba.cuda does at launch.
@@ -13,6 +17,7 @@
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.util
 import linecache
@@ -66,6 +71,137 @@ def _wheel_bin_dirs():
                 dirs.append(d)
     return dirs
 
+# ---------------------------------------------------------------------------- another toolchain
+
+#: where each part lies under the folders $SIMGPU_TOOLCHAIN may name: a ``pip install --target``
+#: folder of the CUDA 13 wheels (nvidia/cu13/...), that nvidia/cu13 folder, a CUDA 12 wheel
+#: folder (nvidia/cuda_nvcc/...), or a CUDA home (/usr/local/cuda-13.0)
+_TOOLCHAIN_LAYOUTS = ("nvidia/cu13", ".", "nvidia/cuda_nvcc")
+
+
+def selected_toolchain():
+    """None when ``$SIMGPU_TOOLCHAIN`` is not set, else a dict of the files it provides:
+    ``root``, ``bin_dirs``, ``ptxas``, ``nvdisasm`` (None when the folder has none: the default
+    one disassembles), ``nvvm`` (libnvvm.so) and ``libdevice`` (libdevice.10.bc), the last two
+    None where absent (a folder with only ptxas changes only the assembler).  SimGPUError when
+    the folder does not exist."""
+    root = settings.current().toolchain
+    if not root:
+        return None
+    return _toolchain_files(os.path.abspath(os.path.expanduser(root)))
+
+
+@functools.lru_cache(maxsize=None)
+def _toolchain_files(root):
+    if not os.path.isdir(root):
+        raise SimGPUError(f"$SIMGPU_TOOLCHAIN = {root!r} is not a folder")
+    out = {"root": root, "bin_dirs": [], "ptxas": None, "nvdisasm": None, "nvvm": None, "nvrtc": None,
+           "libdevice": None}
+    for sub in _TOOLCHAIN_LAYOUTS:
+        base = os.path.normpath(os.path.join(root, sub))
+        b = os.path.join(base, "bin")
+        if os.path.isdir(b):
+            out["bin_dirs"].append(b)
+        for tool in ("ptxas", "nvdisasm"):
+            exe = os.path.join(b, tool)
+            if out[tool] is None and os.path.isfile(exe) and os.access(exe, os.X_OK):
+                out[tool] = exe
+        for libdir in ("lib", "lib64", "nvvm/lib64", "nvvm/lib"):
+            d = os.path.join(base, libdir)
+            if out["nvvm"] is None and os.path.isdir(d):
+                libs = sorted(f for f in os.listdir(d) if f.startswith("libnvvm.so"))
+                if libs:
+                    out["nvvm"] = os.path.join(d, libs[-1])
+            if out["nvrtc"] is None and os.path.isdir(d):
+                libs = sorted(f for f in os.listdir(d) if re.fullmatch(r"libnvrtc\.so(\.\d+)*", f))
+                if libs:
+                    out["nvrtc"] = os.path.join(d, libs[-1])
+        bc = os.path.join(base, "nvvm", "libdevice", "libdevice.10.bc")
+        if out["libdevice"] is None and os.path.isfile(bc):
+            out["libdevice"] = bc
+    return out
+
+
+def _loaded_libraries(stem):
+    """Paths of the shared objects whose file name starts with ``stem`` mapped into this
+    process (Linux: /proc/self/maps; elsewhere an empty list)."""
+    try:
+        with open("/proc/self/maps") as fh:
+            paths = {line.split(None, 5)[5].strip() for line in fh if line.count(" ") >= 5 and stem in line}
+    except OSError:
+        return []
+    return sorted(p for p in paths if os.path.basename(p).startswith(stem))
+
+
+_nvvm_selected = None
+
+
+def _select_nvvm():
+    """Load the selected toolchain's libNVVM (and libNVRTC, which compiles the CUDA C numba links
+    in) before numba-cuda loads its own, and point numba-cuda's libdevice at the same
+    toolchain's (numba-cuda and cuda.bindings take the libraries through cuda.pathfinder, which
+    uses one already loaded in the process, and libdevice from ``get_cuda_paths()``, which it
+    computes once).  A library loaded already from elsewhere cannot be replaced: SimGPUError."""
+    global _nvvm_selected
+    chosen = selected_toolchain()
+    if chosen is None or chosen["nvvm"] is None:
+        return
+    if _nvvm_selected == chosen["nvvm"]:
+        return
+    for lib, stem in (("nvvm", "libnvvm"), ("nvrtc", "libnvrtc.so")):
+        if chosen[lib] is None:
+            continue
+        want = os.path.realpath(chosen[lib])
+        loaded = [p for p in _loaded_libraries(stem) if os.path.realpath(p) != want]
+        if loaded:
+            raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen[lib]}, but this process has loaded "
+                              f"{loaded[0]} already (NVIDIA's libraries are loaded once per process): "
+                              f"set SIMGPU_TOOLCHAIN in the environment before the first compile")
+    mode = getattr(os, "RTLD_GLOBAL", 0)
+    if chosen["nvrtc"] is not None:
+        # libNVRTC opens its builtins by file name; loaded first, they are found by it
+        d = os.path.dirname(chosen["nvrtc"])
+        for f in sorted(os.listdir(d)):
+            if re.fullmatch(r"libnvrtc-builtins\.so(\.\d+)*", f):
+                ctypes.CDLL(os.path.join(d, f), mode=mode)
+    for lib in ("nvrtc", "nvvm"):
+        if chosen[lib] is not None:
+            ctypes.CDLL(chosen[lib], mode=mode)
+    if chosen["libdevice"] is not None:
+        from numba.cuda import cuda_paths
+        paths = cuda_paths.get_cuda_paths()
+        cached = getattr(cuda_paths.get_cuda_paths, "_cached_result", None)
+        if cached is not paths or "libdevice" not in paths:
+            raise SimGPUError("this numba-cuda keeps its CUDA paths differently: simgpu cannot "
+                              "point its libdevice at $SIMGPU_TOOLCHAIN")
+        paths["libdevice"] = type(paths["libdevice"])("SIMGPU_TOOLCHAIN", chosen["libdevice"])
+    _nvvm_selected = chosen["nvvm"]
+
+
+def nvvm_library():
+    """Path of the libNVVM numba-cuda compiles with (after its first use), or None."""
+    libs = _loaded_libraries("libnvvm")
+    return libs[0] if libs else None
+
+
+def build_version(path):
+    """The CUDA release a binary of NVIDIA's toolchain was built for, read from the version
+    text inside it ("V13.0.88 cuda_13.0.r13.0/compiler.36424714_0"); cached on disk by path,
+    size and mtime.  None when the file carries none."""
+    st = os.stat(path)
+    key = cache.make_key("tool", "build_version", path, st.st_size, st.st_mtime_ns)
+    hit = cache.load("tool", key)
+    if hit is not None:
+        return hit["value"]
+    with open(path, "rb") as fh:
+        data = fh.read()
+    m = re.search(rb"release [\d.]+, (V[\d.]+)", data)
+    build = re.search(rb"Build (cuda_[\w./-]+)", data)
+    value = " ".join(x.group(1).decode() for x in (m, build) if x) or None
+    cache.store("tool", key, {"value": value})
+    return value
+
+
 
 def _pathfinder_lookup(name):
     try:
@@ -85,6 +221,13 @@ def find_tool(name):
         if os.access(override, os.X_OK):
             return override
         raise ToolNotFoundError(f"${'SIMGPU_' + name.upper()} = {override!r} is not an executable")
+    chosen = selected_toolchain()
+    if chosen is not None:
+        if chosen.get(name):
+            return chosen[name]
+        if name == "ptxas":     # the point of a toolchain: its ptxas; nvdisasm may come from elsewhere
+            raise ToolNotFoundError(f"$SIMGPU_TOOLCHAIN = {chosen['root']!r} has no ptxas "
+                                    f"(looked in {', '.join(chosen['bin_dirs'])})")
     found = _pathfinder_lookup(name)
     if found:
         return found
@@ -150,23 +293,37 @@ def _tool_fact(name, what, compute):
     return value
 
 
-@functools.lru_cache(maxsize=None)
 def tool_version(name):
-    """Version of tool ``name``, e.g. 'V13.5.37 cuda_13.5.r13.5/compiler.39125733_0'."""
+    """Version of tool ``name``, e.g. 'V13.5.37 cuda_13.5.r13.5/compiler.39125733_0' (of the
+    executable ``find_tool`` finds now)."""
+    return _tool_version_at(name, find_tool(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_version_at(name, _exe):
     return _tool_fact(name, "version", lambda: _version_line(name))
 
 
-@functools.lru_cache(maxsize=None)
 def supported_archs():
     """The sm_XY numbers this ptxas can target, e.g. {75, 80, 86, 89, 90, 100, ...}."""
+    return _archs_at(find_tool("ptxas"))
+
+
+@functools.lru_cache(maxsize=None)
+def _archs_at(_exe):
     def compute():
-        out = run_tool("ptxas", ["--list-arch"]).stdout
+        try:
+            out = run_tool("ptxas", ["--list-arch"]).stdout
+        except ToolFailedError:     # ptxas before 13.1 has no --list-arch: its --help lists them
+            out = run_tool("ptxas", ["--help"]).stdout
+            out = " ".join(re.findall(r"'(sm_\d+)[a-z]?'", out))
         return sorted({int(x) for x in re.findall(r"(?:sm_)?(\d+)[a-z]?\b", out)})
     return frozenset(_tool_fact("ptxas", "archs", compute))
 
 
 def _numba_cuda():
     load_numba_cuda()
+    _select_nvvm()
     from numba import cuda
     return cuda
 
@@ -184,15 +341,21 @@ def frontend_versions():
     try:
         from numba.cuda.cudadrv import nvvm
         nv = ".".join(map(str, nvvm.NVVM().get_version()))
+        lib = nvvm_library()
+        build = build_version(lib) if lib else None
+        if build:       # the API version (2.0) is the same for every CUDA 13 release
+            nv = f"{nv} {build}"
     except Exception as exc:  # NVVM missing: compile_ptx will say so itself
         nv = f"unavailable ({type(exc).__name__})"
     return {"numba": numba.__version__, "numba_cuda": nc, "nvvm": nv}
 
 
 def toolchain_versions():
-    """Everything whose version changes the compiled facts (used in cache keys)."""
+    """Everything whose version changes the compiled facts (used in cache keys), and the
+    ``$SIMGPU_TOOLCHAIN`` folder they were taken from (None: the installed wheels)."""
+    chosen = selected_toolchain()
     return {**frontend_versions(), "ptxas": tool_version("ptxas"),
-            "nvdisasm": tool_version("nvdisasm")}
+            "nvdisasm": tool_version("nvdisasm"), "toolchain": chosen["root"] if chosen else None}
 
 
 # ---------------------------------------------------------------------------- GPUs

@@ -33,6 +33,7 @@ class MemFacts(NamedTuple):
     instance: object = None       # the executed instruction instance (trace entry) the
                                   # group's warps share: hits on data in flight wait for its first
     unit_passes: tuple = ()       # atomics: ((L2 atomic unit, passes there), ...)
+    l1_wavefronts: int = 0        # L1 data-path cycles (l1_cycles); 0: one per line
 
 
 class OnChipFacts(NamedTuple):
@@ -88,7 +89,23 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     return np.maximum(wf, np.where(mk.any(axis=1), ideal, 0))
 
 
-def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
+def l1_cycles(a, mk, sectors, lines, line_cycles=1.0, tag_banks=1):
+    """Cycles a global request holds the L1 data path, per warp: its data (128 bytes a cycle:
+    sectors / 4), its tag look-ups (`line_cycles` a line), and the lines of its busiest tag bank
+    (line index mod `tag_banks`), one a cycle -- the most of the three ([MB] l1_lines: 32 lines
+    3000 B apart 12.6 cycles, 1024 B apart 32).  line_cycles = tag_banks = 1: one per line."""
+    base = np.maximum(-(-sectors // 4), np.rint(lines * line_cycles).astype(np.int64))
+    if tag_banks <= 1:
+        return np.maximum(base, lines)
+    w, new = _distinct(a // 128, mk)
+    rows = w.shape[0]
+    cnt = np.zeros((rows, tag_banks), dtype=np.int64)
+    r = np.broadcast_to(np.arange(rows)[:, None], w.shape)
+    np.add.at(cnt, (r[new], (w[new] % tag_banks)), 1)
+    return np.maximum(base, cnt.max(axis=1))
+
+
+def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1.0, tag_banks=1):
     """dict of per-warp arrays (one row per sampled warp in `lanes`)."""
     mk = ev.mask.arr[lanes]
     active = mk.sum(axis=1)
@@ -112,6 +129,8 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512):
     sectors = distinct_count(a // 32, mk)
     lines = distinct_count(a // 128, mk)
     info = {"sectors": sectors, "lines": lines, "active": active}
+    if line_cycles != 1.0 or tag_banks > 1:
+        info["l1"] = l1_cycles(a, mk, sectors, lines, line_cycles, tag_banks)
     if ev.kind == "atom":
         info["serial"], info["hot"] = _contention(ev, a, mk, wave_fraction)
         info["unit_load"] = _unit_contention(ev, a, mk, wave_fraction, unit_bytes)

@@ -104,7 +104,8 @@ class TimingModel(Observer):
         """memfacts.memory_info of a memory event, its atomics' contention over one wave."""
         wave = self.plan.wave_size
         return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)),
-                           unit_bytes=self.gpu.atomic_unit_bytes)
+                           unit_bytes=self.gpu.atomic_unit_bytes, line_cycles=self.gpu.l1_line_cycles,
+                           tag_banks=self.gpu.l1_tag_banks)
 
     # -- the observer contract (exec/state.py): the trace recorder does the work -----------
     def attach(self, interp):

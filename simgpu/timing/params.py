@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ROUTINE_ILP = 0.5
+WIDE_SECTORS = 16           # sectors of a warp's request of 16 bytes a lane, coalesced: L2 at the wide rate
 LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at most this early
 
 
@@ -69,6 +70,9 @@ class TimingParams:
     block_launch_cycles: float
     sm_count: int
     dram_access_bytes: int
+    # L2 time of a byte of a 16-byte-a-lane request (a warp's request of >= WIDE_SECTORS sectors:
+    # cp.async 16, TMA, ld.v4), in narrow read bytes: the two measured read rates' ratio
+    l2_wide_cost: float = 1.0
 
     @classmethod
     def from_gpu(cls, gpu):
@@ -112,10 +116,12 @@ class TimingParams:
             atomic_pass_cycles=gpu.atomic_pass_ns * 1e-9 * clk, atomic_unit_bytes=gpu.atomic_unit_bytes,
             l2_store_sector_cost=gpu.l2_store_sector_cost, l2_store_request_sectors=gpu.l2_store_request_sectors,
             launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
-            sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes)
+            sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes,
+            l2_wide_cost=min(1.0, l2_bw / gpu.l2_read_wide_bytes_per_s) if gpu.l2_read_wide_bytes_per_s else 1.0)
 
-    def op_latency(self, mix):
-        """Latency of an op whose SASS instructions are {pipe: count}."""
+    def op_latency(self, mix, first=None):
+        """Latency of an op whose SASS instructions are {pipe: count}; ``first``: the slowest
+        instruction's own latency where known (per opcode, timing/opcosts.py), else its pipe's."""
         tp = "tensor" if mix.get("tensor") else "tensor_sync" if mix.get("tensor_sync") else None
         t = mix.get(tp, 0) if tp else 0
         n = sum(v for p, v in mix.items() if p not in ("tensor", "tensor_sync")) + (1 if t else 0)
@@ -124,8 +130,10 @@ class TimingParams:
         if t:                       # the result is ready when the tensor pipe has done the work
             return (t * self.interval[tp] + self.latency[tp]
                     + (n - 1) * self.latency["fp32"] * ROUTINE_ILP)
-        main = max(mix, key=lambda p: self.latency.get(p, 4.0))
-        return self.latency.get(main, 4.0) + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
+        if first is None:
+            main = max(mix, key=lambda p: self.latency.get(p, 4.0))
+            first = self.latency.get(main, 4.0)
+        return first + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
 
 
 __all__ = ["TimingParams", "tensor_unit_cycles", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]

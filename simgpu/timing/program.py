@@ -16,7 +16,7 @@ from ..ir.nodes import Const
 from ..sass.costs import pipe_mix, sass_count
 from .memfacts import MemFacts, OnChipFacts
 from .memstats import default_stat
-from .ptx_trace import PtxOp, sass_mix
+from .ptx_trace import PtxOp, sass_latency, sass_mix
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
@@ -27,12 +27,13 @@ SHARE_ALIKE = True
 
 
 class OpSpec:
-    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result")
+    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result", "smem")
 
     def __init__(self, kind, n, pipes, latency, dst, deps, line, iid, stat=None):
         self.kind, self.n, self.pipes, self.latency = kind, n, pipes, latency
         self.dst, self.deps, self.line, self.iid, self.stat = dst, deps, line, iid, stat
         self.mem_result = kind in (LD, CLD, SLD, SATOM, ATOM)
+        self.smem = 0.0         # L1 / shared data-path cycles of a tensor op's shared operands
 
     def __repr__(self):
         return f"<OpSpec {KIND_NAMES[self.kind]} n={self.n} line={self.line}>"
@@ -139,8 +140,13 @@ class ProgramBuilder:
             self.slots.setdefault(d, dst)
         deps = tuple(self.slot(r) for r in op.srcs)
         stat = self.memstats.get(op.id) or default_stat(mkind) if kind in (LD, ST, ATOM) else None
-        lat = self.params.op_latency(mix) if kind in (ALU, BRANCH) else 0.0
+        lat = 0.0
+        if kind in (ALU, BRANCH):
+            ops = op.sass_ops if sass is None else sass
+            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc))
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
+        if op.smem_operand_bytes and kind == ALU:   # wgmma: a warp's quarter of its warpgroup's reads
+            sp.smem = op.smem_operand_bytes / 4.0 / self.params.l1_bytes_per_cycle
         return sp
 
     def programs(self, group, keep_iterations=None):
@@ -285,11 +291,13 @@ def warp_facts(kind, mem, w, instance):
     if kind in ON_CHIP:
         return OnChipFacts(int(mem["wavefronts"][w]))
     serial = mem.get("serial")
+    l1 = mem.get("l1")
+    l1w = int(l1[w]) if l1 is not None else 0
     if serial is None:
-        return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance)
+        return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), 0.0, -1, instance, l1_wavefronts=l1w)
     unit_passes = mem.get("unit_load")
     return MemFacts(int(mem["sectors"][w]), int(mem["lines"][w]), float(serial[w]), int(mem["hot"][w]), instance,
-                    unit_passes[w] if unit_passes is not None else ())
+                    unit_passes[w] if unit_passes is not None else (), l1w)
 
 
 __all__ = ["ProgramBuilder", "OpSpec", "warp_facts", "ON_CHIP", "ALIAS", "ALU", "LD", "ST", "ATOM", "SLD", "SST", "SATOM",

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from ..sass.opclasses import base_opcode, pipe_of
+from .opcosts import measured
 
 NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap", "membar",
                     "fence", "prefetch", "prefetchu", "call", "nanosleep", "cp", "discard",
@@ -41,7 +42,8 @@ NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", 
 IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
 _FP32 = frozenset("FFMA FFMA32I FADD FADD32I FMUL FMUL32I FSWZADD HFMA2 HADD2 HMUL2 HMNMX2 FMNMX".split())
 _IADD = frozenset("IADD3 IADD IADD32I VIADD MOV MOV32I".split())
-_CONV = frozenset("F2F F2I I2F I2I FRND F2IP I2FP".split())
+# I2FP (sm_90's int -> float) is not here: it issues on the ALU, measured (timing/opcosts.py)
+_CONV = frozenset("F2F F2I I2F I2I FRND F2IP".split())
 FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I": 1,
          "DFMA": 2, "DADD": 1, "DMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2}
 # sass/opclasses pipe (Nsight Compute's names) -> the simulator's pipe (params.py)
@@ -113,6 +115,9 @@ def sass_mix(sass_ops, ins=None, cc=(9, 0)):
     for s in sass_ops:
         p = sim_pipe(s, cc)
         k = 1
+        m = measured(s, cc)
+        if m is not None and m.units != 1 and p == m.pipe:
+            k = m.units                    # e.g. IMAD.WIDE: two intervals of the IMAD pipe
         if p == "tensor":
             k = tensor_units(s, ins)
             if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
@@ -123,6 +128,18 @@ def sass_mix(sass_ops, ins=None, cc=(9, 0)):
     return mix
 
 
+def sass_latency(sass_ops, latency, cc=(9, 0)):
+    """Cycles from issue to result of the slowest of ``sass_ops``: each opcode's measured
+    latency (timing/opcosts.py) where there is one, else its pipe's (``latency``: the
+    TimingParams' {pipe: cycles}); None for no instructions."""
+    out = None
+    for s in sass_ops:
+        m = measured(s, cc)
+        v = m.latency if m is not None else latency.get(sim_pipe(s, cc), 4.0)
+        out = v if out is None or v > out else out
+    return out
+
+
 def sass_flops(sass_ops):
     """FLOPs per thread of SASS opcodes (FFMA 2, FADD/FMUL 1, ...; HFMA2.MMA's move idiom 0)."""
     return sum(FLOPS.get(base_opcode(s), 0) for s in sass_ops if not s.startswith("HFMA2.MMA"))
@@ -131,7 +148,7 @@ def sass_flops(sass_ops):
 class PtxOp:
     """One PTX instruction as the timing model costs it (built once per pc)."""
     __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch",
-                 "tma", "ins", "cc")
+                 "tma", "ins", "cc", "sass_ops", "smem_operand_bytes")
 
     def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
         self.ins, self.cc = ins, cc
@@ -141,6 +158,7 @@ class PtxOp:
         self.loc = source
         self.line = (source.file, source.line) if source is not None else None
         self.n = len(sass_ops)
+        self.sass_ops = tuple(sass_ops)
         self.mix = sass_mix(sass_ops, ins, cc)
         self.flops = sass_flops(sass_ops)
         self.dsts, self.srcs = operand_registers(ins, func)
@@ -151,11 +169,26 @@ class PtxOp:
             self.dsts = (f"{func}:%tma",)
         elif ins.opcode == "mbarrier" and ins.mods[:1] in (("try_wait",), ("test_wait",)):
             self.srcs = self.srcs + (f"{func}:%tma",)
+        self.smem_operand_bytes = wgmma_smem_bytes(ins)
         self.bar = ins.opcode in ("bar", "barrier") and "warp" not in ins.mods
         self.branch = ins.opcode in ("bra", "brx", "ret", "exit")
 
     def __repr__(self):
         return f"<PtxOp PTX line {self.id} {self.opcode} n={self.n} {self.mix}>"
+
+
+def wgmma_smem_bytes(ins):
+    """Bytes of shared memory a warpgroup's ``wgmma.mma_async`` reads through its descriptors:
+    B (16 x N 16-bit elements), and A (64 x 16) when A is a descriptor too; 0 for any other
+    instruction (the PTX ISA's shapes; simgpu runs the 16-bit m64nNk16 forms)."""
+    if ins.opcode != "wgmma" or not ins.mods or ins.mods[0] != "mma_async":
+        return 0
+    shape = next((m for m in ins.mods if m.startswith("m64n") and m.endswith("k16")), None)
+    if shape is None:
+        return 0
+    n = int(shape[4:-3])
+    a_desc = len(ins.operands) > 1 and ins.operands[1][0] != "vec"
+    return 2 * 16 * n + (2 * 64 * 16 if a_desc else 0)
 
 
 def operand_registers(ins, func):
@@ -236,4 +269,4 @@ class PtxCode:
         return head <= pc <= self.end[head] or f[pc] != f[head]
 
 
-__all__ = ["PtxCode", "PtxOp", "sim_pipe", "sass_mix", "sass_flops", "operand_registers"]
+__all__ = ["PtxCode", "PtxOp", "sim_pipe", "sass_mix", "sass_latency", "sass_flops", "operand_registers"]

@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 
 from .memfacts import NO_FACTS
-from .params import LSU_QUEUE_CYCLES
+from .params import LSU_QUEUE_CYCLES, WIDE_SECTORS
 from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, ON_CHIP, ST
 
 # Advance simpy's clock in place (no event) when a warp's next step comes before every other
@@ -342,7 +342,10 @@ class SM:
             start = self._issue(sp, smsp, wid, now)
             end = start + sp.n
             if k == ALU or k == BRANCH:
-                regs.write(sp.dst, start + sp.latency, False)
+                if sp.smem:                 # wgmma's shared operands take the SM's data path
+                    regs.write(sp.dst, self._tensor_operands(sp, start), False)
+                else:
+                    regs.write(sp.dst, start + sp.latency, False)
             elif k == BAR:
                 yield from self._barrier(sp, bar, wid, end - now)
                 solo = False                # the barrier's release resumes every waiting warp
@@ -461,7 +464,7 @@ class SM:
         if k in ON_CHIP:
             return self._on_chip(k, facts, t)
         f = facts if facts else NO_FACTS
-        wf = max(1, f.lines)
+        wf = max(1, f.l1_wavefronts or f.lines)       # memfacts.l1_cycles
         t_l1 = self._l1_path(t, wf)
         t_l2, t_dram = self._l2_and_dram(sp, f, t_l1 + wf)
         if k == ST:
@@ -476,6 +479,13 @@ class SM:
         if in_flight is not None:
             return t_l1, self._in_flight_arrival(f, wave, level, in_flight, t_l1, wf, t_l2)
         return t_l1, self._arrival(level, t_l1, wf, t_l2, t_dram)
+
+    def _tensor_operands(self, sp, start):
+        """A wgmma reading shared memory: its operands pass the SM's L1 / shared data path
+        (128 B a cycle, shared with LSU traffic: cp.async and TMA writes, ld/st.shared); its
+        result is ready after its pipe's work and after its operands plus the tensor latency."""
+        t_l1 = self._l1_path(start, sp.smem)
+        return max(start + sp.latency, t_l1 + sp.smem + self.P.latency["tensor"])
 
     def _l1_path(self, t, wavefronts):
         """The cycle a request of `wavefronts` enters the SM's L1 / shared data path."""
@@ -500,8 +510,8 @@ class SM:
         if sp.kind == ST:
             t_l2 = self.l2.serve(t, 32.0 * st.l2_fraction *
                                  max(f.sectors * P.l2_store_sector_cost, f.lines * P.l2_store_request_sectors))
-        else:
-            t_l2 = self.l2.serve(t, l2_bytes)
+        else:       # 16-byte-a-lane requests (cp.async, TMA, ld.v4) at the L2's wide read rate
+            t_l2 = self.l2.serve(t, l2_bytes * P.l2_wide_cost if f.sectors >= WIDE_SECTORS else l2_bytes)
         t_dram = self.dram.serve(t, l2_bytes / 32.0 * st.dram_busy_per_l2)
         return t_l2, t_dram
 

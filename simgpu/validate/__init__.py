@@ -5,6 +5,7 @@ beside measurement.
     print(cmp); cmp.to_json("out.json")
     simgpu.validate.load_ncu_csv(path)          # profiles captured elsewhere
     simgpu.validate.compare(report, metrics)    # the same Comparison
+    simgpu.validate.dobench_seconds(report)     # what triton.testing.do_bench's median would read
 """
 from __future__ import annotations
 
@@ -13,10 +14,24 @@ import numpy as np
 
 from .compare import Comparison, compare, compare_results
 from .ncu import load_ncu_csv, parse_ncu_csv, profile as ncu_profile
+from ..hardware import get_gpu
 from ..runtime.binding import dim3
 from ..runtime.launch import launch
 from ..runtime.program import as_program
 from .runner import device_available, run_on_gpu
+
+
+def dobench_seconds(rep, gpu=None):
+    """What ``triton.testing.do_bench`` reports (its median) for the launch ``rep`` predicts: the
+    predicted kernel time (``gpu__time_duration.sum``, as Nsight Compute times the kernel alone)
+    plus do_bench's floor, the GPU's ``dobench_floor_ns``: its CUDA events and launch add about
+    2.3 us to every call, measured on the card with launches that do nothing
+    (validation/tensor_cores/lecture/derive_floor.py; 0 for a GPU without the measurement).
+    Compare a do_bench median with this, a kernel's own duration (ncu, CUPTI) with ``rep.time_s``."""
+    g = gpu if gpu is not None else rep.gpu
+    if isinstance(g, str):
+        g = get_gpu(g)
+    return rep.metrics["gpu__time_duration.sum"] * 1e-9 + g.dobench_floor_ns * 1e-9
 
 
 def _copy_args(args):

@@ -2,6 +2,11 @@
 timing=False) and compare bit for bit with what the H200 wrote.
 
     PYTHONPATH=. python validation/generated/compare.py [--jobs 2] [--only k0001,k0002] [--out PATH]
+    PYTHONPATH=. python validation/generated/compare.py --campaign c2 [--jobs 2]
+
+Campaign c2 (issue 25 item 3; gen.CAMPAIGNS): reads validation/generated/c2_outputs.npz and
+c2_device.json (what the card wrote, device_run.py --campaign c2), compares the default compiled
+path (executor="ptx") only, and writes validation/generated/c2_compare.json.
 
 Reads validation/data/h200_generated.npz (outputs, inputs) and h200_generated_device.json
 (device status, versions); writes validation/data/h200_generated.json: per path a summary
@@ -143,7 +148,7 @@ def run_one(job):
     import importlib
     import gen
     import simgpu
-    mod = importlib.import_module(f"gen_kernels.{batch}")
+    mod = importlib.import_module(batch if "." in batch else f"gen_kernels.{batch}")
     spec = next(s for s in mod.KERNELS if s["name"] == name)
     ref = _REF
     st = _DEV["kernels"].get(name, {"status": "missing"})
@@ -159,7 +164,12 @@ def run_one(job):
     args = tuple(inputs[x] for x in gen.INPUTS) + (acc, *outs)
     t0 = time.time()
     try:
-        simgpu.launch(spec["fn"], spec["grid"], spec["block"], args, executor=ex, memory=False, timing=False)
+        if _PTX is not None:
+            # the card's own PTX (device_run.py kept it) through the compiled path's executor
+            from simgpu.ptx import runner
+            runner.run(_PTX[name], name, spec["grid"], spec["block"], args)
+        else:
+            simgpu.launch(spec["fn"], spec["grid"], spec["block"], args, executor=ex, memory=False, timing=False)
     except Exception as exc:  # noqa: BLE001
         msg = f"{type(exc).__name__}: {exc}"
         return name, ex, {"class": "simgpu_error", "error": clean(msg, 800), "s": round(time.time() - t0, 2)}
@@ -184,14 +194,19 @@ def run_one(job):
 
 _REF = None
 _DEV = None
+_PTX = None
 
 
-def _init(ref_path, dev_path):
-    global _REF, _DEV
+def _init(ref_path, dev_path, ptx_path=None):
+    global _REF, _DEV, _PTX
     with np.load(ref_path) as z:
         _REF = {k: z[k] for k in z.files}
     with open(dev_path) as f:
         _DEV = json.load(f)
+    if ptx_path:
+        import gzip
+        with gzip.open(ptx_path, "rt") as f:
+            _PTX = json.load(f)
 
 
 # the main causes per path, from the error groups, the features of the failing kernels and the
@@ -216,6 +231,15 @@ TOP_CAUSES = {
         "errors: none",
     ],
 }
+
+
+def _git_head():
+    import subprocess
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def error_group(msg):
@@ -247,15 +271,24 @@ def finalize(out):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
+    ap.add_argument("--campaign", default="c1")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", default="")
-    ap.add_argument("--executors", default=",".join(EXECUTORS))
-    ap.add_argument("--ref", default=os.path.join(DATA, "h200_generated.npz"))
-    ap.add_argument("--dev", default=os.path.join(DATA, "h200_generated_device.json"))
-    ap.add_argument("--out", default=os.path.join(DATA, "h200_generated.json"))
+    ap.add_argument("--executors", default=None)
+    ap.add_argument("--ref", default=None)
+    ap.add_argument("--dev", default=None)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--device-ptx", default=None,
+                    help="run the card's own PTX (device_run.py's <campaign>_ptx.json.gz) through simgpu.ptx.runner "
+                         "instead of compiling each kernel here (isolates the PTX semantics from the toolchain)")
     ap.add_argument("--refinalize", action="store_true",
                     help="only redo error groups and DIAGNOSIS in the existing --out (no runs)")
     a = ap.parse_args(argv)
+    c1 = a.campaign == "c1"
+    a.executors = a.executors or (",".join(EXECUTORS) if c1 else "ptx")
+    a.ref = a.ref or (os.path.join(DATA, "h200_generated.npz") if c1 else os.path.join(HERE, f"{a.campaign}_outputs.npz"))
+    a.dev = a.dev or (os.path.join(DATA, "h200_generated_device.json") if c1 else os.path.join(HERE, f"{a.campaign}_device.json"))
+    a.out = a.out or (os.path.join(DATA, "h200_generated.json") if c1 else os.path.join(HERE, f"{a.campaign}_compare.json"))
     if a.refinalize:
         with open(a.out) as f:
             out = finalize(json.load(f))
@@ -267,25 +300,37 @@ def main(argv=None):
     import gen
     # the script's own disk cache (set before simgpu reads its settings; forked workers inherit it)
     os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
-    _init(a.ref, a.dev)
+    _init(a.ref, a.dev, a.device_ptx)
     only = set(a.only.split(",")) if a.only else None
-    jobs = [(b, s["name"], ex) for b, ks in gen.load_batches() for s in ks
+    jobs = [(b, s["name"], ex) for b, ks in gen.load_batches(a.campaign) for s in ks
             for ex in a.executors.split(",") if only is None or s["name"] in only]
     t0 = time.time()
     res = {ex: {} for ex in a.executors.split(",")}
+    # every record as it comes (a run cut short keeps what it did): <out>.partial.jsonl
+    partial = open(a.out + ".partial.jsonl", "w") if only is None else None
+
+    def keep(name, ex, rec):
+        res[ex][name] = rec
+        if partial is not None:
+            partial.write(json.dumps({"name": name, "ex": ex, "rec": rec}, default=str) + "\n")
+            partial.flush()
     if a.jobs > 1:
-        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref, a.dev)) as pool:
+        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref, a.dev, a.device_ptx)) as pool:
             it = pool.imap_unordered(run_one, jobs, chunksize=1)
             for i, (name, ex, rec) in enumerate(it):
-                res[ex][name] = rec
+                keep(name, ex, rec)
                 if i % 50 == 0:
                     print(f"{i}/{len(jobs)} {time.time() - t0:.0f}s", flush=True)
     else:
         for job in jobs:
-            name, ex, rec = run_one(job)
-            res[ex][name] = rec
+            keep(*run_one(job))
+    if partial is not None:
+        partial.close()
     out = {"device": _DEV["versions"], "simulated_reference": _DEV.get("simulated", False),
-           "seed": _DEV.get("seed"), "paths": {}}
+           "campaign": a.campaign, "seed": _DEV.get("seed"),
+           "ptx_source": "the card's (" + os.path.basename(a.device_ptx) + ")" if a.device_ptx else "compiled here",
+           "simgpu_commit": _git_head(), "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "paths": {}}
     for ex, recs in res.items():
         classes = {}
         for r in recs.values():

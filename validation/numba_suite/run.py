@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import importlib.util
 import json
 import os
 import re
@@ -108,6 +109,36 @@ def _children_cpu():
     return r.ru_utime + r.ru_stime
 
 
+def full_module(mod, defines=None):
+    """A test module's dotted name from the package down: pytest's node ids are relative to its
+    rootdir, which is numba-cuda's test folder in some runs (``test_x``).  Both packages have
+    modules of the same name (test_laplace ...): the one whose source defines ``defines`` (the
+    id's class or test function)."""
+    if mod.startswith("numba."):
+        return mod
+    found = []
+    for package in PACKAGES:
+        try:
+            spec = importlib.util.find_spec(f"{package}.{mod}")
+        except ImportError:
+            spec = None
+        if spec is not None and spec.origin:
+            found.append((f"{package}.{mod}", spec.origin))
+    for name, origin in found:
+        if defines is None or re.search(rf"^\s*(class|def)\s+{re.escape(defines)}\b", open(origin).read(), re.M):
+            return name
+    return found[0][0] if found else mod
+
+
+def full_id(tid):
+    """A node id as ``numba.cuda.tests.<package>.<module>[.<Class>]::<test>``."""
+    mod, sep, rest = tid.partition("::")
+    *parts, last = mod.split(".")
+    if parts and last[:1].isupper():        # "test_x.TestClass::test"
+        return f"{full_module('.'.join(parts), last)}.{last}{sep}{rest}"
+    return f"{full_module(mod, rest.split('[')[0] or None)}{sep}{rest}"
+
+
 def parse_log(path, durations=None):
     """{test id: (outcome, message)} from plugin.py's per-test log (a run that was stopped);
     each test's seconds (all its phases) added into `durations` if given."""
@@ -117,7 +148,7 @@ def parse_log(path, durations=None):
     for line in open(path):
         r = json.loads(line)
         path_part, _, name = r["test"].partition("::")
-        mod = path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", ".")
+        mod = full_module(path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", "."))
         cls, _, meth = name.rpartition("::")
         tid = f"{mod}.{cls}::{meth}" if cls else f"{mod}::{meth}"
         if durations is not None:
