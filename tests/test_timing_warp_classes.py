@@ -63,6 +63,9 @@ def test_warp_classes_group_alike_warps():
     mem = {"sectors": np.array([4, 4, 4, 8, 4]), "lines": np.array([1, 1, 1, 1, 1])}
     # warps 0 and 1 alike; 3 differs from them by its sectors; 2 and 4 by their activity
     assert warp_classes(acts, [mem]) == [(0, [0, 1]), (2, [2]), (3, [3]), (4, [4])]
+    mem["l1"] = np.array([2, 3, 2, 2, 2])       # the L1 data path's cycles tell warps apart too
+    assert warp_classes(acts, [mem]) == [(0, [0]), (1, [1]), (2, [2]), (3, [3]), (4, [4])]
+    del mem["l1"]
     atom = {"sectors": np.ones(5), "lines": np.ones(5), "serial": np.ones(5), "hot": np.full(5, 7),
             "unit_load": [((1, 2.0),), ((1, 2.0),), (), ((1, 2.0),), ((3, 1.0),)]}
     assert warp_classes(acts, [atom]) == [(0, [0, 1, 3]), (2, [2]), (4, [4])]
@@ -89,17 +92,19 @@ def test_uniform_address_facts_as_general_rules(space, size):
     mask[2 * 32:3 * 32] = False                 # a warp with no active lane
     lanes = np.arange(6 * 32).reshape(6, 32)
     act = mask.reshape(6, 32).any(axis=1)
-    for kind in ("ld", "st"):
+    for kind, kw in (("ld", {}), ("st", {}), ("ld", {"line_cycles": 0.394, "tag_banks": 4}),
+                     ("st", {"line_cycles": 2.6, "tag_banks": 4})):
         addr = 4096 + 8 * 37
-        fast = memfacts.memory_info(_event(space, kind, size, addr, mask), lanes, act)
-        general = memfacts.memory_info(_event(space, kind, size, np.full(6 * 32, addr, np.int64), mask), lanes, act)
+        fast = memfacts.memory_info(_event(space, kind, size, addr, mask), lanes, act, **kw)
+        general = memfacts.memory_info(_event(space, kind, size, np.full(6 * 32, addr, np.int64), mask), lanes, act,
+                                       **kw)
         assert fast.keys() == general.keys()
         for k in fast:
             assert fast[k].dtype == general[k].dtype, k
             assert fast[k].tolist() == general[k].tolist(), k
         # the general rules themselves, on addresses not all equal but one per warp
         per_warp = np.repeat(4096 + 128 * np.arange(6), 32).astype(np.int64)
-        got = memfacts.memory_info(_event(space, kind, size, per_warp, mask), lanes, act)
+        got = memfacts.memory_info(_event(space, kind, size, per_warp, mask), lanes, act, **kw)
         for k in fast:
             assert got[k].tolist() == fast[k].tolist(), k
 

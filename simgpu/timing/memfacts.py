@@ -110,10 +110,10 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1
     mk = ev.mask.arr[lanes]
     active = mk.sum(axis=1)
     if not np.ndim(ev.addr) and ev.space != "local" and ev.kind != "atom":
-        return _uniform_info(ev, active)
+        return _uniform_info(ev, active, line_cycles, tag_banks)
     a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
     if ev.space != "local" and ev.kind != "atom" and a.size and (a == a.flat[0]).all():
-        return _uniform_info(ev, active)            # one address for all (an array of it)
+        return _uniform_info(ev, active, line_cycles, tag_banks)    # one address for all (an array of it)
     if ev.space == "shared":
         if ev.kind == "atom":
             wf, _ = max_run(a, mk)
@@ -137,17 +137,21 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1
     return info
 
 
-def _uniform_info(ev, active):
+def _uniform_info(ev, active, line_cycles=1.0, tag_banks=1):
     """memory_info of an access at one address for every lane (a uniform address: a scalar,
-    or an array of one value), not an atomic: one word, one sector, one line per warp that has an active lane (what the
-    general rules give for 32 equal addresses)."""
+    or an array of one value), not an atomic: one word, one sector, one line per warp that
+    has an active lane (what the general rules give for 32 equal addresses; l1_cycles' tag
+    bank count is that one line)."""
     one = (active > 0).astype(np.int64)
     if ev.space == "shared":
         ideal = max(1, (ev.size * WARP) // (32 * 4))          # bank_wavefronts' floor
         return {"wavefronts": one * ideal, "active": active}
     if ev.space == "const":
         return {"wavefronts": one, "active": active}
-    return {"sectors": one, "lines": one.copy(), "active": active}
+    info = {"sectors": one, "lines": one.copy(), "active": active}
+    if line_cycles != 1.0 or tag_banks > 1:
+        info["l1"] = l1_cycles(None, None, one, one, line_cycles, 1)
+    return info
 
 
 def line_passes(addr, mk, line_bytes=128, rows=None):

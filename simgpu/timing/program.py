@@ -229,7 +229,7 @@ class ProgramBuilder:
         return prog
 
 
-_FACT_KEYS = ("sectors", "lines", "wavefronts", "serial", "hot")
+_FACT_KEYS = ("sectors", "lines", "wavefronts", "serial", "hot", "l1")
 
 
 def warp_classes(acts, mems):
