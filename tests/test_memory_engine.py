@@ -26,7 +26,7 @@ def events(draw):
     n = N_SMS * BLOCKS_PER_SM * WPB * 32
     pattern = draw(st.sampled_from(["affine", "random", "uniform"]))
     if pattern == "affine":
-        stride = draw(st.sampled_from([-size, 0, size, 2 * size, 40, 128]))
+        stride = draw(st.sampled_from([-size, 0, size, 2 * size, 40, 128, -256, 384, 4096]))
         base = draw(st.integers(0, 64)) * size + 4096
         addr = base + np.arange(n, dtype=np.int64) * stride + 4096
     elif pattern == "uniform":
@@ -37,6 +37,12 @@ def events(draw):
         mask = np.ones(n, dtype=bool)
     else:
         mask = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    halves = draw(st.sampled_from(["", "repeat", "shift"]))
+    a2, m2 = addr.reshape(-1, 2, 16), mask.reshape(-1, 2, 16)
+    if halves == "repeat":                  # lanes 16..31 repeat 0..15 (a 16-wide block's access)
+        a2[:, 1], m2[:, 1] = a2[:, 0], m2[:, 0]
+    elif halves == "shift":                 # ... or another row's (threadIdx.y + 1)
+        a2[:, 1] = a2[:, 0] + draw(st.sampled_from([-4 * size, -size, size, 64, 4096]))
     return addr + (1 << 20), mask, size, kind
 
 

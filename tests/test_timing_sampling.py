@@ -87,3 +87,15 @@ def test_report_timeline_is_recorded_by_a_simulation_the_prediction_runs(monkeyp
     again = _cycles(fma_loop, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(iters)))
     assert res.cycles == again.cycles
     assert res.timeline.blocks == again.timeline.blocks and res.timeline.warps == again.timeline.warps
+
+
+def test_extrapolated_launch_with_a_tail_runs_only_the_extrapolations_simulations():
+    """Two full waves and a partial one, a loop cut and extrapolated: the main waves and the
+    tail, each at K1 and K2 iterations (four simulations); the report's timeline is the main
+    waves' at K1 (the tail is not simulated once more only for it)."""
+    n = (132 * 8 * 2 + 5) * 256
+    res = _cycles(fma_loop, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(512)))
+    assert res.loop_factors and res.plan.tail_blocks
+    assert res.n_sims == 4
+    assert len(res.timeline.blocks) == 2 * 8        # SM 0's blocks of the two full waves
+    assert res.tail_cycles > 0

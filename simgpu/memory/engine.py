@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cache import (FILLM, FILLT, P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
+from .cache import (EMPTY32, FILLM, FILLT, P_DIRTY, P_GRAN, P_LINE_SHIFT, P_SECTOR_BYTES, P_SECTOR_SHIFT, P_SETS1, P_SETS2,
                     P_SPL, P_WAYS1, P_WAYS2, STAMP, VALID, WRITTEN, l1_find, l1_victim, l2_access,
                     popcount, set_index)
 from .counters import (DRAM_RD, DRAM_RD_BUSY, L1_PEND, L2_PEND, GAT_BYTES, GAT_REQ, GAT_SECT, GLD_BYTES, GLD_HIT, GLD_REQ,
@@ -41,7 +41,7 @@ def new_scratch(n_warps, line_bytes):
             np.zeros((MAX_LINES, nwords), np.int64), np.zeros((n_warps * MAX_LINES, 4 + nwords), np.int64),
             np.zeros(n_warps, np.int64), np.zeros(n_warps, np.int64),
             np.zeros(32, np.int64), np.zeros(32, np.int64), np.zeros((MAX_LINES, 16), np.int64),
-            np.zeros(MAX_LINES, np.int64))
+            np.zeros(MAX_LINES, np.int64), np.full((MAX_LINES, 4), -1, np.int64))
 
 
 @njit(cache=True, _nrt=False)
@@ -152,42 +152,141 @@ def _affine(addr, mask8, base):
     return d, bad == 0 and act == 32
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _affine_n(addr, mask8, base, nl):
+    """_affine() of the `nl` lanes from `base`."""
+    a0 = addr[base]
+    d = addr[base + 1] - a0
+    bad = 0
+    for l in range(nl):
+        bad |= addr[base + l] - a0 - l * d
+    act = 0
+    for l in range(nl):
+        act += mask8[base + l]
+    return d, bad == 0 and act == nl
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _halves_alike(addr, mask8, base):
+    """Whether lanes 16..31 from `base` repeat lanes 0..15 (addresses and activity): a 16-wide
+    block's access that does not depend on threadIdx.y."""
+    bad = 0
+    for l in range(16):
+        bad |= (addr[base + 16 + l] - addr[base + l]) | (mask8[base + 16 + l] ^ mask8[base + l])
+    return bad == 0
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _gather_range(a0, d, nl, size, ls, ss, lmask, lines, smask, bm, want_bytes):
+    """Lines and sectors of `nl` full lanes at a0 + lane * d, |d| <= sector size (stores:
+    d in {0, size}): every sector between the lowest and highest byte, lines in the order
+    the lanes first touch them, appended after none (returns the count)."""
+    lo = min(a0, a0 + (nl - 1) * d)
+    hi = max(a0, a0 + (nl - 1) * d) + size - 1
+    n = 0
+    first, last, step = lo >> ls, hi >> ls, 1
+    if d < 0:                                # lines in the order lanes first touch them
+        first, last, step = last, first, -1
+    for L in range(first, last + step, step):
+        blo = max(lo, L << ls) & lmask
+        bhi = min(hi, ((L + 1) << ls) - 1) & lmask
+        lines[n] = L
+        smask[n] = _bits(blo >> ss, bhi >> ss)
+        if want_bytes:
+            for q in range(bm.shape[1]):
+                bm[n, q] = 0
+            _mark_bytes(bm, n, blo, bhi)
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _gather_strided(a0, d, nl, size, ls, ss, lmask, lines, smask, bm, want_bytes):
+    """Lines and sectors of `nl` full lanes at a0 + lane * d, d a non-zero multiple of the
+    line size and no lane's bytes crossing a line: one line per lane, in lane order, each
+    with the same sectors (and bytes)."""
+    o = a0 & lmask
+    m = _bits(o >> ss, (o + size - 1) >> ss)
+    for l in range(nl):
+        lines[l] = (a0 + l * d) >> ls
+        smask[l] = m
+        if want_bytes:
+            for q in range(bm.shape[1]):
+                bm[l, q] = 0
+            _mark_bytes(bm, l, o, o + size - 1)
+    return nl
+
+
 @njit(cache=True, _nrt=False)
 def gather(addr, mask, mask8, w, size, ls, ss, sb, lines, smask, bm, want_bytes):
     """Coalesce warp `w`: the distinct lines its active lanes touch, the sectors touched in
     each (smask) and, if want_bytes, the bytes (bm).  Returns (lines, active lanes).
 
-    Lines are listed in the order the lanes first touch them.  Fast path: a full warp with
-    addresses a0 + lane * d, |d| <= sector size (and, for stores, d in {0, size} so the
-    bytes written are one range): every sector between the lowest and highest byte is
-    touched.  Otherwise one lane at a time (_gather_lanes)."""
+    Lines are listed in the order the lanes first touch them.  Fast paths (what the lanes
+    one at a time give, without visiting them): a full warp with addresses a0 + lane * d,
+    |d| <= sector size (and, for stores, d in {0, size} so the bytes written are one range):
+    every sector between the lowest and highest byte is touched; d a multiple of the line
+    size, no lane crossing a line: a line per lane.  A warp whose lanes 16..31 repeat lanes
+    0..15 (a 16-wide block's access not depending on threadIdx.y) is the first half's lines,
+    with twice its active lanes.  Otherwise one lane at a time (_gather_lanes)."""
     lmask = (np.int64(1) << ls) - 1
-    d, affine = _affine(addr, mask8, w * 32)
+    base = w * 32
+    d, affine = _affine(addr, mask8, base)
+    if affine:
+        n = _gather_affine(addr[base], d, 32, size, ls, ss, sb, lmask, lines, smask, bm, want_bytes)
+        if n >= 0:
+            return n, 32
+    d, affine = _affine_n(addr, mask8, base, 16)
+    if _halves_alike(addr, mask8, base):
+        if affine:
+            n = _gather_affine(addr[base], d, 16, size, ls, ss, sb, lmask, lines, smask, bm, want_bytes)
+            if n >= 0:
+                return n, 32
+        n, active = _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes, 16)
+        return n, 2 * active
     if affine and abs(d) <= sb and (not want_bytes or d == 0 or d == size):
-        a0 = addr[w * 32]
-        lo = min(a0, a0 + 31 * d)
-        hi = max(a0, a0 + 31 * d) + size - 1
-        n = 0
-        first, last, step = lo >> ls, hi >> ls, 1
-        if d < 0:                                # lines in the order lanes first touch them
-            first, last, step = last, first, -1
-        for L in range(first, last + step, step):
-            blo = max(lo, L << ls) & lmask
-            bhi = min(hi, ((L + 1) << ls) - 1) & lmask
-            lines[n] = L
-            smask[n] = _bits(blo >> ss, bhi >> ss)
-            if want_bytes:
-                for q in range(bm.shape[1]):
-                    bm[n, q] = 0
-                _mark_bytes(bm, n, blo, bhi)
-            n += 1
-        return n, 32
-    return _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes)
+        d2, affine2 = _affine_n(addr, mask8, base + 16, 16)
+        if affine2 and abs(d2) <= sb and (not want_bytes or d2 == 0 or d2 == size):
+            n = _gather_range(addr[base], d, 16, size, ls, ss, lmask, lines, smask, bm, want_bytes)
+            n = _merge_range(addr[base + 16], d2, 16, size, ls, ss, lmask, lines, smask, bm, want_bytes, n)
+            return n, 32
+    return _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes, 32)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _merge_range(a0, d, nl, size, ls, ss, lmask, lines, smask, bm, want_bytes, n):
+    """_gather_range() of `nl` more lanes, merged into the `n` lines listed (new lines
+    appended in the order the lanes first touch them); returns the new count."""
+    lo = min(a0, a0 + (nl - 1) * d)
+    hi = max(a0, a0 + (nl - 1) * d) + size - 1
+    first, last, step = lo >> ls, hi >> ls, 1
+    if d < 0:
+        first, last, step = last, first, -1
+    for L in range(first, last + step, step):
+        blo = max(lo, L << ls) & lmask
+        bhi = min(hi, ((L + 1) << ls) - 1) & lmask
+        j, n = _slot_of(lines, smask, bm, n, L, want_bytes)
+        smask[j] |= _bits(blo >> ss, bhi >> ss)
+        if want_bytes:
+            _mark_bytes(bm, j, blo, bhi)
+    return n
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _gather_affine(a0, d, nl, size, ls, ss, sb, lmask, lines, smask, bm, want_bytes):
+    """gather() of `nl` full lanes at a0 + lane * d where a fast path applies: the lines'
+    count, or -1 (none applies)."""
+    if abs(d) <= sb and (not want_bytes or d == 0 or d == size):
+        return _gather_range(a0, d, nl, size, ls, ss, lmask, lines, smask, bm, want_bytes)
+    if d != 0 and (d & lmask) == 0 and (a0 & lmask) + size - 1 <= lmask:
+        return _gather_strided(a0, d, nl, size, ls, ss, lmask, lines, smask, bm, want_bytes)
+    return -1
 
 
 @njit(cache=True, _nrt=False)
-def _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes):
-    """gather(), one lane at a time (kept out of line: inlining it slows the fast path)."""
+def _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes, nl=32):
+    """gather(), one lane at a time, of the first `nl` lanes (kept out of line: inlining it
+    slows the fast path)."""
     n = 0
     active = 0
     last = -1
@@ -195,7 +294,7 @@ def _gather_lanes(addr, mask, w, size, ls, ss, lines, smask, bm, want_bytes):
     cur = 0                        # sectors of line `last` not yet stored in smask[j]
     lmask = (np.int64(1) << ls) - 1
     fs = min(ss, 6)                # within one sector and one 64-bit word of the byte mask
-    for l in range(32):
+    for l in range(nl):
         i = w * 32 + l
         if not mask[i]:
             continue
@@ -324,7 +423,9 @@ def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, c
     ls, ss, spl, sb = prm[P_LINE_SHIFT], prm[P_SECTOR_SHIFT], prm[P_SPL], prm[P_SECTOR_BYTES]
     sets1, ways1 = prm[P_SETS1], prm[P_WAYS1]
     inv1 = 1.0 / sets1
-    lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra = scratch
+    lines, smask, bm, buf, wstart, wcount, da, dc, mx, extra, hint = scratch
+    for j in range(hint.shape[0]):                      # hints hold within one event
+        hint[j, 0] = -1
     load = kind == LD or kind == LOCAL_LD
     store = kind == ST or kind == LOCAL_ST
     atom = kind == ATOM
@@ -348,13 +449,25 @@ def _l1_pass(addr, mask, mask8, size, kind, sm_order, warp_sm, l1tag, l1, prm, c
             L, m = lines[j], smask[j]
             ex = extra[j] if atom else 0
             sect += popcount(m) + ex
-            row = base + set_index(L, sets1, inv1)
+            # hint[j]: (line, SM's first row, row, way) of the j-th line of the last warp: warps
+            # of a block often touch the same lines (its row and way are then known: a way
+            # whose tag is the line's is the one l1_find finds, tags being unique in a row)
+            same = hint[j, 0] == L and hint[j, 1] == base
+            row = hint[j, 2] if same else base + set_index(L, sets1, inv1)
             full = 0
             if atom:
                 _l1_invalidate(l1tag, l1, row, ways1, L, m)
+                hint[j, 0], hint[j, 1], hint[j, 2], hint[j, 3] = L, base, row, -1
             else:
                 t += 1
-                way = _l1_way(l1tag, l1, row, ways1, L, t)
+                key = np.uint32(L & 0xFFFFFFFF)
+                hw = hint[j, 3]
+                if same and hw >= 0 and key != EMPTY32 and l1tag[row, hw] == key:
+                    way = hw
+                    l1[row, STAMP, way] = t
+                else:
+                    way = _l1_way(l1tag, l1, row, ways1, L, t)
+                    hint[j, 0], hint[j, 1], hint[j, 2], hint[j, 3] = L, base, row, way
                 if load:
                     h, pd, m = _l1_load(l1, row, way, m, ev1)
                     l1hit += h

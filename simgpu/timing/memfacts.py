@@ -82,9 +82,8 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     w, new = _distinct(word, mk)
     rows = w.shape[0]
     bank = np.where(w >= 0, w % banks, 0)
-    cnt = np.zeros((rows, banks), dtype=np.int64)
-    r = np.broadcast_to(np.arange(rows)[:, None], w.shape)
-    np.add.at(cnt, (r[new], bank[new]), 1)
+    r = np.broadcast_to(np.arange(rows)[:, None] * banks, w.shape)
+    cnt = np.bincount((r + bank)[new], minlength=rows * banks).reshape(rows, banks)
     wf = cnt.max(axis=1)
     ideal = max(1, (size * WARP) // (banks * bank_bytes))      # 8-byte: 2, 16-byte: 4
     return np.maximum(wf, np.where(mk.any(axis=1), ideal, 0))
@@ -109,8 +108,12 @@ def l1_cycles(a, mk, sectors, lines, line_cycles=1.0, tag_banks=1):
 def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1.0, tag_banks=1):
     """dict of per-warp arrays (one row per sampled warp in `lanes`)."""
     mk = ev.mask.arr[lanes]
-    a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
     active = mk.sum(axis=1)
+    if not np.ndim(ev.addr) and ev.space != "local" and ev.kind != "atom":
+        return _uniform_info(ev, active, line_cycles, tag_banks)
+    a = np.asarray(ev.addr)[lanes] if np.ndim(ev.addr) else np.full(lanes.shape, int(ev.addr))
+    if ev.space != "local" and ev.kind != "atom" and a.size and (a == a.flat[0]).all():
+        return _uniform_info(ev, active, line_cycles, tag_banks)    # one address for all (an array of it)
     if ev.space == "shared":
         if ev.kind == "atom":
             wf, _ = max_run(a, mk)
@@ -131,6 +134,23 @@ def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1
     if ev.kind == "atom":
         info["serial"], info["hot"] = _contention(ev, a, mk, wave_fraction)
         info["unit_load"] = _unit_contention(ev, a, mk, wave_fraction, unit_bytes)
+    return info
+
+
+def _uniform_info(ev, active, line_cycles=1.0, tag_banks=1):
+    """memory_info of an access at one address for every lane (a uniform address: a scalar,
+    or an array of one value), not an atomic: one word, one sector, one line per warp that
+    has an active lane (what the general rules give for 32 equal addresses; l1_cycles' tag
+    bank count is that one line)."""
+    one = (active > 0).astype(np.int64)
+    if ev.space == "shared":
+        ideal = max(1, (ev.size * WARP) // (32 * 4))          # bank_wavefronts' floor
+        return {"wavefronts": one * ideal, "active": active}
+    if ev.space == "const":
+        return {"wavefronts": one, "active": active}
+    info = {"sectors": one, "lines": one.copy(), "active": active}
+    if line_cycles != 1.0 or tag_banks > 1:
+        info["l1"] = l1_cycles(None, None, one, one, line_cycles, 1)
     return info
 
 

@@ -146,7 +146,7 @@ class TimingModel(Observer):
             return self.result
         configs, factors, K1 = self._loop_configs()
         tl = Timeline()
-        sims = Simulations(self, configs, factors, timeline=(self._rep_key(), tl))
+        sims = Simulations(self, configs, factors, timeline=(self._rep_key(factors), tl))
         vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
         assert rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
         sims.run(*rep_key, timeline=tl)     # a new simulation only if _extrapolate did not run it
@@ -157,13 +157,16 @@ class TimingModel(Observer):
             self.tail_cycles = max(0.0, float(vec[CYCLES]) - main_end)
         return self._finish(vec, sims.sm(rep_key), tl, sims.count, waves_simulated, factors, K1)
 
-    def _rep_key(self):
+    def _rep_key(self, factors):
         """The simulation that represents the launch (its timeline and SM are the report's):
-        the key _extrapolate returns, known before any simulation runs."""
+        the key _extrapolate returns, known before any simulation runs.  Exact: the one
+        simulation; extrapolated: the last full waves simulated, with loops cut at K1 (one
+        the extrapolation runs: the partial last wave, simulated on its own there, is not
+        simulated once more only for the timeline and the per-line view)."""
         F, has_tail = self.plan.full_waves, len(self.groups) > 1
-        if self.detail == "full" or F <= EXACT_WAVES:
+        if self.detail == "full" or (not factors and F <= EXACT_WAVES):
             return (max(F, 1), has_tail, 0)
-        return (Q2, has_tail, 0)
+        return (max(F, 1) if F <= EXACT_WAVES else Q2, False, 0)
 
     def _extrapolate(self, sims, factors):
         """The launch's TOTALS vector from the simulations (exact, or extrapolated over loops
@@ -186,7 +189,7 @@ class TimingModel(Observer):
             tv = sims.loops_extrapolated(0, True)
             vec = vec + tv
             self.tail_cycles = float(tv[CYCLES])
-        return vec, (waves_simulated[-1], has_tail, 0), waves_simulated, False
+        return vec, (waves_simulated[-1], False, 0), waves_simulated, False
 
     def _loop_configs(self):
         """Loop-truncation configurations: [base, one per long loop], and their factors."""

@@ -21,6 +21,9 @@ from .ptx_trace import PtxOp, sass_latency, sass_mix
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
 KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", "bar", "branch")
+# Warps alike share one program, built once (warp_classes); False: one build per warp (the
+# differential test, tests/test_timing_warp_classes.py, runs both).
+SHARE_ALIKE = True
 
 
 class OpSpec:
@@ -165,20 +168,29 @@ class ProgramBuilder:
             if mem is not None:
                 space, mkind = mem["space"], mem["kind"]
             items.append((self.spec(e.ins, space, mkind), mem))
-        progs = []
-        for w in range(nw):
+        # Warps alike (active in the same entries, with the same memory facts in each) have
+        # one program: it is built once, for the first of them, and shared (the simulator
+        # only reads programs).  Built in order of each class's first warp, so specs and
+        # register slots are made in the order a warp-by-warp build makes them.
+        progs = [None] * nw
+        for w, members in warp_classes(acts, [m for _, m in items if m is not None]):
             idx = np.nonzero(acts[:, w])[0]
             if self.stream is not None and len(idx) and isinstance(kept[idx[0]].ins, PtxOp):
-                progs.append(self._sass_program(w, idx, kept, items))
-                continue
-            prog = []
-            for i in idx:
-                sp, mem = items[i]
-                if mem is None:
-                    prog.append((sp, None))
-                else:
-                    prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
-            progs.append(prog)
+                f0, p0 = self.issued_flow, self.issued_per_line
+                prog = self._sass_program(w, idx, kept, items)
+                k = len(members) - 1            # what the other warps of the class issue
+                self.issued_flow += k * (self.issued_flow - f0)
+                self.issued_per_line += k * (self.issued_per_line - p0)
+            else:
+                prog = []
+                for i in idx:
+                    sp, mem = items[i]
+                    if mem is None:
+                        prog.append((sp, None))
+                    else:
+                        prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
+            for v in members:
+                progs[v] = prog
         return progs
 
     def _sass_program(self, w, idx, kept, items):
@@ -215,6 +227,39 @@ class ProgramBuilder:
         self.issued_flow += issue.flow
         self.issued_per_line += issue.per_line
         return prog
+
+
+_FACT_KEYS = ("sectors", "lines", "wavefronts", "serial", "hot", "l1")
+
+
+def warp_classes(acts, mems):
+    """[(first warp, [warps])] of the warps that are alike: the same column of `acts`
+    (entries x warps) and the same per-warp facts in every recorded memory entry `mems`
+    (memfacts.memory_info's arrays; what warp_facts reads).  In order of the first warp."""
+    nw = acts.shape[1]
+    if not SHARE_ALIKE:
+        return [(w, [w]) for w in range(nw)]
+    rows = [np.packbits(acts, axis=0).astype(np.float64)]
+    for m in mems:
+        for k in _FACT_KEYS:
+            v = m.get(k)
+            if v is not None:
+                rows.append(np.asarray(v, dtype=np.float64)[None, :])
+        ul = m.get("unit_load")
+        if ul is not None:                  # atomics' per-unit passes: tuples, named by number
+            ids = {}
+            rows.append(np.array([[ids.setdefault(t, len(ids)) for t in ul]], dtype=np.float64))
+    key = np.ascontiguousarray(np.concatenate(rows).T)
+    first = {}
+    out = []
+    for w in range(nw):
+        kb = key[w].tobytes()
+        c = first.get(kb)
+        if c is None:
+            first[kb] = c = len(out)
+            out.append((w, []))
+        out[c][1].append(w)
+    return out
 
 
 def memory_kind(space, mkind):

@@ -109,13 +109,17 @@ class Counters:
         self.pipe_busy = {}
         self.warps = 0
         self.warp_cycles = 0.0
+        self._busy = {}                         # OpSpec -> ((pipe, busy cycles per issue), ...)
 
     def on_issue(self, sp, n):
         self.issued += n
-        pb, iv = self.pipe_busy, self.interval
-        for p, k in sp.pipes:
-            q = "int" if p == "iadd" else p       # flexible integer work: counted with the ALU
-            pb[q] = pb.get(q, 0.0) + k * iv.get(p, 1.0)
+        pb = self.pipe_busy
+        busy = self._busy.get(sp)
+        if busy is None:
+            iv = self.interval          # flexible integer work ("iadd"): counted with the ALU
+            busy = self._busy[sp] = tuple(("int" if p == "iadd" else p, k * iv.get(p, 1.0)) for p, k in sp.pipes)
+        for q, b in busy:
+            pb[q] = pb.get(q, 0.0) + b
         if sp.line is not None:
             self.issue_by_line[sp.line] = self.issue_by_line.get(sp.line, 0.0) + n
 
@@ -206,6 +210,13 @@ def pipes_free_at(pipes, interval, sp):
     return tp
 
 
+def slow_pipes(interval, sp):
+    """(the pipes of `sp` slower than issue, whether it has flexible integer work): what
+    pipes_free_at reads, once per OpSpec."""
+    return (tuple(p for p, n in sp.pipes if p != "iadd" and interval[p] > 1.0),
+            any(p == "iadd" for p, n in sp.pipes))
+
+
 def reserve_pipes(pipes, interval, sp, start):
     """Occupy the pipes of `sp` from `start`; integer adds are split between the two integer
     pipes so that both finish together."""
@@ -252,6 +263,7 @@ class SM:
         self.launch_busy = 0.0
         self.resident = 0
         self._occ_t = 0.0
+        self._slow = {}                 # OpSpec -> slow_pipes(): what its issue waits for
 
     # -- bandwidth share ------------------------------------------------------------------
     def set_phase(self, active_sms):
@@ -365,7 +377,15 @@ class SM:
     def _issue(self, sp, smsp, wid, now):
         """Reserve the issue port and pipes for `sp`; returns its issue cycle."""
         pipes, interval = self.pipe_free[smsp], self.P.interval
-        tp = pipes_free_at(pipes, interval, sp)
+        slow = self._slow.get(sp)
+        if slow is None:
+            slow = self._slow[sp] = slow_pipes(interval, sp)
+        tp = 0.0                             # pipes_free_at, from the pipes it reads
+        if slow[1]:
+            tp = min(pipes["int"], pipes["imad"])
+        for p in slow[0]:
+            if pipes[p] > tp:
+                tp = pipes[p]
         start = self.issue_slot(smsp, tp if tp > now else now, sp.n)
         if start > now:
             self._count_issue_wait(sp, wid, now, tp, start)
