@@ -106,8 +106,8 @@ environment (an extra pinning them would replace the 13.5 wheels, which `cuda-to
 also satisfies):
 
 ```bash
-pip install --no-deps --target /work/tc13 nvidia-nvvm==13.0.88 nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvrtc==13.0.88
-SIMGPU_TOOLCHAIN=/work/tc13 python validation/compare_registers.py --toolchain /work/tc13
+pip install --no-deps --target ~/tc13 nvidia-nvvm==13.0.88 nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvrtc==13.0.88
+SIMGPU_TOOLCHAIN=~/tc13 python validation/compare_registers.py --toolchain ~/tc13
 ```
 
 NVVM is loaded once per process: set the variable (or `--toolchain`) before the first compile;

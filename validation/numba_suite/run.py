@@ -113,7 +113,7 @@ def full_module(mod, defines=None):
     """A test module's dotted name from the package down: pytest's node ids are relative to its
     rootdir, which is numba-cuda's test folder in some runs (``test_x``).  Both packages have
     modules of the same name (test_laplace ...): the one whose source defines ``defines`` (the
-    id's class or test function)."""
+    id's class and test function: both have a class TestReduction)."""
     if mod.startswith("numba."):
         return mod
     found = []
@@ -124,8 +124,10 @@ def full_module(mod, defines=None):
             spec = None
         if spec is not None and spec.origin:
             found.append((f"{package}.{mod}", spec.origin))
+    names = [defines] if isinstance(defines, str) else [d for d in (defines or ()) if d]
     for name, origin in found:
-        if defines is None or re.search(rf"^\s*(class|def)\s+{re.escape(defines)}\b", open(origin).read(), re.M):
+        text = open(origin).read()
+        if all(re.search(rf"^\s*(class|def)\s+{re.escape(d)}\b", text, re.M) for d in names):
             return name
     return found[0][0] if found else mod
 
@@ -135,7 +137,7 @@ def full_id(tid):
     mod, sep, rest = tid.partition("::")
     *parts, last = mod.split(".")
     if parts and last[:1].isupper():        # "test_x.TestClass::test"
-        return f"{full_module('.'.join(parts), last)}.{last}{sep}{rest}"
+        return f"{full_module('.'.join(parts), (last, rest.split('[')[0]))}.{last}{sep}{rest}"
     return f"{full_module(mod, rest.split('[')[0] or None)}{sep}{rest}"
 
 
@@ -148,9 +150,9 @@ def parse_log(path, durations=None):
     for line in open(path):
         r = json.loads(line)
         path_part, _, name = r["test"].partition("::")
-        mod = full_module(path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", "."))
+        mod = path_part.split("numba_cuda/")[-1].removesuffix(".py").replace("/", ".")
         cls, _, meth = name.rpartition("::")
-        tid = f"{mod}.{cls}::{meth}" if cls else f"{mod}::{meth}"
+        tid = full_id(f"{mod}.{cls}::{meth}" if cls else f"{mod}::{meth}")
         if durations is not None:
             durations[tid] = durations.get(tid, 0.0) + float(r.get("duration") or 0.0)
         outcome = {"xfailed": "skipped"}.get(r["outcome"], r["outcome"])
