@@ -92,3 +92,14 @@ def test_compare_rows(cb):
     s = cb.summary(rows)
     assert (s["n"], s["agree"], s["busiest_agree"]) == (3, 2, 1)
     assert "Agreement: 2 of 3" in cb.markdown(rows, s)
+
+
+def test_coarse(cb):
+    # stored runs without per-pipe metrics: sm__throughput stands for the SM's pipes
+    m = {"sm__throughput.avg.pct_of_peak_sustained_elapsed": 80.0,
+         "dram__throughput.avg.pct_of_peak_sustained_elapsed": 40.0}
+    rows = cb.compare([{"name": "k"}], {"k": m},
+                      {"k": {"kind": "resource", "resource": "int", "busy": 0.9, "bottleneck": "integer"}},
+                      coarse_units=True)
+    assert rows[0]["ncu"] == rows[0]["simgpu"] == "compute" and rows[0]["agree"]
+    assert cb.coarse("l2") == "l2" and cb.coarse("latency") == "latency"

@@ -107,6 +107,25 @@ def simgpu_unit(kind, name):
     return SIM_TO_NCU.get(name, name)
 
 
+# --coarse: for ncu data without per-pipe utilisation (the stored H200 runs): every SM pipe and
+# issue is one unit, "compute", measured by sm__throughput (the SOL's compute side)
+COMPUTE_UNITS = ("fma", "fp64", "alu", "xu", "issue", "tensor", "uniform", "branch/address")
+
+
+def coarse_metrics(metrics):
+    """A row without per-pipe metrics -> the same row with sm__throughput as the "issue" unit
+    (which coarse() folds into "compute" with the pipes)."""
+    out = dict(metrics)
+    v = metrics.get("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    if v is not None:
+        out["smsp__issue_active.avg.pct_of_peak_sustained_active"] = v
+    return out
+
+
+def coarse(unit):
+    return "compute" if unit in COMPUTE_UNITS else unit
+
+
 # -- running it --------------------------------------------------------------------------------
 def load_cases(kernels):
     if os.path.basename(os.path.normpath(kernels)) == "holdout":
@@ -150,16 +169,20 @@ def predict_units(case, gpu):
             "utilisation": dict(r.utilisation), "time_ns": r.time_s * 1e9, "wall_s": time.time() - t0}
 
 
-def compare(cases, ncu, pred):
+def compare(cases, ncu, pred, coarse_units=False):
     rows = []
     for c in cases:
         n, m, p = c["name"], ncu.get(c["name"]), pred.get(c["name"])
         if not m or not p or "error" in p:
             continue
+        if coarse_units:
+            m = coarse_metrics(m)
         nc, top, top_pct = ncu_unit(m)
         sim = simgpu_unit(p["kind"], p["resource"])
         sim_busiest = SIM_TO_NCU.get(p["resource"], p["resource"]) if p["resource"] else None
         units = ncu_units(m)
+        if coarse_units:
+            nc, top, sim, sim_busiest = coarse(nc), coarse(top), coarse(sim), coarse(sim_busiest)
         rows.append({"name": n, "ncu": nc, "ncu_top": top, "ncu_top_pct": top_pct,
                      "ncu_units": {k: round(v[0], 1) for k, v in sorted(units.items(), key=lambda kv: -kv[1][0])},
                      "ncu_top_metric": units[top][1] if top else None,
@@ -196,7 +219,11 @@ def markdown(rows, s):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pair", action="append", required=True, help="CSV:ORDER (ncu raw CSV and its order file)")
+    ap.add_argument("--pair", action="append", default=[], help="CSV:ORDER (ncu raw CSV and its order file)")
+    ap.add_argument("--data-json", default=None, help="instead of --pair: a measurement JSON with "
+                    "cases[name].ncu.metrics (validation/data/h200_holdout.json)")
+    ap.add_argument("--coarse", action="store_true", help="no per-pipe metrics: compare compute / "
+                    "DRAM / L2 / L1 / latency only (sm__throughput stands for the SM's pipes)")
     ap.add_argument("--kernels", default=os.path.join(HERE, "holdout"))
     ap.add_argument("--gpu", default="H100")
     ap.add_argument("--only", default=None)
@@ -209,6 +236,9 @@ def main(argv=None):
     importlib.import_module("_common")   # patches np.row_stack
     cases = [c for c in load_cases(a.kernels) if not a.only or re.search(a.only, c["name"])]
     ncu, problems = load_ncu([tuple(p.split(":", 1)) for p in a.pair])
+    if a.data_json:
+        with open(a.data_json) as f:
+            ncu.update({n: r["ncu"]["metrics"] for n, r in json.load(f)["cases"].items() if r.get("ncu")})
     pred = {}
     if a.predictions and os.path.exists(a.predictions):
         with open(a.predictions) as f:
@@ -223,7 +253,7 @@ def main(argv=None):
             if a.predictions:
                 with open(a.predictions, "w") as f:
                     json.dump(pred, f, indent=1)
-    rows = compare(cases, ncu, pred)
+    rows = compare(cases, ncu, pred, a.coarse)
     s = summary(rows)
     md = markdown(rows, s)
     print(md)
@@ -232,7 +262,7 @@ def main(argv=None):
     unm = sorted({u for m in ncu.values() for u in ncu_unmapped(m)})
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"summary": s, "gpu_model": a.gpu, "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
+            json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "ncu_sources": a.pair + [a.data_json], "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
                        "ncu_unit_rules": NCU_UNIT_RULES, "ncu_unmapped_metrics": unm,
                        "ncu_problems": problems, "rows": rows}, f, indent=1)
     if a.markdown:
