@@ -181,11 +181,12 @@ def compare(cases, ncu, pred, coarse_units=False):
         sim = simgpu_unit(p["kind"], p["resource"])
         sim_busiest = SIM_TO_NCU.get(p["resource"], p["resource"]) if p["resource"] else None
         units = ncu_units(m)
+        top_metric = units[top][1] if top else None
         if coarse_units:
             nc, top, sim, sim_busiest = coarse(nc), coarse(top), coarse(sim), coarse(sim_busiest)
         rows.append({"name": n, "ncu": nc, "ncu_top": top, "ncu_top_pct": top_pct,
                      "ncu_units": {k: round(v[0], 1) for k, v in sorted(units.items(), key=lambda kv: -kv[1][0])},
-                     "ncu_top_metric": units[top][1] if top else None,
+                     "ncu_top_metric": top_metric,
                      "sm_throughput": m.get("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
                      "memory_throughput": m.get("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
                      "simgpu": sim, "simgpu_kind": p["kind"], "simgpu_resource": p["resource"],
