@@ -203,11 +203,12 @@ def summary(rows):
             "busiest_agree": b, "busiest_agree_pct": 100.0 * b / n if n else None}
 
 
-def markdown(rows, s):
+def markdown(rows, s, coarse_units=False):
     out = ["| kernel | ncu: busiest unit (% of peak) | ncu bottleneck | simgpu (busy) | simgpu bottleneck | agree |",
            "|---|---|---|---|---|:-:|"]
     for r in rows:
-        nxt = [f"{k} {v:.0f}" for k, v in list(r["ncu_units"].items())[:3]]
+        nxt = [f"{'compute (sm__throughput)' if coarse_units and k == 'issue' else k} {v:.0f}"
+               for k, v in list(r["ncu_units"].items())[:3]]
         out.append(f"| {r['name']} | {', '.join(nxt)} | {r['ncu']} | {r['simgpu_resource']} "
                    f"{100 * r['simgpu_busy']:.0f} % ({r['simgpu_kind']}) | {r['simgpu']} | "
                    f"{'yes' if r['agree'] else 'no'} |")
@@ -256,7 +257,7 @@ def main(argv=None):
                     json.dump(pred, f, indent=1)
     rows = compare(cases, ncu, pred, a.coarse)
     s = summary(rows)
-    md = markdown(rows, s)
+    md = markdown(rows, s, a.coarse)
     print(md)
     if problems:
         print("ncu mapping problems:", problems)
