@@ -51,9 +51,9 @@ prof() {   # prof TAG CAP CMD...
     t=$(( $(left) - 20 )); [ $t -gt $cap ] && t=$cap; [ $t -lt 15 ] && return
   done
 }
-prof holdout 240 python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
+prof holdout 150 python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
 for m in copies matmul transpose reduction histogram compute bank_conflicts elementwise; do
-  prof suite_$m 120 python3 validation/run_suite.py --out $R/csv --mode profile --modules $m
+  prof suite_$m 60 python3 validation/run_suite.py --out $R/csv --mode profile --modules $m
 done
 cp $R/query.txt $R/csv/ncu_query_metrics.txt
 (cd $R/csv && tar czf $OUT/bneck_raw.tgz .)
