@@ -263,10 +263,13 @@ def main(argv=None):
         print("ncu mapping problems:", problems)
     unm = sorted({u for m in ncu.values() for u in ncu_unmapped(m)})
     if a.json:
+        from simgpu.sass import toolchain_versions
         with open(a.json, "w") as f:
             json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "ncu_sources": a.pair + [a.data_json], "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
                        "ncu_unit_rules": NCU_UNIT_RULES, "ncu_unmapped_metrics": unm,
-                       "ncu_problems": problems, "rows": rows}, f, indent=1)
+                       "ncu_problems": problems, "simgpu_toolchain": toolchain_versions(),
+                       "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "prediction": "simgpu.predict(..., gpu, sample=True, executor='ptx')", "rows": rows}, f, indent=1)
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(md + "\n")
