@@ -103,3 +103,24 @@ def test_coarse(cb):
                       coarse_units=True)
     assert rows[0]["ncu"] == rows[0]["simgpu"] == "compute" and rows[0]["agree"]
     assert cb.coarse("l2") == "l2" and cb.coarse("latency") == "latency"
+
+
+def test_load_ncu_raw_csv(cb, tmp_path):
+    # the device script's output: ncu's raw page (header, units row, one row per launch) + order file
+    import json
+    csv_text = "\n".join([
+        '==PROF== Disconnected',
+        '"ID","Process ID","Kernel Name","dram__throughput.avg.pct_of_peak_sustained_elapsed",'
+        '"sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active","gpu__time_duration.sum"',
+        '"","","","%","%","usecond"',
+        '"0","1","copy[abc]","88.5","10.0","2.5"',
+        '"1","1","spin(int)","1.0","77.0","3.0"',
+    ])
+    (tmp_path / "b.csv").write_text(csv_text)
+    (tmp_path / "o.json").write_text(json.dumps({"launches": [
+        {"index": 0, "name": "case_copy", "kernel": "copy"}, {"index": 1, "name": "case_spin", "kernel": "spin"}]}))
+    ncu, problems = cb.load_ncu([(str(tmp_path / "b.csv"), str(tmp_path / "o.json"))])
+    assert problems == []
+    assert ncu["case_copy"]["gpu__time_duration.sum"] == 2500.0
+    assert cb.ncu_unit(ncu["case_copy"])[0] == "dram"
+    assert cb.ncu_unit(ncu["case_spin"])[0] == "alu"
