@@ -240,7 +240,8 @@ def main(argv=None):
     ncu, problems = load_ncu([tuple(p.split(":", 1)) for p in a.pair])
     if a.data_json:
         with open(a.data_json) as f:
-            ncu.update({n: r["ncu"]["metrics"] for n, r in json.load(f)["cases"].items() if r.get("ncu")})
+            ncu.update({n: (r.get("ncu") or r)["metrics"] for n, r in json.load(f)["cases"].items()
+                        if "metrics" in (r.get("ncu") or r)})
     pred = {}
     if a.predictions and os.path.exists(a.predictions):
         with open(a.predictions) as f:
