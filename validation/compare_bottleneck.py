@@ -2,9 +2,11 @@
 """simgpu's named bottleneck against Nsight Compute's busiest unit (issue 22's target: they agree
 on at least 80 % of the holdout).
 
-  python3 validation/compare_bottleneck.py --csv validation/data/bottleneck/bneck_holdout.csv \
-      --order validation/data/bottleneck/profile_order_holdout.json --kernels validation/holdout \
-      --gpu H100 [--json validation/data/bottleneck_holdout_h100.json] [--markdown OUT.md]
+  python3 validation/compare_bottleneck.py --pair bneck_holdout.csv:profile_order_holdout.json \
+      --kernels validation/holdout --gpu H100 [--predictions P.json] [--json OUT.json] [--markdown OUT.md]
+  (the CSV and order file from validation/bottleneck/device_bneck.sh), or, for the stored runs
+  without per-pipe metrics:
+  python3 validation/compare_bottleneck.py --data-json validation/data/h200_holdout.json --coarse --gpu H200
 
 ncu side (`ncu_unit`): every `<metric>.avg.pct_of_peak_sustained_{elapsed,active}` of the run
 (the SpeedOfLight breakdowns of sm__throughput and gpu__compute_memory_throughput, and the
@@ -238,9 +240,12 @@ def main(argv=None):
     importlib.import_module("_common")   # patches np.row_stack
     cases = [c for c in load_cases(a.kernels) if not a.only or re.search(a.only, c["name"])]
     ncu, problems = load_ncu([tuple(p.split(":", 1)) for p in a.pair])
+    card = {}
     if a.data_json:
         with open(a.data_json) as f:
-            ncu.update({n: (r.get("ncu") or r)["metrics"] for n, r in json.load(f)["cases"].items()
+            dj = json.load(f)
+            card = dj.get("provenance", {})
+            ncu.update({n: (r.get("ncu") or r)["metrics"] for n, r in dj["cases"].items()
                         if "metrics" in (r.get("ncu") or r)})
     pred = {}
     if a.predictions and os.path.exists(a.predictions):
@@ -266,7 +271,8 @@ def main(argv=None):
     if a.json:
         from simgpu.sass import toolchain_versions
         with open(a.json, "w") as f:
-            json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "ncu_sources": a.pair + [a.data_json], "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
+            json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "ncu_sources": a.pair + [a.data_json],
+                       "card_provenance": card, "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
                        "ncu_unit_rules": NCU_UNIT_RULES, "ncu_unmapped_metrics": unm,
                        "ncu_problems": problems, "simgpu_toolchain": toolchain_versions(),
                        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
