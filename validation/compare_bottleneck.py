@@ -4,7 +4,7 @@ on at least 80 % of the holdout).
 
   python3 validation/compare_bottleneck.py --pair bneck_holdout.csv:profile_order_holdout.json \
       --kernels validation/holdout --gpu H100 [--predictions P.json] [--json OUT.json] [--markdown OUT.md]
-  (the CSV and order file from validation/bottleneck/device_bneck.sh), or, for the stored runs
+  (the CSV and order file from validation/ncu_bottleneck/device_bneck.sh), or, for the stored runs
   without per-pipe metrics:
   python3 validation/compare_bottleneck.py --data-json validation/data/h200_holdout.json --coarse --gpu H200
 

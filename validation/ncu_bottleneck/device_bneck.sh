@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs on the GPU machine (device tool `run`), from the repository root:
-#   bash validation/bottleneck/device_bneck.sh BUDGET_SECONDS
+#   bash validation/ncu_bottleneck/device_bneck.sh BUDGET_SECONDS
 # Nsight Compute's per-unit utilisation for the holdout (validation/holdout) and, as time allows,
 # the calibration suite (validation/kernels): one launch per case under
 #   ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis
