@@ -1,5 +1,6 @@
 """do_bench's floor (simgpu.validate.dobench_seconds), the H100 preset's shared die, the L2's wide
 read rate, and the lecture's math-path kernels (issue 27 step 5).  Behaviour, not timings."""
+import importlib.util
 import os
 import shutil
 import sys
@@ -55,11 +56,11 @@ def test_wide_requests_read_the_l2_at_the_measured_wide_rate():
 def test_math_path_kernels_compute_attention():
     os.makedirs("/tmp/simgpu_lecture", exist_ok=True)
     shutil.copy(os.path.join(LECTURE, "kernels.py"), "/tmp/simgpu_lecture/kernels.py")
-    sys.path.insert(0, "/tmp/simgpu_lecture")
-    try:
-        import kernels as L
-    finally:
-        sys.path.remove("/tmp/simgpu_lecture")
+    name = "_simgpu_lecture_kernels"     # its own name: other tests import other `kernels` modules
+    spec = importlib.util.spec_from_file_location(name, "/tmp/simgpu_lecture/kernels.py")
+    L = importlib.util.module_from_spec(spec)
+    sys.modules[name] = L
+    spec.loader.exec_module(L)
     Z, H, N, D = 1, 2, 128, 64
     rng = np.random.default_rng(0)
     q, k, v = ((rng.standard_normal((Z * H, N, D)) * 0.5).astype(np.float16) for _ in range(3))

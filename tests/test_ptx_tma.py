@@ -13,6 +13,7 @@ transactions (ops_mbarrier.py) and Triton's tensor-descriptor kernels through si
   numpy inputs against a float32 numpy attention, and the TMA matmul against the H200's bits;
 * an unmodelled TMA form is an error naming the PTX instruction and the Python line.
 """
+import importlib.util
 import json
 import os
 import sys
@@ -255,13 +256,20 @@ def test_unmodelled_tma_form_names_the_ptx_and_the_python_line():
 
 # -- Triton's kernels through simgpu.jit -------------------------------------------------------------
 def _flash():
+    """validation/tensor_cores/flash/kernels.py under its own name (other tests import other
+    folders' ``kernels`` modules: a plain ``import kernels`` took whichever came first)."""
     pytest.importorskip("triton")
-    sys.path.insert(0, FLASH)
-    try:
-        import kernels
-    finally:
-        sys.path.remove(FLASH)
-    return kernels
+    name = "_simgpu_flash_kernels"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(FLASH, "kernels.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        sys.path.insert(0, FLASH)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(FLASH)
+    return sys.modules[name]
 
 
 def attention32(q, k, v, causal, sm):
