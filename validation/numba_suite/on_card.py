@@ -2,9 +2,13 @@
 do they pass with numba and numba-cuda themselves?  Run on the GPU machine from the repository
 root: ``python validation/numba_suite/on_card.py`` ($OUT: the junit XML, versions, the card).
 Not run yet (no machine could be started on 2026-12-07)."""
-import os, sys, json, subprocess
+import json
+import os
+import subprocess
+import sys
 sys.path.insert(0, os.getcwd())
-import validation._common  # noqa: F401  (np.row_stack for numba on this numpy)
+from validation._common import patch_numpy_for_numba  # np.row_stack for numba on this numpy
+patch_numpy_for_numba()
 import pytest
 out = os.environ.get("OUT", ".")
 rc = pytest.main(["-q", "-p", "no:cacheprovider", "--tb=line", "-rA", "--pyargs",
