@@ -33,52 +33,7 @@ if __name__ == "__main__" and os.environ.get("BENCH_PEER") is None:
 
 from numba import cuda  # noqa: E402
 
-
-def matmul_naive(A, B, C):
-    i, j = cuda.grid(2)
-    if i < C.shape[0] and j < C.shape[1]:
-        acc = 0.0
-        for k in range(A.shape[1]):
-            acc += A[i, k] * B[k, j]
-        C[i, j] = acc
-
-
-def collatz(n0, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        n = n0[i]
-        s = 0
-        while n != 1:
-            if n % 2 == 0:
-                n = n // 2
-            else:
-                n = 3 * n + 1
-            s += 1
-        out[i] = s
-
-
-def softmax_row(Q, K, V, out):
-    """One thread per query row: online softmax over the keys (flash-attention's recurrence)."""
-    r = cuda.grid(1)
-    if r < Q.shape[0]:
-        m = -1e30
-        den = 0.0
-        acc = cuda.local.array(16, np.float32)
-        for d in range(16):
-            acc[d] = 0.0
-        for j in range(K.shape[0]):
-            s = 0.0
-            for d in range(16):
-                s += Q[r, d] * K[j, d]
-            mn = max(m, s)
-            c = math.exp(m - mn)
-            p = math.exp(s - mn)
-            den = den * c + p
-            for d in range(16):
-                acc[d] = acc[d] * c + p * V[j, d]
-            m = mn
-        for d in range(16):
-            out[r, d] = acc[d] / den
+from bench_compiled_blocks import collatz, matmul_naive, matmul_tiled, softmax_row  # noqa: E402  (the same kernels)
 
 
 NB = 128
@@ -114,24 +69,6 @@ def nbody(pos, accel):
 
 
 TILE = 16
-
-
-def matmul_tiled(A, B, C):
-    sA = cuda.shared.array((TILE, TILE), np.float32)
-    sB = cuda.shared.array((TILE, TILE), np.float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row = cuda.blockIdx.y * TILE + ty
-    col = cuda.blockIdx.x * TILE + tx
-    acc = np.float32(0.0)
-    for t in range((A.shape[1] + TILE - 1) // TILE):
-        sA[ty, tx] = A[row, t * TILE + tx] if row < A.shape[0] and t * TILE + tx < A.shape[1] else 0
-        sB[ty, tx] = B[t * TILE + ty, col] if t * TILE + ty < B.shape[0] and col < B.shape[1] else 0
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += sA[ty, k] * sB[k, tx]
-        cuda.syncthreads()
-    if row < C.shape[0] and col < C.shape[1]:
-        C[row, col] = acc
 
 
 def _square(n, rng):
