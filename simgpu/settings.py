@@ -55,6 +55,9 @@ numba_errors        SIMGPU_NUMBA_ERRORS        "full": numba's compile errors as
                                                (runtime/compile_errors.py).  Default "short".
 race_check          SIMGPU_RACE_CHECK          "0": no light shared-memory hazard check on each
                                                launch (sanitize/hazards.py).  Default on.
+devices             SIMGPU_DEVICES             how many GPUs (all of the installed preset) the
+                                               modelled system has for ``simgpu.install()``
+                                               (``cuda.gpus``, ``select_device``).  Default 1.
 slow_launch_seconds SIMGPU_SLOW_LAUNCH_SECONDS a launch whose simulation is estimated to take
                                                longer than this many seconds says so on stderr
                                                at once, with how to make it faster, and shows
@@ -102,6 +105,14 @@ def _lanes(raw):
         return -1           # refused by _checked
 
 
+def _count(raw):
+    text = (raw or "").strip()
+    try:
+        return int(text) if text else 1
+    except ValueError:
+        return 0            # refused by _checked
+
+
 def _empty_or_zero(raw):
     return raw in ("", "0")
 
@@ -139,6 +150,7 @@ class Settings:
     traceback: str = "short"
     numba_errors: str = "short"
     race_check: bool = True     # the default launch's light shared-memory hazard check (sanitize/hazards.py)
+    devices: int = 1            # GPUs in the modelled system (simgpu.install(); host/session.py)
     slow_launch_seconds: float = SLOW_LAUNCH_SECONDS    # a longer launch says so (runtime/progress.py)
 
     def tool(self, name):
@@ -166,6 +178,7 @@ ENV = {
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
     "race_check": ("SIMGPU_RACE_CHECK", _not_zero),
+    "devices": ("SIMGPU_DEVICES", _count),
     "slow_launch_seconds": ("SIMGPU_SLOW_LAUNCH_SECONDS", _seconds),
 }
 TOOLS = ("ptxas", "nvdisasm")
@@ -196,6 +209,8 @@ def _checked(s, source):
     if s.ptx_jit_lanes < 0:
         raise SimGPUError(f"{source}: ptx_jit_lanes ({variable('ptx_jit_lanes')}) must be a whole number "
                           f"of lanes >= 0")
+    if not isinstance(s.devices, int) or s.devices < 1:
+        raise SimGPUError(f"{source}: devices ({variable('devices')}) must be a whole number of GPUs >= 1")
     if s.executor not in EXECUTORS:
         raise SimGPUError(f"{source}: executor {s.executor!r} ({variable('executor')}) is not one of "
                           f"{', '.join(EXECUTORS)}")

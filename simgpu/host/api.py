@@ -14,17 +14,20 @@ from .driver import MEMORY_MANAGER
 from .session import Event, current_session, initialise
 
 
-def _allocated():
-    return da.allocated_bytes()
-
-
 def get_current_device():
-    return SimDevice(current_session().gpu)
+    session = current_session()
+    return SimDevice(session.gpu, session.current_device(), session)
+
+
+def _allocated(device):
+    return lambda: da.allocated_bytes(device)
 
 
 def current_context(devnum=None):
     initialise()
-    return SimContext(get_current_device(), _allocated, MEMORY_MANAGER)
+    session = current_session()
+    dev = session.current_device() if devnum is None else session.check_device(devnum, f"current_context({devnum!r})")
+    return SimContext(SimDevice(session.gpu, dev, session), _allocated(dev), MEMORY_MANAGER)
 
 
 def require_context(fn):
@@ -32,18 +35,18 @@ def require_context(fn):
 
 
 def select_device(device_id):
-    if device_id != 0:
-        raise SimGPUError(f"select_device({device_id}): the modelled system has one GPU (0); "
-                          "multi-GPU programs are not modelled")
+    """cuda.select_device: GPU `device_id` of the modelled system becomes current."""
+    current_session().select_device(device_id)
     return get_current_device()
 
 
 def list_devices():
-    return [get_current_device()]
+    session = current_session()
+    return [SimDevice(session.gpu, i, session) for i in range(session.devices)]
 
 
 def gpus_object():
-    return SimGPUs(get_current_device())
+    return SimGPUs(current_session)
 
 
 def close():
@@ -76,7 +79,7 @@ def is_fp8_supported():
 
 def detect():
     """Print the modelled GPU as numba.cuda.detect() prints a real one; True."""
-    print(detect_text(get_current_device()))
+    print(detect_text(list_devices()))
     return True
 
 
@@ -90,7 +93,7 @@ def stream():
 
 
 def default_stream():
-    return current_session().default_stream
+    return current_session().stream_of(0)
 
 
 legacy_default_stream = default_stream

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import SimGPUError
 
 KIB = 1024
+PRIMARY_MEMORY_MANAGER = [None]      # host/driver.py's MEMORY_MANAGER (set there: no import cycle)
 
 
 def device_attributes(gpu):
@@ -36,18 +37,21 @@ def device_attributes(gpu):
 
 
 class SimDevice:
-    """numba.cuda's Device for the modelled GPU."""
+    """numba.cuda's Device for GPU `id` of the modelled system (all of one preset).
+    ``with device:`` makes it the current device of this host thread (``with cuda.gpus[i]``)."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu, id=0, session=None):
         self.gpu = gpu
-        self.id = 0
+        self.id = int(id)
+        self._session = session
         self.name = f"{gpu.name} (modelled by simgpu)".encode()
         self.compute_capability = tuple(gpu.compute_capability)
-        self.uuid = "GPU-00000000-0000-0000-0000-5133675a0000"
+        self.uuid = f"GPU-00000000-0000-0000-0000-5133675a{self.id:04x}"
         self.supports_float16 = True
         self.supports_bfloat16 = self.compute_capability >= (8, 0)
         self.supports_fp8 = self.compute_capability >= (8, 9)
         self.attributes = device_attributes(gpu)
+        self.attributes["PCI_BUS_ID"] = self.id
 
     def __getattr__(self, name):
         attrs = self.__dict__.get("attributes", {})
@@ -57,18 +61,28 @@ class SimDevice:
                              f"(simgpu models: {', '.join(sorted(attrs))})")
 
     def __repr__(self):
-        return f"<CUDA device 0 '{self.name.decode()}'>"
+        return f"<CUDA device {self.id} '{self.name.decode()}'>"
+
+    def __eq__(self, other):
+        return isinstance(other, SimDevice) and (self.id, self.gpu.name) == (other.id, other.gpu.name)
+
+    def __hash__(self):
+        return hash((self.id, self.gpu.name))
 
     def get_primary_context(self):
-        return SimContext(self)
+        return SimContext(self, memory_manager=PRIMARY_MEMORY_MANAGER[0])
 
     def reset(self):
         return None
 
     def __enter__(self):
+        if self._session is not None:
+            self._session.push_device(self.id)
         return self
 
     def __exit__(self, *exc):
+        if self._session is not None:
+            self._session.pop_device()
         return False
 
 
@@ -102,6 +116,27 @@ class SimContext:
         total = int(self.device.gpu.dram.size_bytes)
         return (total - int(self._allocated()), total)
 
+    def can_access_peer(self, peer_device):
+        """Peer access between two GPUs of the modelled system (NVLink/PCIe P2P): always possible."""
+        n = getattr(self.device._session, "devices", 1)
+        peer = int(getattr(peer_device, "id", peer_device))
+        return 0 <= peer < n and peer != self.device.id
+
+    def enable_peer_access(self, peer_context, flags=0):
+        """Kernels of this context's GPU may then read and write the peer GPU's memory
+        (cuCtxEnablePeerAccess); without it such a launch is an error, as on the card."""
+        peer = peer_context.device.id
+        if not self.can_access_peer(peer):
+            raise SimGPUError(f"enable_peer_access: GPU {self.device.id} and GPU {peer} are not peers "
+                              "in the modelled system")
+        self.device._session.peer_access.add((self.device.id, peer))
+
+    def __eq__(self, other):
+        return isinstance(other, SimContext) and self.device == other.device
+
+    def __hash__(self):
+        return hash(("context", self.device))
+
     def synchronize(self):
         return None
 
@@ -115,44 +150,55 @@ class SimContext:
 
 
 class SimGPUs:
-    """``cuda.gpus``: the one modelled GPU."""
+    """``cuda.gpus``: the GPUs of the modelled system (``simgpu.install(devices=N)``; default
+    one).  `session` is a function giving the installed session (a later install() is seen)."""
 
-    def __init__(self, device):
-        self.device = device
-        self.current = device
+    def __init__(self, session):
+        self._session = session
+
+    def _all(self):
+        s = self._session()
+        return [SimDevice(s.gpu, i, s) for i in range(s.devices)]
+
+    @property
+    def current(self):
+        s = self._session()
+        return SimDevice(s.gpu, s.current_device(), s)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self.device][i]
-        if i != 0:
-            raise IndexError(f"the modelled system has one GPU (index 0), not {i}")
-        return self.device
+            return self._all()[i]
+        s = self._session()
+        s.check_device(i, f"cuda.gpus[{i!r}]")
+        return SimDevice(s.gpu, i, s)
 
     def __len__(self):
-        return 1
+        return self._session().devices
 
     def __iter__(self):
-        return iter([self.device])
+        return iter(self._all())
 
     def __enter__(self):
-        return self.device
+        return self.current.__enter__()
 
     def __exit__(self, *exc):
+        self._session().pop_device()
         return False
 
 
-def detect_text(device):
-    """What ``cuda.detect()`` prints, for the modelled GPU."""
-    d = device
-    return "\n".join([
-        "Found 1 CUDA devices",
-        f"id 0    {d.name!r:>50} {'[SUPPORTED]':>40}",
-        f"{'Compute Capability':>40}: {d.compute_capability[0]}.{d.compute_capability[1]}",
-        f"{'PCI Device ID':>40}: 0",
-        f"{'PCI Bus ID':>40}: 0",
-        f"{'UUID':>40}: {d.uuid}",
-        f"{'Watchdog':>40}: Disabled",
-        f"{'FP32/FP64 Performance Ratio':>40}: 2",
-        "Summary:",
-        "\t1/1 devices are supported (a GPU modelled by simgpu: no CUDA driver is used)",
-    ])
+def detect_text(devices):
+    """What ``cuda.detect()`` prints, for the modelled GPUs."""
+    lines = [f"Found {len(devices)} CUDA devices"]
+    for d in devices:
+        lines += [
+            f"id {d.id}    {d.name!r:>50} {'[SUPPORTED]':>40}",
+            f"{'Compute Capability':>40}: {d.compute_capability[0]}.{d.compute_capability[1]}",
+            f"{'PCI Device ID':>40}: 0",
+            f"{'PCI Bus ID':>40}: {d.id}",
+            f"{'UUID':>40}: {d.uuid}",
+            f"{'Watchdog':>40}: Disabled",
+            f"{'FP32/FP64 Performance Ratio':>40}: 2",
+        ]
+    n = len(devices)
+    return "\n".join(lines + ["Summary:",
+                              f"\t{n}/{n} devices are supported (GPUs modelled by simgpu: no CUDA driver is used)"])

@@ -80,9 +80,10 @@ def allocation_at(address):
     return None, None
 
 
-def allocated_bytes():
-    """The bytes of every live device allocation."""
-    return sum(d.alloc_size for d in list(_BY_ADDRESS.values()))
+def allocated_bytes(device=None):
+    """The bytes of every live device allocation (of GPU `device` only, if given)."""
+    return sum(d.alloc_size for d in list(_BY_ADDRESS.values())
+               if device is None or d._device_id == device)
 
 
 def mark_written(owner):
@@ -248,6 +249,7 @@ class DeviceNDArray:
             self._origin = ary if origin is None else origin
             self._owner = None               # (not itself: no reference cycle, so freed at once)
             self._base_address = _ADDRESSES.place(max(self._origin.nbytes, 1))
+            self._device_id = current_session().current_device()     # the GPU it lives on
             _BY_ADDRESS[self._base_address] = self
             weakref.finalize(self, _freed, self._base_address, self._origin.nbytes)
         else:                                # a view: an offset into its base's buffer

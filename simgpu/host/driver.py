@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import SimGPUError
 from . import devicearray as da
-from .device import SimDevice
+from .device import PRIMARY_MEMORY_MANAGER, SimDevice
 from .session import current_session
 
 
@@ -65,13 +65,12 @@ class ModelDriver:
 
     @staticmethod
     def get_device(devnum=0):
-        if devnum != 0:
-            raise SimGPUError(f"driver.get_device({devnum}): the modelled system has one GPU (0)")
-        return SimDevice(current_session().gpu)
+        session = current_session()
+        return SimDevice(session.gpu, session.check_device(devnum, f"driver.get_device({devnum!r})"), session)
 
     @staticmethod
     def get_device_count():
-        return 1
+        return current_session().devices
 
     def cuMemcpyHtoD(self, dst, src, size):
         size = int(size)
@@ -213,6 +212,7 @@ class ModelMemoryManager:
 
 
 MEMORY_MANAGER = ModelMemoryManager()
+PRIMARY_MEMORY_MANAGER[0] = MEMORY_MANAGER
 
 
 def allocation_freed(base, nbytes):

@@ -71,13 +71,15 @@ def _numba_cuda():
     return cuda or sys.modules["numba.cuda"]
 
 
-def install(gpu=None, memory=True, sass=True, children=True):
+def install(gpu=None, memory=True, sass=True, children=True, devices=None):
     """Make numba.cuda's host API run on the modelled GPU (see the module docstring).
     Returns the Session that records the launches and transfers.  Installing again switches
     to a new session (and GPU).  memory=False, sass=False: results only -- no memory model and
     no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent).
     children=True: Python processes this process starts (subprocess, multiprocessing) install
     simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`).
+    devices: how many GPUs (all of this preset) the modelled system has (``cuda.gpus``,
+    ``select_device``, ``with cuda.gpus[i]``; default the ``devices`` setting, SIMGPU_DEVICES, 1).
     Every name it replaces is in simgpu/patches.py, checked before anything is changed: a
     numba-cuda without one of them is a SimGPUError naming it."""
     cuda = _numba_cuda()
@@ -85,7 +87,8 @@ def install(gpu=None, memory=True, sass=True, children=True):
     drv = sys.modules["numba.cuda.cudadrv.driver"]
     patches.swap("numba.cuda.cudadrv.driver:Stream.synchronize", session_module.model_synchronize)
     session_module.STREAM_CLASSES[:] = session_module.numba_stream_classes(drv.Stream)
-    session = Session(gpu, memory=memory, sass=sass)
+    session = Session(gpu, memory=memory, sass=sass,
+                      devices=settings.current().devices if devices is None else devices)
     set_session(session)
     da.set_transfer_hook(session.record_transfer)
     set_program_memory(kernels.program_memory)      # plain simgpu.launch reaches the device arrays too
@@ -126,7 +129,7 @@ def export_to_children(session):
     ``PYTHONPATH``; its ``sitecustomize`` (imported by every Python at startup) installs simgpu
     when the child imports numba.cuda.  uninstall() restores both variables."""
     _set_env(ENV, json.dumps({"gpu": session.gpu.name, "memory": bool(session.memory),
-                              "sass": bool(session.sass)}))
+                              "sass": bool(session.sass), "devices": session.devices}))
     path = os.environ.get("PYTHONPATH", "")
     if STARTUP_DIR not in path.split(os.pathsep):
         _set_env("PYTHONPATH", os.pathsep.join([STARTUP_DIR] + ([path] if path else [])))
@@ -135,7 +138,8 @@ def export_to_children(session):
 def install_from_env():
     """install() with the options in ``SIMGPU_INSTALL`` (a child process: startup/sitecustomize.py)."""
     opts = json.loads(settings.current().install or "{}")
-    return install(opts.get("gpu"), memory=opts.get("memory", True), sass=opts.get("sass", True))
+    return install(opts.get("gpu"), memory=opts.get("memory", True), sass=opts.get("sass", True),
+                   devices=opts.get("devices"))
 
 
 def _set_env(name, value):
@@ -163,11 +167,11 @@ def is_installed():
 
 
 @contextmanager
-def installed(gpu=None, memory=True, sass=True):
+def installed(gpu=None, memory=True, sass=True, devices=None):
     """``with simgpu.installed(): ...`` -- numba.cuda on the modelled GPU inside the block."""
     if is_installed():
         raise SimGPUError("simgpu is already installed; nest no second simgpu.installed()")
-    session = install(gpu, memory=memory, sass=sass)
+    session = install(gpu, memory=memory, sass=sass, devices=devices)
     try:
         yield session
     finally:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import gc
+import inspect
 import keyword
 import os
 import re
@@ -227,6 +228,7 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     initialise()
     session = current_session()
     s = session.stream_of(stream)
+    check_devices(kernel_code, args, session)
     retr = []
     pairs = list(zip(kernel_code.argument_types, args))
     for ext in reversed(kernel_code.extensions or []):
@@ -255,6 +257,26 @@ def run_on_simgpu(kernel_code, args, griddim, blockdim, stream=0, sharedmem=0):
     session.record_launch(program.name, rep.grid, rep.block, rep, s)
     kernel_code.last_report = rep
     return rep
+
+
+def check_devices(kernel_code, args, session):
+    """A launch runs on the current GPU; a device array of another GPU of the modelled system
+    is reachable only with peer access enabled (on the card, a kernel that dereferences it
+    otherwise stops with an illegal address)."""
+    if session.devices == 1:
+        return
+    dev = session.current_device()
+    for k, a in enumerate(args):
+        alloc = getattr(a, "_alloc", None) if isinstance(a, da.DeviceNDArray) else None
+        home = getattr(alloc, "_device_id", dev)
+        if home != dev and (dev, home) not in session.peer_access:
+            fn = getattr(kernel_code, "py_func", None)
+            names = list(inspect.signature(fn).parameters) if fn is not None else []
+            what = f"argument {names[k]!r}" if k < len(names) else f"argument {k}"
+            raise LaunchError(f"kernel {getattr(fn, '__name__', 'kernel')!r}: {what} is a device array on GPU {home}, but the launch runs on GPU {dev} "
+                              f"(the current device): copy it to GPU {dev}, or enable peer access first "
+                              f"(with cuda.gpus[{dev}]: cuda.current_context().enable_peer_access("
+                              f"cuda.gpus[{home}].get_primary_context()))")
 
 
 _MAXNTID = re.compile(r"^\s*\.maxntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
@@ -461,7 +483,7 @@ def to_core_stream(stream):
     stream; an int: the stream of that handle, as numba's launch configuration unpickles it)."""
     session = current_session()
     if not stream:
-        return session.default_stream
+        return session.stream_of(0)
     if isinstance(stream, (int, np.integer)):
         return session.streams.get(int(stream)) or session.external_stream(stream)
     return stream

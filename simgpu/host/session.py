@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -171,15 +172,47 @@ class Event:
 class Session:
     """The modelled GPU a program runs on, and what the program did with it."""
 
-    def __init__(self, gpu=None, memory=True, sass=True):
+    def __init__(self, gpu=None, memory=True, sass=True, devices=1):
         self.gpu = get_gpu(gpu)
         self.memory = memory
         self.sass = sass or memory      # ptxas/nvdisasm facts: counts, registers (host/kernels.py)
+        if not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
+            raise SimGPUError(f"devices={devices!r}: the modelled system needs a whole number of GPUs >= 1")
+        self.devices = devices          # GPUs of this one preset in the modelled system
         self.launches = []
         self.transfers = []
         self.untimed = 0
         self.default_stream = STREAM_CLASSES[0](self, 0, "default stream")
         self.streams = {0: self.default_stream}
+        self._device_defaults = {0: self.default_stream}     # device -> its default stream
+        self._selected = 0              # cuda.select_device's device (threads start on it)
+        self._thread = threading.local()                     # .stack: `with cuda.gpus[i]` nesting
+        self.peer_access = set()        # (device, peer): ctx.enable_peer_access was called
+
+    # -- devices (CUDA's current device is per host thread) ---------------------------------
+    def current_device(self):
+        stack = getattr(self._thread, "stack", None)
+        return stack[-1] if stack else self._selected
+
+    def check_device(self, i, what):
+        if not isinstance(i, int) or not 0 <= i < self.devices:
+            raise SimGPUError(f"{what}: the modelled system has {self.devices} GPU"
+                              f"{'s' if self.devices > 1 else ''} (0..{self.devices - 1}), not {i!r}"
+                              + ("; model more with simgpu.install(devices=N) or SIMGPU_DEVICES=N"
+                                 if self.devices == 1 else ""))
+        return i
+
+    def select_device(self, i):
+        self._selected = self.check_device(i, f"select_device({i!r})")
+
+    def push_device(self, i):
+        self.check_device(i, f"cuda.gpus[{i!r}]")
+        if not hasattr(self._thread, "stack"):
+            self._thread.stack = []
+        self._thread.stack.append(i)
+
+    def pop_device(self):
+        self._thread.stack.pop()
 
     # -- streams ---------------------------------------------------------------------------
     def new_stream(self):
@@ -203,7 +236,10 @@ class Session:
         if isinstance(stream, StreamBase):
             return stream
         if stream in (0, None):
-            return self.default_stream
+            dev = self.current_device()
+            if dev not in self._device_defaults:     # each GPU has its own default stream and clock
+                self._device_defaults[dev] = STREAM_CLASSES[0](self, 0, f"default stream of GPU {dev}")
+            return self._device_defaults[dev]
         raise SimGPUError(f"stream={stream!r} is not a stream of the modelled GPU: pass cuda.stream() "
                           "or 0 (external streams are not modelled)")
 
