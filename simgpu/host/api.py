@@ -1,6 +1,6 @@
 """numba.cuda's host API on the modelled GPU: what ``simgpu.install()`` puts into
 ``numba.cuda`` (install.py lists the names).  Each function has numba.cuda's signature; what
-the model does not have (IPC, external streams, profiling the driver) raises a SimGPUError
+the model does not have (EMM plugins) raises a SimGPUError
 naming the call and what to use instead."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from ..errors import SimGPUError
 from . import devicearray as da
+from . import ipc
 from .device import SimContext, SimDevice, SimGPUs, detect_text
 from .driver import MEMORY_MANAGER
 from .session import Event, current_session, initialise
@@ -146,8 +147,9 @@ def profiling():
 
 
 def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
-    raise SimGPUError("cuda.open_ipc_array: inter-process GPU memory is the driver's, not modelled "
-                      "by simgpu; pass arrays within one process")
+    """cuda.open_ipc_array: the memory of another process's IPC handle as a device array
+    (a context manager; host/ipc.py)."""
+    return ipc.open_ipc_array(handle, shape, dtype, strides, offset)
 
 
 def set_memory_manager(mm_plugin):

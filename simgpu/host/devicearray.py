@@ -21,6 +21,7 @@ from ..errors import ArgumentError
 from ..ptx.memory import driver_span
 from ..runtime.binding import DeviceAddresses
 from ..sanitize import scratch
+from . import ipc
 from .session import current_session, initialise
 
 _ADDRESSES = DeviceAddresses(start=1 << 44)     # apart from a launch's own argument copies
@@ -78,6 +79,16 @@ def allocation_at(address):
         if base <= address < base + max(dev._origin.nbytes, 1):
             return base, dev
     return None, None
+
+
+def repoint_allocation(alloc, buf):
+    """Move allocation `alloc` (a DeviceNDArray owning its buffer) onto `buf`, a uint8 buffer
+    holding the same bytes (host/ipc.py: into shared memory): it and every live view of it
+    then read and write `buf`; its device address stays."""
+    for arr in [alloc, *list(alloc.__dict__.get("_live_views", ()))]:
+        a = arr._ary
+        arr._ary = np.ndarray(a.shape, a.dtype, buffer=buf, offset=arr._offset, strides=a.strides)
+        arr._origin = buf
 
 
 def allocated_bytes(device=None):
@@ -255,6 +266,10 @@ class DeviceNDArray:
         else:                                # a view: an offset into its base's buffer
             self._owner = base._alloc
             self._origin = self._owner._origin
+            views = self._owner.__dict__.get("_live_views")
+            if views is None:
+                views = self._owner._live_views = weakref.WeakSet()
+            views.add(self)                  # re-pointed if the allocation moves (repoint_allocation)
         self._offset = _first_offset(self._origin, ary)
 
     @property
@@ -291,6 +306,11 @@ class DeviceNDArray:
     @property
     def device_ctypes_pointer(self):
         return self.gpu_data.device_ctypes_pointer
+
+    def get_ipc_handle(self):
+        """numba's IPC handle of this array (host/ipc.py): pickle it to another process and
+        open it there with ``with handle as array:``."""
+        return ipc.array_ipc_handle(self)
 
     def __simgpu_place__(self, data):
         """The device address of `data` (a launch's view of this array's bytes: the runtime's

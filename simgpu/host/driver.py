@@ -12,7 +12,7 @@ entry points directly, and its tests mock them.  install() puts these in their p
   (``deallocations``: an allocation whose last reference goes is queued, and the queue is
   flushed by numba's rules -- more than ``CUDA_DEALLOCS_COUNT`` items or
   ``CUDA_DEALLOCS_RATIO`` of the device memory -- or by ``clear()``), ``memalloc``,
-  ``get_memory_info`` (IPC handles are not modelled: a SimGPUError).
+  ``get_memory_info`` and IPC handles (host/ipc.py).
 * :class:`ModuleGlobals`: a kernel's ``.global`` variables, kept from launch to launch as a
   module loaded on a GPU keeps them (numba's NRT sets ``TheMSys`` in a kernel's module once,
   at bind; ``<kernel>__errcode__`` is zeroed before each launch, as numba does).
@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import SimGPUError
 from . import devicearray as da
+from . import ipc
 from .device import PRIMARY_MEMORY_MANAGER, SimDevice
 from .session import current_session
 
@@ -200,8 +201,8 @@ class ModelMemoryManager:
         return (total - da.allocated_bytes(), total)
 
     def get_ipc_handle(self, memory):
-        raise SimGPUError("get_ipc_handle: inter-process GPU memory is the driver's, not modelled by "
-                          "simgpu; pass arrays within one process")
+        """cuIpcGetMemHandle: a handle another process opens (host/ipc.py)."""
+        return ipc.get_ipc_handle(memory)
 
     def reset(self):
         if self._deallocations is not None:
