@@ -121,3 +121,16 @@ def test_the_devices_setting_is_read_and_checked(monkeypatch):
     finally:
         monkeypatch.delenv("SIMGPU_DEVICES")
         settings.reload()
+
+
+def test_a_mixed_system_compiles_and_models_each_gpu_as_itself():
+    with simgpu.installed(gpu=["H200", "A100"], memory=False, sass=False) as s:
+        assert [d.compute_capability for d in cuda.gpus] == [(9, 0), (8, 0)]
+        a = np.arange(6, dtype=np.float32)
+        with cuda.gpus[1]:
+            d = cuda.to_device(a)
+            add_scalar[1, 6](d, 1)
+            assert cuda.get_current_device().compute_capability == (8, 0)
+            np.testing.assert_equal(d.copy_to_host(), a + 1)
+        assert s.launches[-1].report.gpu.name.startswith("A100")
+        assert s.gpu.name == "H200"                    # back on device 0

@@ -28,7 +28,7 @@ def current_context(devnum=None):
     initialise()
     session = current_session()
     dev = session.current_device() if devnum is None else session.check_device(devnum, f"current_context({devnum!r})")
-    return SimContext(SimDevice(session.gpu, dev, session), _allocated(dev), MEMORY_MANAGER)
+    return SimContext(SimDevice(session.gpus[dev], dev, session), _allocated(dev), MEMORY_MANAGER)
 
 
 def require_context(fn):
@@ -43,7 +43,7 @@ def select_device(device_id):
 
 def list_devices():
     session = current_session()
-    return [SimDevice(session.gpu, i, session) for i in range(session.devices)]
+    return [SimDevice(session.gpus[i], i, session) for i in range(session.devices)]
 
 
 def gpus_object():

@@ -158,7 +158,7 @@ class SimGPUs:
 
     def _all(self):
         s = self._session()
-        return [SimDevice(s.gpu, i, s) for i in range(s.devices)]
+        return [SimDevice(s.gpus[i], i, s) for i in range(s.devices)]
 
     @property
     def current(self):
@@ -170,7 +170,7 @@ class SimGPUs:
             return self._all()[i]
         s = self._session()
         s.check_device(i, f"cuda.gpus[{i!r}]")
-        return SimDevice(s.gpu, i, s)
+        return SimDevice(s.gpus[i], i, s)
 
     def __len__(self):
         return self._session().devices

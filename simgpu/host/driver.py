@@ -67,7 +67,8 @@ class ModelDriver:
     @staticmethod
     def get_device(devnum=0):
         session = current_session()
-        return SimDevice(session.gpu, session.check_device(devnum, f"driver.get_device({devnum!r})"), session)
+        dev = session.check_device(devnum, f"driver.get_device({devnum!r})")
+        return SimDevice(session.gpus[dev], dev, session)
 
     @staticmethod
     def get_device_count():

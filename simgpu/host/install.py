@@ -78,6 +78,7 @@ def install(gpu=None, memory=True, sass=True, children=True, devices=None):
     no ptxas/nvdisasm run per kernel (instruction counts and registers are then absent).
     children=True: Python processes this process starts (subprocess, multiprocessing) install
     simgpu too, with the same GPU and options, when they import numba.cuda (:func:`export_to_children`).
+    gpu may be a list of presets, one per GPU of the system (mixed GPUs).
     devices: how many GPUs (all of this preset) the modelled system has (``cuda.gpus``,
     ``select_device``, ``with cuda.gpus[i]``; default the ``devices`` setting, SIMGPU_DEVICES, 1).
     Every name it replaces is in simgpu/patches.py, checked before anything is changed: a
@@ -128,7 +129,7 @@ def export_to_children(session):
     holds the GPU's name and the options, and simgpu/host/startup/ goes first on
     ``PYTHONPATH``; its ``sitecustomize`` (imported by every Python at startup) installs simgpu
     when the child imports numba.cuda.  uninstall() restores both variables."""
-    _set_env(ENV, json.dumps({"gpu": session.gpu.name, "memory": bool(session.memory),
+    _set_env(ENV, json.dumps({"gpu": [g.name for g in session.gpus], "memory": bool(session.memory),
                               "sass": bool(session.sass), "devices": session.devices}))
     path = os.environ.get("PYTHONPATH", "")
     if STARTUP_DIR not in path.split(os.pathsep):

@@ -173,12 +173,19 @@ class Session:
     """The modelled GPU a program runs on, and what the program did with it."""
 
     def __init__(self, gpu=None, memory=True, sass=True, devices=1):
-        self.gpu = get_gpu(gpu)
+        """`gpu`: a preset (name or GPU) for every device, or a list of them, one per device
+        (a system of mixed GPUs; `devices` is then the list's length)."""
         self.memory = memory
         self.sass = sass or memory      # ptxas/nvdisasm facts: counts, registers (host/kernels.py)
+        if isinstance(gpu, (list, tuple)):
+            if not gpu:
+                raise SimGPUError("gpu=[]: the modelled system needs at least one GPU")
+            devices = len(gpu)
         if not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
             raise SimGPUError(f"devices={devices!r}: the modelled system needs a whole number of GPUs >= 1")
-        self.devices = devices          # GPUs of this one preset in the modelled system
+        presets = list(gpu) if isinstance(gpu, (list, tuple)) else [gpu]
+        self.gpus = [get_gpu(g) for g in presets] * (devices if len(presets) == 1 else 1)
+        self.devices = devices          # GPUs in the modelled system
         self.launches = []
         self.transfers = []
         self.untimed = 0
@@ -190,6 +197,11 @@ class Session:
         self.peer_access = set()        # (device, peer): ctx.enable_peer_access was called
 
     # -- devices (CUDA's current device is per host thread) ---------------------------------
+    @property
+    def gpu(self):
+        """The current device's GPU (the preset launches on this thread are modelled on)."""
+        return self.gpus[self.current_device()]
+
     def current_device(self):
         stack = getattr(self._thread, "stack", None)
         return stack[-1] if stack else self._selected

@@ -2,6 +2,9 @@
 
     SIMGPU_NUMBA_SUITE=simgpu   numba.cuda's host API on the modelled GPU (simgpu.install())
     SIMGPU_NUMBA_SUITE=cudasim  numba's simulator (run.py sets NUMBA_ENABLE_CUDASIM=1 too)
+    SIMGPU_NUMBA_SUITE_GPUS=H200,A100   the modelled system's GPUs, one preset each (run.py's
+                                default: an H200 and an A100, so the multi-GPU and per-compute-
+                                capability cache tests run)
     SIMGPU_NUMBA_SUITE=plain    simgpu installed, every kernel launched as a plain simgpu.launch
                                 (validation/numba_kernels/: plain.py, run.py)
 
@@ -59,7 +62,9 @@ def pytest_configure(config):
     if MODE == "simgpu":
         import simgpu
         full = os.environ.get("SIMGPU_NUMBA_SUITE_MEMORY", "0") == "1"
-        simgpu.install(memory=full, sass=full)      # results only: no ptxas/nvdisasm per kernel
+        gpus = [g for g in os.environ.get("SIMGPU_NUMBA_SUITE_GPUS", "").split(",") if g.strip()]
+        # results only: no ptxas/nvdisasm per kernel; SIMGPU_NUMBA_SUITE_GPUS: a mixed system ("H200,A100")
+        simgpu.install(gpu=gpus or None, memory=full, sass=full)
     elif MODE == "plain":
         _plain().install_plain()
 

@@ -84,7 +84,10 @@ def run_pytest(device, extra, xml_path, timeout, workers=1):
     env = dict(os.environ, SIMGPU_NUMBA_SUITE=device, SIMGPU_NUMBA_SUITE_LOG=xml_path + ".jsonl",
                PYTHONPATH=os.pathsep.join([HERE, ROOT, os.environ.get("PYTHONPATH", "")]))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    env.setdefault("SIMGPU_DEVICES", "2")   # a machine with two GPUs: test_multigpu's tests run (not skipped)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # cached bytecode: a child process starts in ~1 s, not ~3
+    # a machine with two GPUs of different compute capabilities, as numba-cuda's multi-GPU CI has:
+    # test_multigpu's tests and the per-capability cache tests run (not skipped)
+    env.setdefault("SIMGPU_NUMBA_SUITE_GPUS", "H200,A100")
     if device == "cudasim":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     # --assert=plain: no rewriting of numba-cuda's test modules' asserts (seconds of ast work per run;
