@@ -46,6 +46,14 @@ family and dtype on the calibration halves of calls 3 (fp16 / bf16) and 5 (fp32)
   simt       fp32: sm80_xmma FFMA and cutlass SIMT sgemm (compute at the SIMT rate)
   largek     fp32, 2 <= M <= 8: sgemm_largek (rate as gemmSN's, ceil(N / 64) CTAs)
 
+Under ``timing="dobench"`` an sm90 candidate runs with a thread-block cluster, as every nvjet
+kernel does: its tile rows / columns padded to the cluster, its waves counted over the persistent
+grid (the profiled one with ``kernel=(name, grid)``, else the SMs in whole clusters), and the
+tile the cluster's CTAs share read once per cluster in the L2 term (TMA multicast).  Without a
+named kernel the cluster is a pair in the orientation that pads less, and the candidates are
+ranked by the cost without the cluster (``GemmCandidate.rank_s``) but timed with it
+(``_CLUSTER_MULTICAST``; docs/model.md, "The large-N ordering with the kernels' clusters").
+
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
 can never be faster.  The fastest candidate is the pick, as cuBLAS's heuristic intends (it is
