@@ -211,6 +211,14 @@ def dobench(args, gpu):
           " none > 2x")
     print(common.table(("model", "Spearman", ">=2048", "median", "recurring", "step-1", "odd depth", "vocab",
                         "knee", "waves r", "LLM median", "LLM > 2x"), rows))
+    ceil = common.ROOT / "validation" / "gemm_dobench" / "ceiling.json"
+    if ceil.exists():
+        c = json.loads(ceil.read_text())
+        pr = c["pairs"]
+        print(f"the card against itself (validation/gemm_dobench/ceiling.py), Spearman N >= 2048: a vs b "
+              f"{pr['a-b']['spearman_ge2048']:.3f}, a vs c {pr['a-c']['spearman_ge2048']:.3f}, b vs c "
+              f"{pr['b-c']['spearman_ge2048']:.3f}; sweep a matches {len(c['recurring_matched_by_a'])} of the "
+              f"{len(c['recurring_b_and_c'])} cliffs recurring in b and c")
     ex = res["extra"]
     print("8192^3 under do_bench: " + ", ".join(f"{k} {v['err']:+.1%}" for k, v in ex.items()
                                                 if k not in ("flash_vs_math", "quantize")))

@@ -6,7 +6,7 @@ import pytest
 from simgpu.hardware import H200
 from simgpu.hardware.presets import LIBRARY_PARAMS
 from simgpu.model import gemm
-from simgpu.model.gemm import parse_kernel_name, small_m_regime
+from simgpu.model.gemm import kernel_launch, parse_kernel_name, small_m_regime
 
 P = LIBRARY_PARAMS["H200"]
 D = P["dobench"]
@@ -176,16 +176,66 @@ def test_timing_arguments_are_checked():
         gemm(64, 64, 64, timing="dobench", sm_clock_hz="max")
 
 
-def test_cluster_multicast_switch_halves_the_larger_tile_in_the_l2_term(monkeypatch):
-    import importlib
-    g = importlib.import_module("simgpu.model.gemm")
-    tile = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"          # BM 128, BN 256 in the model
-    off = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
-    monkeypatch.setattr(g, "_CLUSTER_MULTICAST", True)
-    on = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+def test_named_cluster_multicasts_the_shared_tile_in_the_l2_term():
+    tile = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"          # BM 128, BN 256, pairs along M
+    on = gemm(4096, 4096, 4096, timing="dobench", kernel=(tile, [2, 66, 1])).chosen
+    assert on.cluster == (2, 1)
     out = 4096 * 4096 * 2
     l2 = P["l2_read_bytes_per_s"]
-    assert (on.l2_s * l2 - out) / (off.l2_s * l2 - out) == pytest.approx((128 + 256 / 2) / (128 + 256))
+    # every CTA reads its A panel (128 rows); the B panel (256 columns) once per pair
+    assert on.l2_s * l2 - out == pytest.approx(on.ctas * (128 + 256 / 2) * 4096 * 2)
+    # the other orientation of the same tile shares the A panel instead
+    v = gemm(4096, 4096, 4096, timing="dobench", kernel=("nvjet_sm90_tst_256x128_64x4_2x1_v_bz_coopA_NNT", [2, 66, 1])).chosen
+    assert v.cluster == (1, 2) and v.l2_s * l2 - out == pytest.approx(v.ctas * (128 / 2 + 256) * 4096 * 2)
+
+
+def test_multicast_switch_off_gives_the_model_without_clusters(monkeypatch):
+    import importlib
+    g = importlib.import_module("simgpu.model.gemm")
+    tile = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+    on = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    monkeypatch.setattr(g, "_CLUSTER_MULTICAST", False)
+    off = gemm(4096, 4096, 4096, timing="dobench", kernel=tile).chosen
+    assert off.cluster == (1, 1) and off.rank_s is None
+    assert on.l2_s < off.l2_s and on.seconds <= off.seconds
+
+
+def test_tiles_are_padded_to_the_cluster_and_waves_counted_over_the_persistent_grid():
+    # 1792 = 14 x 128 = 7 x 256: a 1x4 cluster along M pads 14 tile rows to 16 -> 16 x 7 = 112 CTAs
+    r = gemm(1792, 1792, 1792, timing="dobench", kernel=("nvjet_sm90_tst_256x128_64x4_1x4_h_bz_coopA_NNT", [4, 28, 1]))
+    assert r.chosen.cluster == (4, 1) and r.chosen.ctas == 112 and r.chosen.waves == 1
+    # 2560: 20 x 10 tiles, padded to 20 x 12 by the 2x4 cluster, over the 120 CTAs of fifteen
+    # clusters: two waves (over 132 slots 240 would need two as well; 121..132 would not)
+    r = gemm(2560, 2560, 2560, timing="dobench", kernel=("nvjet_sm90_tst_256x128_64x4_4x2_h_bz_coopA_NNT", [8, 15, 1]))
+    assert r.chosen.cluster == (2, 4) and r.chosen.ctas == 240 and r.chosen.waves == 2
+    r = gemm(128 * 10, 256 * 12, 4096, timing="dobench", kernel=("nvjet_sm90_tst_256x128_64x4_4x2_h_bz_coopA_NNT", [8, 15, 1]))
+    assert r.chosen.ctas == 120 and r.chosen.waves == 1
+    r = gemm(128 * 12, 256 * 12, 4096, timing="dobench", kernel=("nvjet_sm90_tst_256x128_64x4_4x2_h_bz_coopA_NNT", [8, 15, 1]))
+    assert r.chosen.ctas == 144 and r.chosen.waves == 2
+    # 133 tiles over 132 SMs (2-CTA clusters: 66 slots of 2) need a second wave; 132 do not
+    one = gemm(128 * 12, 256 * 11, 4096, timing="dobench", kernel="nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")
+    assert one.chosen.ctas == 132 and one.chosen.waves == 1
+    t_tile = one.chosen.compute_s / one.chosen.waves
+    two = gemm(128 * 14, 256 * 10, 4096, timing="dobench", kernel="nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT")
+    assert two.chosen.ctas == 140 and two.chosen.waves == 2
+    assert two.chosen.compute_s > 1.5 * t_tile
+
+
+def test_kernel_launch_reads_cluster_and_grid():
+    assert kernel_launch("nvjet_sm90_tst_192x192_64x3_2x1_v_bz_coopB_NNN", [2, 66, 1]) == ((1, 2), 132)
+    assert kernel_launch("nvjet_sm90_tst_128x160_64x5_2x1_v_bz_NNT") == ((1, 2), None)
+    assert kernel_launch("cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nn_align1", [8, 99, 2]) == (None, None)
+
+
+def test_heuristic_ranks_without_the_cluster_and_runs_the_faster_orientation():
+    r = gemm(4096, 4096, 4096, timing="dobench")
+    sm90 = [c for c in r.candidates if c.family == "sm90"]
+    assert all(c.rank_s is not None and c.rank_s >= c.seconds for c in sm90)
+    assert r.chosen is min(sm90, key=lambda c: (c.rank_s, c.ctas))
+    # 1664 / 160 = 10.4 -> 11 tile rows: a pair along M would pad to 12, so the pair runs along N
+    c = gemm(1664, 6144, 4096, timing="dobench", kernel="nvjet_sm90_tst_256x160_64x3_1x1_h_bz_NNN")
+    h = [x for x in gemm(1664, 6144, 4096, timing="dobench").candidates if x.tile == (160, 256, 64) and x.split_k == 1][0]
+    assert h.cluster == (1, 2) and h.ctas == c.chosen.ctas == 11 * 24
 
 
 def test_fp32_small_m_families_and_gemmsn_slices():

@@ -45,6 +45,19 @@ def test_cliffs_are_labelled_by_cause():
             assert not (legend.x0 <= px <= legend.x1 and legend.y0 <= py <= legend.y1)
 
 
+def test_step_1_dobench_sweep_is_one_curve_per_alignment_not_a_band():
+    sizes = list(range(4000, 4161))
+    est = [gemm(n, n, n, timing="dobench") for n in sizes]
+    cliffs = mystery_cliffs(sizes, est)
+    causes = {c for _, c, _ in cliffs}
+    assert "alignment" in causes and causes <= set(CLIFF_CAUSES)
+    fig = mystery(sizes, timing="dobench")
+    ax = fig.axes[0]
+    assert _markers(ax) < 40 and len(ax.texts) == 0
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert sum("aligned (" in lab for lab in labels) >= 3
+
+
 def _inside_figure(fig, artist):
     FigureCanvasAgg(fig).draw()
     box, page = artist.get_window_extent(), fig.bbox

@@ -46,6 +46,14 @@ family and dtype on the calibration halves of calls 3 (fp16 / bf16) and 5 (fp32)
   simt       fp32: sm80_xmma FFMA and cutlass SIMT sgemm (compute at the SIMT rate)
   largek     fp32, 2 <= M <= 8: sgemm_largek (rate as gemmSN's, ceil(N / 64) CTAs)
 
+Under ``timing="dobench"`` an sm90 candidate runs with a thread-block cluster, as every nvjet
+kernel does: its tile rows / columns padded to the cluster, its waves counted over the persistent
+grid (the profiled one with ``kernel=(name, grid)``, else the SMs in whole clusters), and the
+tile the cluster's CTAs share read once per cluster in the L2 term (TMA multicast).  Without a
+named kernel the cluster is a pair in the orientation that pads less, and the candidates are
+ranked by the cost without the cluster (``GemmCandidate.rank_s``) but timed with it
+(``_CLUSTER_MULTICAST``; docs/model.md, "The large-N ordering with the kernels' clusters").
+
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
 can never be faster.  The fastest candidate is the pick, as cuBLAS's heuristic intends (it is
@@ -100,12 +108,18 @@ SPLITS = (2, 3, 4, 6, 8)
 SM80_TILES_SMALL_M = ((256, 128), (64, 256), (64, 64), (32, 32))
 SM75_TILES_SMALL_M = ((256, 128), (64, 64), (64, 128), (32, 32))
 SIMT_TILES_SMALL_M = ((64, 32), (32, 128))
-# timing="dobench", when True: the sm90 L2 term counts the 2-CTA cluster's TMA multicast (every
-# nvjet name has 1x2 / 2x1), the larger tile read once per pair.  Off: on call 4's fresh held-out
-# sweeps (validation/gemm_small_m/compare_fresh_output.txt) it raised the M x 6144 x 4096 waves'
-# Pearson from 0.864 to 0.924 but lowered the square sweep's Spearman for N >= 2048 from
-# 0.636 / 0.561 to 0.556 / 0.426 and raised its median error from 4.1 to 5.4 %
-_CLUSTER_MULTICAST = False
+# timing="dobench": every nvjet kernel cuBLAS runs on the H200 has a thread-block cluster (2 CTAs
+# in 833 of the 1032 nvjet launches profiled in calls 1 and 4, 1x4 / 4x1 / 2x4 / 4x2 / 1x1 in the
+# rest) whose CTAs share one operand's tile through TMA multicast: the L2 serves that tile once per
+# cluster row / column.  The sm90 candidates are costed with their cluster (the kernel name's, or a
+# 2-CTA cluster sharing the larger tile, which is what every square pick in call 1 does): tile rows
+# and columns padded to the cluster, persistent CTAs (the profiled grid, else the SMs in whole
+# clusters) taking the tiles wave by wave, and the L2 reads with the multicast.  cuBLAS's choice
+# among the tiles is ranked without the multicast (every CTA reading its own panels at the L2 read
+# rate), which keeps the large tiles cuBLAS runs at large N ahead of the small ones that would
+# dodge wave cliffs (validation/gemm_dobench/README.md, "large N").  False: the model before issue
+# 24's large-N work (no cluster, 132 slots, no multicast, ranked and timed alike).
+_CLUSTER_MULTICAST = True
 GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
 
@@ -128,6 +142,8 @@ class GemmCandidate:
     hbm_s: float
     floor_s: float       # kernel floor(s) added to the slowest term
     seconds: float       # after the host floor
+    rank_s: float = None  # what the kernel choice ranks by, when not ``seconds`` (sm90 under do_bench)
+    cluster: tuple = (1, 1)  # (CTAs along M, along N) of the thread-block cluster
 
     @property
     def bound(self) -> str:
@@ -211,9 +227,10 @@ def alignment_bytes(m: int, n: int, k: int, dtype: str, layout: str = "NN") -> i
 
 
 def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2,
-                    timing="loop"):
+                    timing="loop", launch=None):
     """One tile kernel costed.  ``rate``: the family's chip rate at the clock the compute term runs
-    at (the sustained clock for "loop", the maximum clock for "dobench")."""
+    at (the sustained clock for "loop", the maximum clock for "dobench").  ``launch``: (cluster,
+    persistent CTAs) from a profiled kernel, either None (sm90 under do_bench only)."""
     bm, bn, bk = tile
     sms = gpu.sm_count
     tiles = _ceil(m, bm) * _ceil(n, bn)
@@ -224,20 +241,33 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
         t_tile += bm * bn * e_out / (p["gemv_bytes_per_s"] / sms)
     waves = _ceil(ctas, sms)
     compute = waves * t_tile
-    if family == "sm90" and timing == "dobench" and ctas > 1 and _CLUSTER_MULTICAST:
-        # every nvjet kernel cuBLAS runs on the H200 has a 2-CTA cluster (1x2 / 2x1 in its name)
-        # whose two CTAs share one operand's tile through TMA multicast: the L2 serves that tile
-        # once per pair, the larger one where the tile is not square
-        l2_bytes = ctas * (min(bm, bn) + max(bm, bn) / 2) * kp * e_in + batch * m * n * e_out
-    else:
-        l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
+    l2_bytes = ctas * (bm + bn) * kp * e_in + batch * m * n * e_out
     if split > 1:
         l2_bytes += batch * split * m * n * 8          # fp32 partials written and read back
     l2 = l2_bytes / p["l2_read_bytes_per_s"]
     nbytes = batch * ((m * k + k * n) * e_in + m * n * e_out)
+    cluster, rank = (1, 1), None
     if timing == "dobench":
         dt = "fp32" if family == "simt" else name.split("_")[-1]
         bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, dt))
+        if family == "sm90" and _CLUSTER_MULTICAST:
+            # ranked as before (no cluster, every CTA reads its own panels), timed with the cluster
+            c0, hbm, floor, _ = _dobench_terms(gpu, p, compute, nbytes, split, bw)
+            rank = max(max(c0, l2, hbm) + floor, 0.0)
+            best = None
+            for cluster, slots in _cluster_launches(gpu, bm, bn, launch):
+                cm, cn = cluster
+                c_ctas = _ceil(_ceil(m, bm), cm) * cm * _ceil(_ceil(n, bn), cn) * cn * split * batch
+                c_waves = _ceil(c_ctas, slots)
+                c_l2 = c_ctas * (bm / cn + bn / cm) * kp * e_in + batch * m * n * e_out
+                if split > 1:
+                    c_l2 += batch * split * m * n * 8
+                c_l2 /= p["l2_read_bytes_per_s"]
+                key = max(c_waves * t_tile, c_l2)
+                if best is None or key < best[0]:
+                    best = (key, cluster, c_ctas, c_waves, c_l2)
+            _, cluster, ctas, waves, l2 = best
+            compute = waves * t_tile
         compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw)
     else:
         hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
@@ -245,7 +275,22 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
         host = p["host_floor_s"]
     seconds = max(max(compute, l2, hbm) + floor, host)
     kname = f"{name}_{bm}x{bn}" + (f"_splitk{split}" if split > 1 else "")
-    return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds)
+    return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds, rank, cluster)
+
+
+def _cluster_launches(gpu, bm, bn, launch):
+    """[((CTAs along M, along N), persistent CTA slots)] an sm90 kernel may run with under do_bench:
+    the profiled kernel's cluster and grid where known, else a 2-CTA cluster either way (cuBLAS
+    has both, "1x2_h" and "2x1_v"; the caller keeps the faster), the one sharing the larger tile
+    first (along M when BN >= BM: the pair has the same B tile), in as many whole clusters as the
+    SMs hold."""
+    cluster, slots = launch if launch is not None else (None, None)
+    options = [cluster] if cluster is not None else ([(2, 1), (1, 2)] if bn >= bm else [(1, 2), (2, 1)])
+    out = []
+    for c in options:
+        size = c[0] * c[1]
+        out.append((c, min(int(slots), gpu.sm_count) if slots else gpu.sm_count // size * size))
+    return out
 
 
 def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None):
@@ -371,9 +416,11 @@ def _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only,
     return out
 
 
-def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None, layout="NN"):
+def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="loop", only=None, layout="NN",
+                launch=None):
     """Every candidate kernel, its tile rates scaled by ``clock_scale`` (SM clock / sustained).
-    ``only`` = (family, (BM, BN, BK), split or None) keeps the one kernel a profiler named."""
+    ``only`` = (family, (BM, BN, BK), split or None) keeps the one kernel a profiler named;
+    ``launch`` = (cluster, grid CTAs) its launch (``kernel_launch``)."""
     if timing == "dobench":
         small = _small_m_candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale, only, layout)
         if small is not None:
@@ -401,7 +448,7 @@ def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="l
                 seen.add(tile)
                 for s in splits:
                     out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r * clock_scale,
-                                               e_in, e_out, fits_l2, timing))
+                                               e_in, e_out, fits_l2, timing, launch))
 
     # the fallbacks get split-K (the grid's z in cuBLAS's launch) and their small tiles only in
     # the "dobench" model (issue 24): the "loop" model keeps the catalogue it was validated with
@@ -499,6 +546,24 @@ def parse_kernel_name(name: str, grid=None):
     raise ValueError(f"unknown cuBLAS kernel name {name[:80]!r}")
 
 
+def kernel_launch(name: str, grid=None):
+    """(cluster, grid CTAs) of an nvjet kernel as torch.profiler shows it: the cluster in the
+    model's orientation, (CTAs along torch's M, along N) -- the name gives it as cuBLAS's
+    column-major (along N) x (along M) --, and the grid's product (nvjet grids are persistent:
+    at most one CTA per SM); (None, None) for other kernels or what the name does not say.
+
+    >>> kernel_launch("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", [2, 66, 1])
+    ((2, 1), 132)
+    >>> kernel_launch("nvjet_sm90_tst_256x128_64x4_4x2_h_bz_coopA_NNT", [8, 15, 1])
+    ((2, 4), 120)
+    """
+    mm = re.search(r"nvjet_sm90_[a-z]+_\d+x\d+_\d+x\d+_(\d)x(\d)_", name)
+    if not mm:
+        return None, None
+    slots = int(grid[0]) * int(grid[1]) * (int(grid[2]) if len(grid) > 2 else 1) if grid is not None else None
+    return (int(mm.group(2)), int(mm.group(1))), slots
+
+
 def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = "NN",
          batch: int = 1, sm_clock_hz=None, timing: str = "loop", kernel=None) -> GemmEstimate:
     """Predicted time of ``batch`` products (M x K) @ (K x N) through cuBLAS; see the module doc.
@@ -542,15 +607,16 @@ def gemm(m: int, n: int, k: int, dtype: str = "bf16", gpu="H200", layout: str = 
     else:
         scale = _clock_scale(gpu, p, sm_clock_hz)
     align = alignment_bytes(m, n, k, dtype, layout)
-    only = None
+    only = launch = None
     if kernel is not None:
         name, grid = (kernel, None) if isinstance(kernel, str) else kernel
         only = parse_kernel_name(name, grid)
-    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only, layout)
+        launch = kernel_launch(name, grid)
+    cands = _candidates(gpu, p, m, n, k, dtype, batch, align, scale, timing, only, layout, launch)
     if not cands:
         raise ValueError(f"kernel {kernel!r} ({only[0]}) does not run {m}x{n}x{k} {dtype} "
                          f"({align}-byte rows) in this model")
-    best = min(cands, key=lambda c: (c.seconds, c.ctas))
+    best = min(cands, key=lambda c: (c.seconds if c.rank_s is None else c.rank_s, c.ctas))
     return GemmEstimate(m, n, k, dtype, layout, batch, align, best, tuple(cands))
 
 
@@ -597,4 +663,4 @@ def quantize_fp8(rows: int, cols: int, gpu="H200", dtype: str = "bf16") -> float
 
 
 __all__ = ["DTYPES", "TIMINGS", "GemmCandidate", "GemmEstimate", "alignment_bytes", "gemm", "elementwise",
-           "library_params", "parse_kernel_name", "quantize_fp8", "small_m_regime"]
+           "kernel_launch", "library_params", "parse_kernel_name", "quantize_fp8", "small_m_regime"]

@@ -64,7 +64,34 @@ def main(argv=None):
     for a in ax:
         a.grid(True, alpha=0.3)
     fig.savefig(out / "gemm_dobench_shapes.png", dpi=100)
-    print("wrote", out / "gemm_dobench_square.png", out / "gemm_dobench_step1.png", out / "gemm_dobench_shapes.png")
+    # 4: the large-N ordering: the three sweeps against each other and the model's three modes
+    fig = _figure(14.0, 5.0)
+    ax = fig.subplots(1, 2, width_ratios=(3, 1))
+    big = [n for n in ns if n >= 2048]
+    for k, c in (("square_a", "0.75"), ("square_b", "0.35"), ("square_c", "0.55")):
+        ax[0].plot(big, [sq[k][n] for n in big], "o-", ms=2, lw=0.6, color=c, label=f"measured {k[-1]}")
+    for mode, c in (("heuristic", "C0"), ("table", "C1")):
+        d = res["heldout"][mode]["square_b"]
+        x = [n for n in d["x"] if n >= 2048]
+        ax[0].plot(x, [t for n, t in zip(d["x"], d["predicted_tflops"]) if n >= 2048], "-", lw=1.4, color=c,
+                   label=f"model, {mode}: Spearman vs b {d['spearman_ge2048']:.2f}")
+    ax[0].set(xlabel="N", ylabel="TFLOP/s", title="square bf16 N >= 2048 under do_bench (H200): three sweeps, the model")
+    ax[0].legend(fontsize=8, ncols=2)
+    cl = json.loads((HERE / "ceiling.json").read_text())
+    names = ["a-b", "a-c", "b-c", "4r1-4r2"]
+    vals = [cl["pairs"][k]["spearman_ge2048"] for k in names]
+    names += ["model b (heur.)", "model c (heur.)", "model b (table)", "model c (table)"]
+    vals += [res["heldout"][m][s]["spearman_ge2048"] for m in ("heuristic", "table") for s in ("square_b", "square_c")]
+    ax[1].barh(range(len(vals)), vals, color=["0.5"] * 4 + ["C0", "C0", "C1", "C1"])
+    ax[1].axvline(0.7, color="C3", ls="--", lw=1, label="target 0.7")
+    ax[1].set(yticks=range(len(vals)), yticklabels=names, xlim=(0, 1), xlabel="Spearman, N >= 2048",
+              title="card vs itself, model vs card")
+    ax[1].legend(fontsize=8)
+    for a in ax:
+        a.grid(True, alpha=0.3)
+    fig.savefig(out / "gemm_dobench_large_n.png", dpi=100)
+    print("wrote", out / "gemm_dobench_square.png", out / "gemm_dobench_step1.png", out / "gemm_dobench_shapes.png",
+          out / "gemm_dobench_large_n.png")
 
 
 if __name__ == "__main__":

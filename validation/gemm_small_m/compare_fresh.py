@@ -3,8 +3,12 @@ against gemm(timing="dobench") in three states:
 
   before      the model as validation/gemm_dobench left it (no small-M families, no multicast)
   +small-M    with the small-M / unaligned families (call 3's calibration half)
-  +multicast  and the sm90 L2 term with the 2-CTA cluster's multicast (gemm._CLUSTER_MULTICAST;
-              fixed on before this call, switched off after it: the model as it is = "+small-M")
+  +multicast  and the sm90 kernels' clusters (gemm._CLUSTER_MULTICAST).  Call 4's first run
+              (2026-12-02) had only the multicast L2 term here and switched it off after; since
+              2026-12-07 this state is the model as it is: tiles padded to the cluster, waves over
+              the persistent grid, the multicast, the heuristic ranking without the cluster
+              (docs/model.md, "The large-N ordering with the kernels' clusters"); the output was
+              regenerated then
 
 each with its own kernel choice ("heuristic") and costing the kernel torch.profiler named ("table").
 
