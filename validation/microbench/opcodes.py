@@ -391,6 +391,8 @@ def run(out, only=None, reps=3):
                         runs.append({"cycles_per_step": (e - s) / (n * r), "cycles": e - s})
                 rec[mode] = {"loop_opcodes": ops, "per_iteration": per_iter, "chains": u, "steps": r,
                              "blocks": blocks, "threads": threads, "iterations": n, "runs": runs}
+                if not runs:        # --reps 0: one launch each (under ncu, for its pipe counts)
+                    continue
                 if mode == "thr":
                     v = sorted(x["warp_inst_per_clk_per_sm"] for x in runs)[len(runs) // 2]
                     rec["issue_per_clk_per_sm"] = v
@@ -414,10 +416,12 @@ def main(argv=None):
     ap.add_argument("mode", choices=("check", "run"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--reps", type=int, default=3, help="timed launches per kernel after a warm-up one (0: the "
+                    "warm-up only, e.g. under ncu for the pipe counts)")
     a = ap.parse_args(argv)
     if a.mode == "check":
         return 1 if check(a.only) else 0
-    run(a.out or ".", a.only)
+    run(a.out or ".", a.only, a.reps)
     return 0
 
 

@@ -8,6 +8,7 @@
 #       --metrics breakdown:sm__throughput...,breakdown:gpu__compute_memory_throughput...,<pipe list>
 # The pipe list is filtered against `ncu --query-metrics` first (an unknown metric stops ncu);
 # if the full request fails, it falls back to the sections + breakdowns, then the sections alone.
+# Also sm__inst_executed_pipe_<p>.sum and smsp__inst_executed.sum (instruction counts per pipe).
 # Results: $OUT/bneck_raw.tgz (bneck_<tag>.csv: raw page, base units; profile_order_*.json; the
 # metric query), $OUT/bneck_holdout.csv, metrics_requested.txt, env.txt, log.txt
 set -u
@@ -28,7 +29,10 @@ for p in $PIPES; do
   for b in sm__inst_executed_pipe_$p sm__pipe_${p}_cycles_active; do
     grep -qE "^\s*$b\s" $R/query.txt && EXTRA="$EXTRA,$b.avg.pct_of_peak_sustained_active"
   done
+  # the instructions each pipe executed (facts for the opcode -> pipe table, not utilisations)
+  grep -qE "^\s*sm__inst_executed_pipe_$p\s" $R/query.txt && EXTRA="$EXTRA,sm__inst_executed_pipe_$p.sum"
 done
+EXTRA="$EXTRA,smsp__inst_executed.sum"
 grep -qE "^\s*lts__d_atomic_input_cycles_active\s" $R/query.txt && EXTRA="$EXTRA,lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed"
 echo "$EXTRA" | tr ',' '\n' > $OUT/metrics_requested.txt
 BD="breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
