@@ -8,6 +8,7 @@
 #       --metrics breakdown:sm__throughput...,breakdown:gpu__compute_memory_throughput...,<pipe list>
 # The pipe list is filtered against `ncu --query-metrics` first (an unknown metric stops ncu);
 # if the full request fails, it falls back to the sections + breakdowns, then the sections alone.
+# SUITE_MODULES="" skips the suite; HOLDOUT_CAP caps the holdout's ncu run (seconds, default 150).
 # Also sm__inst_executed_pipe_<p>.sum and smsp__inst_executed.sum (instruction counts per pipe).
 # Results: $OUT/bneck_raw.tgz (bneck_<tag>.csv: raw page, base units; profile_order_*.json; the
 # metric query), $OUT/bneck_holdout.csv, metrics_requested.txt, env.txt, log.txt
@@ -55,8 +56,8 @@ prof() {   # prof TAG CAP CMD...
     t=$(( $(left) - 20 )); [ $t -gt $cap ] && t=$cap; [ $t -lt 15 ] && return
   done
 }
-prof holdout 150 python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
-for m in copies matmul transpose reduction histogram compute bank_conflicts elementwise; do
+prof holdout ${HOLDOUT_CAP:-150} python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
+for m in ${SUITE_MODULES-copies matmul transpose reduction histogram compute bank_conflicts elementwise}; do
   prof suite_$m 60 python3 validation/run_suite.py --out $R/csv --mode profile --modules $m
 done
 cp $R/query.txt $R/csv/ncu_query_metrics.txt
