@@ -73,6 +73,11 @@ def test_simgpu_side(cb):
     assert cb.simgpu_unit("resource", "shfl") == "l1"
     assert cb.simgpu_unit("resource", "sfu") == cb.simgpu_unit("resource", "conv") == "xu"
     assert cb.simgpu_unit("resource", "launch") == "latency"
+    assert cb.simgpu_unit("resource", "imad") == "fma"        # IMADs: the FMA-heavy pipe
+    # every resource simgpu reports maps to an ncu unit
+    from simgpu.timing.sim import REPORTED_PIPES
+    for r in REPORTED_PIPES + ("issue", "l1", "l2", "dram", "atomic", "launch"):
+        assert r in cb.SIM_TO_NCU, r
     assert cb.simgpu_unit("latency", "dram") == "latency"
     assert cb.simgpu_unit("tail", None) == "latency"
     # every resource simgpu reports has a mapping

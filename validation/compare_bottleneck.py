@@ -41,6 +41,8 @@ SIM_TO_NCU = {
     "dram": "dram", "l2": "l2", "atomic": "l2",          # L2 atomics are executed in the L2 slices
     "l1": "l1", "shfl": "l1",                            # ncu: the LSU pipe issues shuffles to L1TEX
     "fp32": "fma", "fp64": "fp64", "int": "alu",
+    "imad": "fma",      # added in session 31 with the resource (IMADs issue on the FMA-heavy pipe, which
+                        # NCU_UNIT_RULES put in "fma"); before, simgpu did not report that pipe
     "sfu": "xu", "conv": "xu",                           # MUFU and conversions: the XU pipe
     "issue": "issue",
     "launch": "latency",                                 # block starts: no ncu unit is busy

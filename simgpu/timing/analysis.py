@@ -20,7 +20,7 @@ RESOURCE_WORDS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "shared memory / L1 data path",
     "issue": "issue / compute (schedulers issue nearly every cycle)", "fp32": "FP32 pipe (compute)",
     "fp64": "FP64 pipe (compute)", "sfu": "special-function pipe", "conv": "conversion pipe",
-    "int": "integer pipe", "shfl": "shuffle pipe", "atomic": "atomics serialised at the L2 (one hot address or one slice's atomic unit)",
+    "int": "integer pipe", "imad": "integer multiply-add pipe (FMA-heavy)", "shfl": "shuffle pipe", "atomic": "atomics serialised at the L2 (one hot address or one slice's atomic unit)",
     "launch": "block starts (an SM starts one block at a time: small blocks are limited by it)",
 }
 
@@ -91,7 +91,7 @@ def utilisation(r):
     u = {"issue": t["issued"] / (P.schedulers * T)}
     for k in ("l1", "l2", "dram", "atomic", "launch"):
         u[k] = t[k] / T
-    for p in ("fp32", "fp64", "int", "sfu", "conv", "shfl"):
+    for p in ("fp32", "fp64", "int", "imad", "sfu", "conv", "shfl"):
         u[p] = t["pipe_" + p] / (P.schedulers * T)
     return {k: min(1.0, max(0.0, v)) for k, v in u.items()}
 
@@ -118,7 +118,7 @@ def tail_share(r):
 
 
 SHORT_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1 / shared", "issue": "issue", "fp32": "FP32", "fp64": "FP64",
-               "sfu": "SFU", "conv": "conversion", "int": "integer", "shfl": "shuffle", "atomic": "atomics",
+               "sfu": "SFU", "conv": "conversion", "int": "integer", "imad": "IMAD", "shfl": "shuffle", "atomic": "atomics",
                "launch": "block starts"}
 
 

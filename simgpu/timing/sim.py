@@ -36,7 +36,7 @@ INLINE_CLOCK = hasattr(simpy.Environment(), "_queue") and hasattr(simpy.Environm
 
 STALLS = ("memory", "dependency", "barrier", "pipe", "not_selected")
 STALL_MEMORY, STALL_DEPENDENCY, STALL_BARRIER, STALL_PIPE, STALL_NOT_SELECTED = range(len(STALLS))
-REPORTED_PIPES = ("fp32", "fp64", "int", "sfu", "conv", "shfl")
+REPORTED_PIPES = ("fp32", "fp64", "int", "imad", "sfu", "conv", "shfl")
 
 # where a global request is served (and, for a hit on data in flight, whose latency it pays)
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM = range(3)
@@ -116,8 +116,8 @@ class Counters:
         pb = self.pipe_busy
         busy = self._busy.get(sp)
         if busy is None:
-            iv = self.interval          # flexible integer work ("iadd"): counted with the ALU
-            busy = self._busy[sp] = tuple(("int" if p == "iadd" else p, k * iv.get(p, 1.0)) for p, k in sp.pipes)
+            iv = self.interval          # flexible integer work ("iadd"): the SM counts its split
+            busy = self._busy[sp] = tuple((p, k * iv.get(p, 1.0)) for p, k in sp.pipes if p != "iadd")
         for q, b in busy:
             pb[q] = pb.get(q, 0.0) + b
         if sp.line is not None:
@@ -219,7 +219,8 @@ def slow_pipes(interval, sp):
 
 def reserve_pipes(pipes, interval, sp, start):
     """Occupy the pipes of `sp` from `start`; integer adds are split between the two integer
-    pipes so that both finish together."""
+    pipes so that both finish together.  Returns (cycles the split put on the ALU, on the IMAD
+    pipe), or None without integer adds."""
     flex = 0.0
     for p, n in sp.pipes:
         if p == "iadd":
@@ -233,6 +234,8 @@ def reserve_pipes(pipes, interval, sp, start):
         x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
         pipes["int"] = fa + x * ia
         pipes["imad"] = fb + (flex - x) * ib
+        return x * ia, (flex - x) * ib
+    return None
 
 
 class SM:
@@ -264,6 +267,7 @@ class SM:
         self.resident = 0
         self._occ_t = 0.0
         self._slow = {}                 # OpSpec -> slow_pipes(): what its issue waits for
+        self.iadd_busy = [0.0, 0.0]     # integer adds' busy cycles on the ALU, on the IMAD pipe
 
     # -- bandwidth share ------------------------------------------------------------------
     def set_phase(self, active_sms):
@@ -389,7 +393,10 @@ class SM:
         start = self.issue_slot(smsp, tp if tp > now else now, sp.n)
         if start > now:
             self._count_issue_wait(sp, wid, now, tp, start)
-        reserve_pipes(pipes, interval, sp, start)
+        split = reserve_pipes(pipes, interval, sp, start)
+        if split is not None:           # the integer adds' cycles on each pipe, as reserved
+            self.iadd_busy[0] += split[0]
+            self.iadd_busy[1] += split[1]
         self.counters.on_issue(sp, sp.n)
         if self.timeline is not None:
             self.timeline.warp(wid, "issue", start, start + sp.n)
@@ -575,6 +582,10 @@ def totals(cycles, sm):
              "launch": sm.launch_busy, "warp_cycles": c.warp_cycles}
     named.update(("stall_" + s, c.stall[i]) for i, s in enumerate(STALLS))
     named.update(("pipe_" + p, c.pipe_busy.get(p, 0.0)) for p in REPORTED_PIPES)
+    # integer adds ("iadd": IADD3, VIADD, MOV, IMAD.IADD, IMAD.MOV) count on the pipe the
+    # simulation put each on, not all on the ALU
+    named["pipe_int"] += sm.iadd_busy[0]
+    named["pipe_imad"] += sm.iadd_busy[1]
     return np.array([named[name] for name in TOTALS], dtype=np.float64)
 
 

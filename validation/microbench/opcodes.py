@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,39 @@ BENCHES = {
     "dsetp": ("f64", None, "DSETP.GT.AND", "setp.gt.f64 {p}, {x}, {a};\n  selp.f64 {x}, {b}, {x}, {p};"),
     "hfma2": ("b32", None, "HFMA2", "fma.rn.f16x2 {x}, {x}, {a}, {b};"),
     "shfl_bfly": ("u32", None, "SHFL.BFLY", "shfl.sync.bfly.b32 {x}, {x}, 1, 0x1f, -1;"),
+    # session 31: the most-executed opcodes still estimated.  ISETP.EX: the 64-bit compare's
+    # second half (ISETP, ISETP.EX and two SELs per step, all ALU); latency: one step is
+    # ISETP -> ISETP.EX -> SEL
+    "isetp_ex": ("u64", None, "ISETP.EX", "setp.gt.u64 {p}, {x}, {a};\n  selp.b64 {x}, {b}, {x}, {p};",
+                 {"match": r"ISETP\..*\.EX", "expect": 1}),
+    # VIADD (an add with an immediate) beside a LOP3: ptxas makes ~15/16 of the adds VIADD
+    "viadd": ("u32", None, "VIADD", "add.u32 {x}, {x}, 0x{s}{k}37;\n  xor.b32 {x}, {x}, {a};",
+              {"match": r"VIADD.*", "expect": 0.85}),
+    # a branch around a block that is never entered (x != b always): per step the ALU's add and
+    # ISETP, then BSSY, the taken BRA and BSYNC (10 instructions: too long for ptxas to predicate;
+    # 4 steps x 8 chains in the throughput kernel, so that the loop's 9 KB stay in the i-cache)
+    "bra_bssy": ("u32", None, "BRA", "add.u32 {x}, {x}, {a};\n  setp.ne.u32 {p}, {x}, {b};\n  @{p} bra SK_{s}_{k};\n"
+                 + "\n".join(f"  mad.lo.u32 {{x}}, {{x}}, {{a}}, {i};" if i % 2 else f"  xor.b32 {{x}}, {{x}}, {i * 977};"
+                             for i in range(10)) + "\nSK_{s}_{k}:",
+                 {"match": r"BRA.*", "expect": 1, "thr_steps": 4}),
+    # the same with warp-uniform values (ptxas knows the branch cannot diverge)
+    "bra_uniform": ("u32", None, "BRA", "add.u32 {x}, {x}, {a};\n  setp.ne.u32 {p}, {x}, {b};\n  @{p} bra SK_{s}_{k};\n"
+                    + "\n".join(f"  mad.lo.u32 {{x}}, {{x}}, {{a}}, {i};" if i % 2 else f"  xor.b32 {{x}}, {{x}}, {i * 977};"
+                                for i in range(10)) + "\nSK_{s}_{k}:",
+                    {"match": r"BRA.*", "expect": 1, "uniform": True, "thr_steps": 4}),
+    # UMOV: an f64 immediate for each DMUL goes through a uniform register
+    "umov": ("f64", None, "UMOV", "mul.rn.f64 {x}, {x}, {c64};", {"match": r"UMOV.*", "expect": 1}),
+    # the uniform datapath: UIADD3 + ULOP3 chains of warp-uniform values
+    "uiadd3": ("u32", None, "UIADD3", "add.u32 {x}, {x}, {a};\n  xor.b32 {x}, {x}, {b};",
+               {"uniform": True, "match": r"UIADD3.*", "expect": 0.85, "lat_chains": 2}),
+    # ULDC with a uniform-register index into a constant array: ULOP3 -> ULDC -> UIADD3 per step
+    "uldc": ("u32", "u32", "ULDC", "and.b32 {t}, {x}, 508;\n  cvt.u64.u32 %w, {t};\n  add.u64 %w, %w, %cb;\n"
+             "  ld.const.u32 {t}, [%w];\n  add.u32 {x}, {x}, {t};",
+             {"uniform": True, "match": r"ULDC.*", "expect": 0.85, "lat_chains": 2, "const_words": 128}),
+    # the same per thread: LDC R, c[0x3][R] (LOP3 -> LDC -> IADD per step)
+    "ldc": ("u32", "u32", "LDC", "and.b32 {t}, {x}, 508;\n  cvt.u64.u32 %w, {t};\n  add.u64 %w, %w, %cb;\n"
+            "  ld.const.u32 {t}, [%w];\n  add.u32 {x}, {x}, {t};",
+            {"match": r"LDC", "expect": 1, "const_words": 128}),
     # controls: measured before on the H200 ([MB] issue_fma_f32 / fma_f32_latency, issue_fma_f64)
     "ffma": ("f32", None, "FFMA", "fma.rn.f32 {x}, {x}, {a}, {b};"),
     "dfma": ("f64", None, "DFMA", "fma.rn.f64 {x}, {x}, {a}, {b};"),
@@ -115,14 +149,43 @@ def _fold(ty, reg, acc):
     raise ValueError(ty)
 
 
+def _f64_imm(i):
+    """A distinct f64 immediate (PTX hex form) near 1.0 for step/chain index i."""
+    return "0d%016X" % struct.unpack("<Q", struct.pack("<d", 1.0 + (i + 1) * 2.0 ** -30))[0]
+
+
+def bench_opts(name):
+    """The bench's options (the optional 5th element of its BENCHES entry): "uniform" (chains
+    and operands from the parameters only, so warp-uniform: ptxas puts them on the uniform
+    datapath), "after" (PTX placed after the loop's exit, once per chain and step: out-of-line
+    blocks the steps branch to), "expect" (measured instructions per chain and step, default 1,
+    or 2 for a pair; less where ptxas moves some steps to another opcode), "match" (a regex an
+    opcode must match to count, instead of `key`), "lat_chains" (independent chains in the
+    latency kernel, default 1: with one, ptxas puts a uniform chain on the vector datapath),
+    "const_words" (the size of ``cbuf``), "thr_steps" (steps per chain in the throughput
+    kernel, default R_THR: fewer keeps a long loop body inside the instruction cache)."""
+    b = BENCHES[name]
+    return b[4] if len(b) > 4 else {}
+
+
 def make_ptx(name, chains, steps):
-    """PTX of bench `name` with `chains` independent chains and `steps` unrolled steps each."""
-    ty, tty, _key, step = BENCHES[name]
+    """PTX of bench `name` with `chains` independent chains and `steps` unrolled steps each.
+    A step template may also use {s} (the step) and {k} (the chain), e.g. in labels, {c64} (an
+    f64 immediate distinct for each step and chain), {o} (a distinct word offset into the
+    constant array ``cbuf``, declared when the bench's "const_words" is set; %cb holds its
+    address)."""
+    ty, tty, _key, step = BENCHES[name][:4]
+    opts = bench_opts(name)
+    uni = opts.get("uniform", False)
     rty, rp = _REG[ty]
-    lines = [".version 8.0", ".target sm_90", ".address_size 64", "",
+    lines = [".version 8.0", ".target sm_90", ".address_size 64", ""]
+    if opts.get("const_words"):       # a constant-bank array the steps read ({o}: a distinct offset)
+        lines += [f".const .align 4 .b32 cbuf[{opts['const_words']}] = {{"
+                  + ", ".join(str(0x9E3779B1 * (i + 1) & 0x7FFFFFFF) for i in range(opts["const_words"])) + "};", ""]
+    lines += [
              f".visible .entry bench_{name}(.param .u64 p_out, .param .u64 p_clk, .param .u32 p_n, .param .u32 p_seed)",
              "{", "  .reg .pred %p<4>;", "  .reg .pred %q<8>;", "  .reg .b32 %r<16>;", "  .reg .b64 %rd<16>;",
-             "  .reg .b32 %fold32;", "  .reg .b64 %fold64;", "  .reg .b64 %w;",
+             "  .reg .b32 %fold32;", "  .reg .b64 %fold64;", "  .reg .b64 %w;", "  .reg .b64 %cb;",
              f"  .reg .{rty} %x<{chains}>;", f"  .reg .{rty} %a<2>;"]
     if tty:
         trty, _ = _REG[tty]
@@ -131,7 +194,7 @@ def make_ptx(name, chains, steps):
               "  ld.param.u32 %r1, [p_seed];", "  mov.u32 %r2, %tid.x;", "  mov.u32 %r3, %ctaid.x;",
               "  mov.u32 %r4, %ntid.x;", "  mad.lo.u32 %r5, %r3, %r4, %r2;", "  add.u32 %r6, %r1, %r5;"]
     for k in range(chains):
-        lines.append("  " + _init(ty, f"%x{k}", "%r6", k))
+        lines.append("  " + _init(ty, f"%x{k}", "%r1" if uni else "%r6", k))
         if tty:
             if tty in ("u32", "s32"):
                 lines.append(f"  and.b32 %t{k}, %r6, {7 + k};" if ty == "u64" else f"  mov.u32 %t{k}, %r6;")
@@ -142,13 +205,20 @@ def make_ptx(name, chains, steps):
     if ty in ("f32", "f64"):
         lines.append("  " + _init(ty, "%a0", "%r1", 11))
         lines.append("  " + _init(ty, "%a1", "%r1", 12))
+    elif uni:   # integer operands from the parameters: unknown to ptxas, and warp-uniform
+        w = "u64" if rty == "b64" else "u32"
+        lines += [f"  ld.param.{w} %a0, [{'p_out' if w == 'u64' else 'p_n'}];",
+                  f"  ld.param.{w} %a1, [{'p_clk' if w == 'u64' else 'p_seed'}];"]
     else:       # integer operands from memory (ptxas cannot fold them into the chain)
         w = "u64" if rty == "b64" else "u32"
         lines += [f"  ld.global.{w} %a0, [%rd0];", f"  ld.global.{w} %a1, [%rd0+8];"]
+    if opts.get("const_words"):
+        lines.append("  mov.u64 %cb, cbuf;")
     lines += ["  bar.sync 0;", "  mov.u64 %rd2, %clock64;", "  mov.u32 %r7, 0;", "LOOP:"]
     for s in range(steps):
         for k in range(chains):
-            body = step.format(x=f"%x{k}", a=f"%a{s % 2}", b=f"%a{(s + 1) % 2}", t=f"%t{k}", p=f"%q{k % 8}")
+            body = step.format(x=f"%x{k}", a=f"%a{s % 2}", b=f"%a{(s + 1) % 2}", t=f"%t{k}", p=f"%q{k % 8}",
+                               s=s, k=k, c64=_f64_imm(s * chains + k), o=4 * (s * chains + k))
             lines.append("  " + body)
     lines += ["  add.u32 %r7, %r7, 1;", "  setp.lt.u32 %p1, %r7, %r0;", "  @%p1 bra LOOP;",
               "  bar.sync 0;", "  mov.u64 %rd3, %clock64;", "  mov.u32 %r8, 0;"]
@@ -158,7 +228,13 @@ def make_ptx(name, chains, steps):
               "  setp.ne.u32 %p2, %r2, 0;", "  @%p2 bra DONE;", "  mov.u32 %r9, %smid;",
               "  mul.wide.u32 %rd6, %r3, 24;", "  add.u64 %rd7, %rd1, %rd6;", "  st.global.u64 [%rd7], %rd2;",
               "  st.global.u64 [%rd7+8], %rd3;", "  cvt.u64.u32 %rd8, %r9;", "  st.global.u64 [%rd7+16], %rd8;",
-              "DONE:", "  ret;", "}", ""]
+              "DONE:", "  ret;"]
+    if opts.get("after"):
+        for s in range(steps):
+            for k in range(chains):
+                lines.append(opts["after"].format(x=f"%x{k}", a=f"%a{s % 2}", b=f"%a{(s + 1) % 2}",
+                                                  t=f"%t{k}", p=f"%q{k % 8}", s=s, k=k))
+    lines += ["}", ""]
     return "\n".join(lines)
 
 
@@ -195,11 +271,20 @@ def assemble(ptx, ptxas, nvdisasm, workdir, name):
     return c, sass
 
 
-def count_of(key, ops):
+def count_of(key, ops, name=None):
     """Executions per loop iteration of the measured opcode(s) `key` (a name with the modifiers
-    listed, counting longer ones too: "HFMA2" counts HFMA2.MMA; or a tuple of them)."""
+    listed, counting longer ones too: "HFMA2" counts HFMA2.MMA; or a tuple of them), or of the
+    opcodes matching bench `name`'s "match" regex."""
+    pat = bench_opts(name).get("match") if name else None
+    if pat:
+        return sum(n for op, n in ops.items() if re.fullmatch(pat, op))
     keys = key if isinstance(key, tuple) else (key,)
     return sum(n for op, n in ops.items() if any(op == k or op.startswith(k + ".") for k in keys))
+
+
+def expected(name):
+    """Measured instructions per chain and step that bench `name` is written to make."""
+    return bench_opts(name).get("expect", 2 if isinstance(BENCHES[name][2], tuple) else 1)
 
 
 def _tool(name):
@@ -218,16 +303,19 @@ def check(only=None):
     print("ptxas:", ptxas)
     bad = 0
     with tempfile.TemporaryDirectory() as d:
-        for name, (_ty, _tty, key, _s) in BENCHES.items():
+        for name, bench in BENCHES.items():
+            key = bench[2]
             if only and not re.search(only, name):
                 continue
-            for mode, (u, r) in (("thr", (U_THR, R_THR)), ("lat", (1, R_LAT))):
+            for mode, (u, r) in (("thr", (U_THR, bench_opts(name).get("thr_steps", R_THR))),
+                                 ("lat", (bench_opts(name).get("lat_chains", 1), R_LAT))):
                 _, sass = assemble(make_ptx(name, u, r), ptxas, nvdisasm, d, f"{name}_{mode}")
                 ops = loop_opcodes(sass)
-                n = count_of(key, ops)
-                ok = n >= u * r * (2 if isinstance(key, tuple) else 1)
+                n = count_of(key, ops, name)
+                want = (u if mode == "thr" else 1) * r * expected(name)    # latency: one chain of it at least
+                ok = n >= want
                 bad += not ok
-                print(f"{name:16s} {mode}  {str(key):18.18s} {n:4d} per iteration (want >= {u * r})  "
+                print(f"{name:16s} {mode}  {str(key):18.18s} {n:4d} per iteration (want >= {want:.0f})  "
                       f"{'' if ok else 'MISSING '}{dict(sorted(ops.items()))}")
     return bad
 
@@ -261,17 +349,20 @@ def run(out, only=None, reps=3):
     sass_all = []
     work = tempfile.mkdtemp()
     n_thr, n_lat = 256, 400
-    for name, (_ty, _tty, key, _s) in BENCHES.items():
+    for name, bench in BENCHES.items():
+        key = bench[2]
         if only and not re.search(only, name):
             continue
         rec = res["benches"][name] = {"opcode": key, "step_ptx": BENCHES[name][3]}
-        for mode, (u, r, blocks, threads, n) in (("thr", (U_THR, R_THR, 4 * sms, 256, n_thr)),
-                                                 ("lat", (1, R_LAT, 1, 32, n_lat))):
+        for mode, (u, r, blocks, threads, n) in (("thr", (U_THR, bench_opts(name).get("thr_steps", R_THR), 4 * sms, 256,
+                                                          n_thr)),
+                                                 ("lat", (bench_opts(name).get("lat_chains", 1), R_LAT, 1, 32,
+                                                          n_lat))):
             try:
                 cubin, sass = assemble(make_ptx(name, u, r), ptxas, nvdisasm, work, f"{name}_{mode}")
                 sass_all.append(f"// ===== {name} {mode}\n{sass}")
                 ops = loop_opcodes(sass)
-                per_iter = count_of(key, ops)
+                per_iter = count_of(key, ops, name)
                 mod = cp.RawModule(path=cubin)
                 fn = mod.get_function(f"bench_{name}")
                 outb = cp.zeros(blocks * threads, dtype=cp.uint32)
@@ -300,6 +391,8 @@ def run(out, only=None, reps=3):
                         runs.append({"cycles_per_step": (e - s) / (n * r), "cycles": e - s})
                 rec[mode] = {"loop_opcodes": ops, "per_iteration": per_iter, "chains": u, "steps": r,
                              "blocks": blocks, "threads": threads, "iterations": n, "runs": runs}
+                if not runs:        # --reps 0: one launch each (under ncu, for its pipe counts)
+                    continue
                 if mode == "thr":
                     v = sorted(x["warp_inst_per_clk_per_sm"] for x in runs)[len(runs) // 2]
                     rec["issue_per_clk_per_sm"] = v
@@ -323,10 +416,12 @@ def main(argv=None):
     ap.add_argument("mode", choices=("check", "run"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--reps", type=int, default=3, help="timed launches per kernel after a warm-up one (0: the "
+                    "warm-up only, e.g. under ncu for the pipe counts)")
     a = ap.parse_args(argv)
     if a.mode == "check":
         return 1 if check(a.only) else 0
-    run(a.out or ".", a.only)
+    run(a.out or ".", a.only, a.reps)
     return 0
 
 

@@ -8,6 +8,8 @@
 #       --metrics breakdown:sm__throughput...,breakdown:gpu__compute_memory_throughput...,<pipe list>
 # The pipe list is filtered against `ncu --query-metrics` first (an unknown metric stops ncu);
 # if the full request fails, it falls back to the sections + breakdowns, then the sections alone.
+# SUITE_MODULES="" skips the suite; HOLDOUT_CAP caps the holdout's ncu run (seconds, default 150).
+# Also sm__inst_executed_pipe_<p>.sum and smsp__inst_executed.sum (instruction counts per pipe).
 # Results: $OUT/bneck_raw.tgz (bneck_<tag>.csv: raw page, base units; profile_order_*.json; the
 # metric query), $OUT/bneck_holdout.csv, metrics_requested.txt, env.txt, log.txt
 set -u
@@ -28,7 +30,10 @@ for p in $PIPES; do
   for b in sm__inst_executed_pipe_$p sm__pipe_${p}_cycles_active; do
     grep -qE "^\s*$b\s" $R/query.txt && EXTRA="$EXTRA,$b.avg.pct_of_peak_sustained_active"
   done
+  # the instructions each pipe executed (facts for the opcode -> pipe table, not utilisations)
+  grep -qE "^\s*sm__inst_executed_pipe_$p\s" $R/query.txt && EXTRA="$EXTRA,sm__inst_executed_pipe_$p.sum"
 done
+EXTRA="$EXTRA,smsp__inst_executed.sum"
 grep -qE "^\s*lts__d_atomic_input_cycles_active\s" $R/query.txt && EXTRA="$EXTRA,lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed"
 echo "$EXTRA" | tr ',' '\n' > $OUT/metrics_requested.txt
 BD="breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed,breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
@@ -51,8 +56,8 @@ prof() {   # prof TAG CAP CMD...
     t=$(( $(left) - 20 )); [ $t -gt $cap ] && t=$cap; [ $t -lt 15 ] && return
   done
 }
-prof holdout 150 python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
-for m in copies matmul transpose reduction histogram compute bank_conflicts elementwise; do
+prof holdout ${HOLDOUT_CAP:-150} python3 validation/holdout/device_run.py profile --out $R/csv --tag holdout
+for m in ${SUITE_MODULES-copies matmul transpose reduction histogram compute bank_conflicts elementwise}; do
   prof suite_$m 60 python3 validation/run_suite.py --out $R/csv --mode profile --modules $m
 done
 cp $R/query.txt $R/csv/ncu_query_metrics.txt
