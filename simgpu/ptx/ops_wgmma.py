@@ -62,8 +62,6 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx import ops_mma
 from simgpu.ptx import sem_fp as fp
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
-from simgpu.ptx.memory import MemFault
-from simgpu.ptx.ops_mem import resolve
 
 SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}       # descriptor bits 62-63 -> swizzle width
 _LANE = np.arange(32)
@@ -113,6 +111,32 @@ def matrix_addresses(desc, rows, cols, mn_major, mn_axis):
     ex = lambda v: v[:, None, None]
     off = layout_offsets(mn, k, mn_major, ex(f["swizzle"]), ex(f["lbo"]), ex(f["sbo"]))
     return swizzle(ex(f["start"]) + off, ex(f["swizzle"])), f
+
+
+_OFFSETS: dict = {}
+
+
+def element_offsets(dv, rows, cols, mn_major, mn_axis, ex, ins, what, lane):
+    """Element (16-bit) offsets in a block's shared memory of the (rows, cols) matrix that
+    descriptor ``dv`` names (cached per descriptor and shape); a fault for a nonzero base
+    offset, a misaligned or out-of-bounds address."""
+    key = (dv, rows, cols, mn_major, mn_axis)
+    got = _OFFSETS.get(key)
+    if got is None:
+        addr, f = matrix_addresses(np.array([dv], np.uint64), rows, cols, mn_major, mn_axis)
+        got = (addr.reshape(-1), int(f["base"][0]))
+        if len(_OFFSETS) > 4096:
+            _OFFSETS.clear()
+        _OFFSETS[key] = got
+    addr, base = got
+    if base != 0:
+        ex.fault(ins, f"wgmma {what} descriptor with a nonzero matrix base offset is not modelled", lane)
+    if int(addr.max()) + 2 > ex.shared.size:
+        ex.fault(ins, f"wgmma {what}: out-of-bounds shared access: address {int(addr.max()):#x}, "
+                 f"shared size {ex.shared.size} bytes", lane)
+    if (addr & 1).any():
+        ex.fault(ins, f"wgmma {what}: misaligned 2-byte shared access", lane)
+    return addr >> 1
 
 
 def _d_index(N):
@@ -293,21 +317,22 @@ def build_wgmma(ctx, ins):
             ex.fault(ins, f"wgmma {what} differs between the threads of a warpgroup")
         return v[:, 0]
 
-    def load(ex, desc, first, rows, cols, mn_major, mn_axis, what, events):
-        addr, f = matrix_addresses(desc, rows, cols, mn_major, mn_axis)
-        if (f["base"] != 0).any():
-            ex.fault(ins, f"wgmma {what} descriptor with a nonzero matrix base offset is not "
-                     "modelled", first[0])
-        flat = addr.reshape(-1).astype(np.uint64)
-        lanes = np.repeat(first, rows * cols)
-        try:
-            groups = resolve(ex, "shared", flat, 2, np.dtype(np.uint16), lanes, events)
-        except MemFault as err:
-            ex.fault(ins, f"wgmma {what}: {err.msg}", err.pos)
-        vals = np.empty(len(flat), np.uint16)
-        for view, idx, pos in groups:
-            vals[pos] = view[idx]
-        return vals.reshape(addr.shape).astype(np.uint32), lanes
+    def load(ex, desc, first, rows, cols, mn_major, mn_axis, what):
+        """The operand's 16-bit elements (G, rows, cols) as uint32, read from each warpgroup's
+        block's shared memory through its descriptor (the element offsets are computed once
+        per distinct descriptor and reused)."""
+        u, inv = np.unique(desc, return_inverse=True)
+        offs = np.empty((len(u), rows * cols), np.int64)
+        for i, dv in enumerate(u.tolist()):
+            offs[i] = element_offsets(dv, rows, cols, mn_major, mn_axis, ex, ins, what, first[inv == i][0])
+        sh = ex.shared
+        S = sh.typed(np.dtype(np.uint16)).reshape(-1, sh.size // 2)
+        brow = ex.ch.block_row[first]
+        if len(u) == 1:
+            vals = S[brow[:, None], offs[0][None, :]]
+        else:
+            vals = S[brow[:, None], offs[inv]]
+        return vals.reshape(len(first), rows, cols).astype(np.uint32)
 
     def accumulator(ex, pend, sub, n, G, keep):
         """C as f32 values (G, 64, N) float64: the chained pending D where there is one (the
@@ -343,15 +368,14 @@ def build_wgmma(ctx, ins):
             wg = warpgroups(ex, ins, sub)
             G, n = len(wg), len(sub)
             first = wg[:, 0]
-            events = []
             if a_regs:
                 A = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in ra], 1)
                 Am = ops_mma.gather(A, _A_IDX, 2, (16, 16)).reshape(G, 64, 16)
             else:
                 da = per_group(ex, ra(ex, sub), n, G, "A descriptor")
-                Am, _ = load(ex, da, first, 64, 16, ta == 1, 0, "A", events)
+                Am = load(ex, da, first, 64, 16, ta == 1, 0, "A")
             db = per_group(ex, rb(ex, sub), n, G, "B descriptor")
-            Bm, _ = load(ex, db, first, 16, N, tb == 1, 1, "B", events)
+            Bm = load(ex, db, first, 16, N, tb == 1, 1, "B")
             if sa == -1:
                 Am = Am ^ neg
             if sb == -1:
