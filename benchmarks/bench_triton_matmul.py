@@ -51,7 +51,8 @@ print(json.dumps({"simgpu": simgpu.__file__, "launch_cpu_s": cpu, "process_cpu_s
 def one(tree, size, triton_dir):
     path = [tree] + ([triton_dir] if triton_dir else [])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYTHONWARNINGS="ignore")
-    out = subprocess.run([sys.executable, "-c", CHILD, tree, size], env=env, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", CHILD, tree, size], env=env, capture_output=True, text=True,
+                         cwd=tree)                      # (-c puts the working directory first on sys.path)
     if out.returncode:
         raise SystemExit(f"{tree} {size}: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -69,6 +70,7 @@ def main():
             one(tree, "256x256x256", a.triton)                  # warm numba's and Triton's caches
             r[name] = one(tree, size, a.triton)
         t, p = r["this"], r["peer"]
+        assert t["simgpu"] != p["simgpu"], (t["simgpu"], p["simgpu"])
         same = t["time_ns"] == p["time_ns"] and t["out_sha1"] == p["out_sha1"]
         print(f"{size}: launch CPU {t['launch_cpu_s']:.1f} s (process {t['process_cpu_s']:.1f}) vs peer "
               f"{p['launch_cpu_s']:.1f} s ({p['process_cpu_s']:.1f}): ratio {p['launch_cpu_s'] / t['launch_cpu_s']:.2f}; "
