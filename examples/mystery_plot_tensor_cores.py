@@ -14,7 +14,8 @@ the curve while the 132 SMs fill; a few minutes on a shared 2-core machine); --f
 then 276 blocks: the second cliff), about 5 minutes a size over 1000 there (grids over
 one wave are sampled).  Times are what
 do_bench reads (simgpu.validate.dobench_seconds: the kernel plus do_bench's floor, measured with
-empty kernels), so they compare with the card's do_bench medians.
+empty kernels), simulated at the card's clock outside a profiler (simgpu.validate.unprofiled), so
+they compare with the card's do_bench medians.
 Needs Triton (3.6 is what the card ran) importable here.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 import simgpu
 from simgpu.model.matmul import matmul_throughput
-from simgpu.validate import dobench_seconds
+from simgpu.validate import dobench_seconds, unprofiled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LECTURE = os.path.join(HERE, "..", "validation", "tensor_cores", "lecture")
@@ -68,7 +69,7 @@ def simulate_matmul(L, n, gpu):
     grid = lambda m: (triton.cdiv(n, m["BLOCK_SIZE_M"]) * triton.cdiv(n, m["BLOCK_SIZE_N"]),)  # noqa: E731
     blocks = grid(L.MM_META)[0]
     rep = simgpu.launch(L.matmul_kernel, grid, None, (a, b, c, n, n, n, n, 1, n, 1, n, 1),
-                        sample=blocks > simgpu.hardware.get_gpu(gpu).sm_count, gpu=gpu, progress=True, **L.MM_META)
+                        sample=blocks > simgpu.hardware.get_gpu(gpu).sm_count, gpu=unprofiled(gpu), progress=True, **L.MM_META)
     return rep, blocks
 
 
@@ -108,7 +109,7 @@ def flash(args, L, FA, card):
     rep = simgpu.launch(FA._attn_fwd, (triton.cdiv(N, BM), Z * H, 1), None,
                         (0.5, Mst, Z, H, *descs, N), HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, FP8_OUTPUT=False,
                         STAGE=1, warp_specialize=False, IS_HOPPER=True, num_warps=L.FA_META["num_warps"],
-                        num_stages=L.FA_META["num_stages"], sample=True, gpu=args.gpu, progress=True)
+                        num_stages=L.FA_META["num_stages"], sample=True, gpu=unprofiled(args.gpu), progress=True)
     fa = {"us": dobench_seconds(rep) * 1e6, "hbm_bytes": rep.metrics.get("dram__bytes.sum", 0.0),
           "peak_extra_bytes": o.nbytes + Mst.nbytes}
     qs = (q * np.float16(0.5)).reshape(Z * H, N, D)
@@ -117,7 +118,7 @@ def flash(args, L, FA, card):
     p, om = np.zeros_like(s), np.zeros((Z * H, N, D), np.float16)
     math = {"us": 0.0, "hbm_bytes": 0.0, "peak_extra_bytes": s.nbytes + p.nbytes + om.nbytes, "kernels": {}}
     for name, kern, grid, meta, make in L.math_path_launches(Z, H, N, D):
-        r = simgpu.launch(kern, grid, None, make(qs, kk, vv, s, p, om), sample=True, gpu=args.gpu, progress=True, **meta)
+        r = simgpu.launch(kern, grid, None, make(qs, kk, vv, s, p, om), sample=True, gpu=unprofiled(args.gpu), progress=True, **meta)
         math["kernels"][name] = r.metrics["gpu__time_duration.sum"] / 1e3
         math["us"] += dobench_seconds(r) * 1e6
         math["hbm_bytes"] += r.metrics.get("dram__bytes.sum", 0.0)

@@ -115,3 +115,39 @@ def test_wgmma_shared_operand_bytes():
     assert wgmma_smem_bytes(SimpleNamespace(opcode="wgmma", mods=("commit_group", "sync", "aligned"),
                                             operands=[])) == 0
     assert wgmma_smem_bytes(SimpleNamespace(opcode="mma", mods=("sync",), operands=[])) == 0
+
+
+@triton.jit
+def _spin(x_ptr, n):
+    # one program of dependent fp32 FMAs: SM-bound, no memory to speak of
+    acc = tl.load(x_ptr + tl.arange(0, 128))
+    for _ in range(n):
+        acc = acc * 0.999 + 0.001
+    tl.store(x_ptr + tl.arange(0, 128), acc)
+
+
+def test_unprofiled_clock_is_the_measured_one():
+    """The H200's SM clock outside a profiler is what its microbenchmarks' %clock64 spans and
+    CUDA-event times give (validation/tensor_cores/clock/derive_h200.py); the H100 shares it."""
+    import json
+    from simgpu.validate import unprofiled
+    R = json.load(open(os.path.join(HERE, "..", "validation", "tensor_cores", "pipe", "h200", "h200_pipe.json")))["results"]
+    fs = []
+    for a, b in (("wgmma_n128_p4_1wg_sm", "wgmma_n256_p4_1wg_sm"), ("wgmma_n128_p4_2wg_sm", "wgmma_n256_p4_2wg_sm")):
+        fs.append((R[b]["span_cycles_max"] - R[a]["span_cycles_max"]) / ((R[b]["ms"] - R[a]["ms"]) * 1e-3))
+    assert H200.unprofiled_clock_hz == pytest.approx(sum(fs) / len(fs), rel=2e-3)
+    assert H100.unprofiled_clock_hz == H200.unprofiled_clock_hz < H200.clock_hz
+    assert unprofiled("H100").clock_hz == H100.unprofiled_clock_hz
+    assert unprofiled("H100").l2_read_wide_bytes_per_s == H100.l2_read_wide_bytes_per_s   # bytes/s kept
+    assert unprofiled(A100) is A100 or unprofiled(A100).clock_hz == A100.clock_hz        # not measured
+
+
+def test_an_sm_bound_launch_slows_by_the_clock_ratio_outside_a_profiler():
+    from simgpu.validate import unprofiled
+    x = np.ones(128, np.float32)
+    a = simgpu.launch(_spin, (1,), None, (x.copy(), 4000), gpu="H100", num_warps=4)
+    b = simgpu.launch(_spin, (1,), None, (x.copy(), 4000), gpu=unprofiled("H100"), num_warps=4)
+    over = H100.launch_overhead_ns * 1e-9
+    t = lambda r: r.metrics["gpu__time_duration.sum"] * 1e-9 - over
+    ratio = t(b) / t(a)
+    assert ratio == pytest.approx(H100.clock_hz / H100.unprofiled_clock_hz, rel=0.01)

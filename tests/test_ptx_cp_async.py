@@ -158,3 +158,20 @@ def test_cp_async_mbarrier_arrive_is_refused_by_name():
     ptx = K.CP_ASYNC_PTX.replace(" cp.async.wait_group 0;", " cp.async.mbarrier.arrive.shared.b64 [%r2];")
     with pytest.raises(Exception, match="cp.async.mbarrier.arrive"):
         _run(ptx, _src())
+
+
+def test_whole_or_nothing_copies_match_the_byte_rules():
+    """Lanes that read all of their 16 bytes or none (src-size 16 or 0: ops_async moves one
+    16-byte element a lane) land as the byte-wise rules say: data, or zeros for src-size 0;
+    poison before the wait."""
+    ptx = K.CP_ASYNC_PTX.replace("rem.u32 %r6, %r1, 17;", "and.b32 %r6, %r1, 16;")
+    src = _src(3)
+    want = expected(src)
+    sb = src.view(np.uint8)
+    for lane in range(32):
+        k = lane & 16
+        want[16 * lane:16 * lane + 16] = 0
+        want[16 * lane:16 * lane + k] = sb[16 * lane:16 * lane + k]
+    np.testing.assert_array_equal(_run(ptx, src), want)
+    got = _run(ptx.replace(" cp.async.wait_group 0;\n", ""), src)
+    np.testing.assert_array_equal(got[:512], np.full(512, POISON, np.uint8))

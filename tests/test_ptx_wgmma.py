@@ -418,3 +418,50 @@ def test_cuda_c_inline_wgmma_sm90a():
     prod = a64[:, None, :] * b64.T[None, :, :]
     pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
     np.testing.assert_array_equal(D, ops_mma.fused_sum(np.zeros((64, 8)), prod, pexp).astype(np.float32))
+
+
+def test_chained_accumulator_by_part_of_the_lanes():
+    """The accumulator chain kept as a matrix (ops_wgmma._Chain) gives way to the per-register
+    form when a later wgmma on the same registers runs on other lanes: two blocks issue a
+    wgmma, only block 1 chains a second one on the pending D; block 0 gets C + AB once, block
+    1 twice, as the ISA's completion rules say."""
+    N = 8
+    base = wgmma_ptx(N, True, 1, 1, 0, 1, 2048)
+    mma = next(ln for ln in base.splitlines() if ln.startswith("wgmma.mma_async"))
+    lines = base.splitlines()
+    # per block: C, D and A rows at 128 * ctaid + tid (the image copy stays per tid)
+    at = lines.index("ld.param.u64 %rd9, [pc];")
+    lines[at:at] = ["mov.u32 %r5, %ctaid.x;", "mad.lo.u32 %r1, %r5, 128, %r1;", "setp.ne.u32 %p0, %r5, 0;"]
+    start = lines.index("wgmma.fence.sync.aligned;")
+    end = lines.index("wgmma.wait_group.sync.aligned 0;")
+    lines[start:end + 1] = ["wgmma.fence.sync.aligned;", mma, "wgmma.commit_group.sync.aligned;",
+                            "@%p0 " + mma, "wgmma.commit_group.sync.aligned;",
+                            "wgmma.wait_group.sync.aligned 0;"]
+    ptx = "\n".join(lines) + "\n"
+    rng = np.random.default_rng(7)
+    B = rng.standard_normal((16, N)).astype(np.float16)
+    image = np.zeros(8192, np.uint8)
+    place(image, B.view(np.uint16), 16, N, 1, True, 128, 2048, 1024, 0)
+    A = rng.standard_normal((64, 16)).astype(np.float16)
+    Ab = A.view(np.uint16).astype(np.uint32)
+    cin = np.zeros((256, N // 2), np.uint32)
+    ain = np.zeros((256, 4), np.uint32)
+    Cs = [rng.standard_normal((64, N)).astype(np.float32) for _ in range(2)]
+    for th in range(256):
+        for r in range(N // 2):
+            cin[th, r] = Cs[th // 128].view(np.uint32)[d_fragment(th % 128, r)]
+        for r in range(4):
+            ain[th, r] = Ab[a_fragment(th % 128, r, 0)] | (Ab[a_fragment(th % 128, r, 1)] << 16)
+    out = np.zeros((256, N // 2), np.uint32)
+    run(ptx, "k", 2, 128, (image.view(np.uint32), cin, out, ain, np.uint64(0), np.uint64(desc(0, 2048, 1024, 128)),
+                           np.uint32(1)))
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    prod = a64[:, None, :] * b64.T[None, :, :]
+    pexp = ops_mma.exponents("f16", a64)[:, None, :] + ops_mma.exponents("f16", b64).T[None, :, :]
+    frag = lambda M: np.array([[M.astype(np.float32).view(np.uint32)[d_fragment(th, r)] for r in range(N // 2)]
+                               for th in range(128)])
+    once = ops_mma.fused_sum(Cs[0].astype(np.float64), prod, pexp)
+    c1 = ops_mma.fused_sum(Cs[1].astype(np.float64), prod, pexp)
+    twice = ops_mma.fused_sum(c1, prod, pexp)
+    np.testing.assert_array_equal(out[:128], frag(once))
+    np.testing.assert_array_equal(out[128:], frag(twice))

@@ -71,6 +71,12 @@ H200 = H100.with_(
     # triton.testing.do_bench's median of a 1-element vector add, 4.32 us [validation/triton add_1],
     # less simgpu's predicted time of it (validation/tensor_cores/lecture/derive_floor.py)
     dobench_floor_ns=DOBENCH_FLOOR_H200_NS,
+    # launches outside a profiler run at 1.794 GHz on the H200: the tensor-pipe microbenchmarks'
+    # %clock64 spans against their CUDA-event times (validation/tensor_cores/pipe/h200, two lengths
+    # of one kernel give the clock and the events' overhead; every kernel there, one warp of HMMAs
+    # to two warpgroups of dense wgmma, is within 3 % of it: validation/tensor_cores/clock/
+    # derive_h200.py); under ncu the clock is clock_hz's 1.979 GHz
+    unprofiled_clock_hz=1.794e9,
     # SFU: 16 lanes/SM [WP-H100] = [LEC exp2: 4.10e12 MUFU.EX2/s = 16 x 132 x 1.94 GHz]
     clock_hz=1.98e9,                         # [MB clock: ncu sm__cycles_elapsed / duration, median 1.979 GHz]
     # timing-model fields (simgpu.timing); [MB] = validation/data/h200_microbench.json summary
@@ -133,7 +139,7 @@ H200 = H100.with_(
 # (datasheet).  do_bench's floor on an H100 [validation/tensor_cores/lecture/h100: an empty and a
 # one-store Triton kernel at 1, 132, 1056 and 8448 blocks; do_bench median less simgpu's time of
 # the same launch, median of the 8; derive_floor.py]
-SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
+SAME_DIE = ("clock_hz", "unprofiled_clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
             "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
             "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
             "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",

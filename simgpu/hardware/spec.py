@@ -128,6 +128,10 @@ class GPU:
     l2_read_bytes_per_s: float = 0.0         # sustained L2 -> SM read bandwidth (0: l2_bandwidth_bytes_per_s)
     l2_read_wide_bytes_per_s: float = 0.0    # the same for 16-byte-per-lane requests (cp.async, TMA, ld.v4; 0: as above)
     dram_write_cost: float = 1.0             # DRAM time of a written byte, in read bytes
+    # the SM clock of launches outside a profiler (do_bench, CUPTI/torch.profiler, a program's own
+    # timing): %clock64 against time on the card; clock_hz is the clock under Nsight Compute,
+    # which the timing model's calibration used.  0: clock_hz (simgpu.validate.unprofiled)
+    unprofiled_clock_hz: float = 0.0
     l2_slices: int = 96                      # L2 slices (parallel servers of L2 bandwidth)
     dram_channels: int = 80                  # DRAM channels (parallel servers of DRAM bandwidth)
     atomic_same_address_ns: float = 0.5      # one atomic lane-operation on one hot address in the L2

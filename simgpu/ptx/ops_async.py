@@ -115,6 +115,10 @@ def _build_copy(ctx, ins):
                 k = np.where(np.broadcast_to(ignore(ex, sub), (m,)), 0, n)
             else:
                 k = np.full(m, n, np.int64)
+            if ((k == n) | (k == 0)).all():
+                _copy_whole(ex, ins, pc, sub, d, s, k == n, n, dspace)
+                ex.advance(lanes)
+                return
             byte = np.arange(n, dtype=np.uint64)
             live = byte[None, :] < k[:, None].astype(np.uint64)           # (m, n) bytes read
             data = np.zeros((m, n), np.uint8)
@@ -149,6 +153,43 @@ def _build_copy(ctx, ins):
                 _emit(ex, ins, pc, "load", n, sub, ev_src)
         ex.advance(lanes)
     return run
+
+
+_WHOLE = {w: np.dtype((np.void, w)) for w in (4, 8, 16)}
+_POISON_EL = {w: np.full(w, POISON, np.uint8).view(_WHOLE[w])[0] for w in (4, 8, 16)}
+
+
+def _copy_whole(ex, ins, pc, sub, d, s, full, n, dspace):
+    """The copies when each lane reads all of its n bytes or none (src-size n or 0, or
+    ignore-src): the same as the byte path, one n-byte element a lane (the addresses are
+    n-byte aligned, checked)."""
+    m = len(sub)
+    T = _WHOLE[n]
+    data = np.zeros(m, T)
+    ev_src = []
+    rows = np.flatnonzero(full)
+    if len(rows):
+        src = s if len(rows) == m else s[rows]
+        try:
+            groups = resolve(ex, "global", src, n, T, sub if len(rows) == m else sub[rows], [])
+        except MemFault as err:
+            ex.fault(ins, err.msg, err.pos)
+        got = np.empty(len(rows), T)
+        for view, idx, pos in groups:
+            got[pos] = view[idx]
+        data[rows] = got
+        ev_src = [("global", rows, src)]
+    try:
+        dg = resolve(ex, dspace, d, n, T, sub, [])
+    except MemFault as err:
+        ex.fault(ins, err.msg, err.pos)
+    for view, idx, pos in dg:                     # not visible before the wait
+        view[idx] = _POISON_EL[n]
+    st = _state(ex)
+    st.copies.append([sub.copy(), st.commits[sub].copy(), dg, data, np.zeros(m, bool),
+                      (ins, pc, n, _shared_address(dspace, d))])
+    if ev_src:
+        _emit(ex, ins, pc, "load", n, sub, ev_src)
 
 
 def _shared_address(space, d):

@@ -54,8 +54,6 @@ row g, columns 2t, 2t+1 of matrix i (``.trans``: rows 2t, 2t+1 of column g).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -220,11 +218,11 @@ def to_f32(s, final=fp.RZ):
 @njit(cache=True, inline="always")
 def _exp_bits(b, emin):
     """exponents() of one float64 from its bits b (int64): floor(log2 |v|), at least ``emin``
-    (the format's smallest normal exponent); zeros, infinities and NaNs -10000."""
+    (the format's smallest normal exponent); zeros, infinities and NaNs -10000 (a select, no
+    branch: the loops over a row vectorise)."""
     x = (b >> 52) & 0x7FF
-    if x == 0x7FF or (b & 0x7FFFFFFFFFFFFFFF) == 0:
-        return -10000
-    return max(x - 1023, emin)
+    v = max(x - 1023, emin)
+    return -10000 if (x == 0x7FF) | ((b & 0x7FFFFFFFFFFFFFFF) == 0) else v
 
 
 @njit(cache=True)
@@ -233,8 +231,9 @@ def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out):
     (warps, 16, 8, K) intermediates: A (W, M, K), B (W, K, N), C (W, M, N) float64 values;
     out (W, M, N) gets the f32 results (as float64).
 
-    Each output's products are summed in k order, as fused_sum does; the loops run over a row's
-    N outputs at once (the innermost loops have no dependence between their iterations)."""
+    Each output's products are summed in k order, as fused_sum does (the truncated terms are
+    integers below 2^(frac + 7): every partial sum is exact, in any order); the loops run over
+    a row's N outputs at once, with no branch and no dependence between their iterations."""
     W, M, K = A.shape
     N = B.shape[2]
     em = np.empty(N, np.int64)
@@ -242,6 +241,8 @@ def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out):
     eb = np.empty((K, N), np.int64)
     qb = np.empty(N, np.int64)
     iq = qb.view(np.float64)                # 2^(frac - em), built from its bits
+    pb = np.empty(N, np.int64)
+    q = pb.view(np.float64)                 # 2^(em - frac): the quantum
     t = np.empty(N)
     r32 = np.empty(N, np.float32)
     rb = r32.view(np.int32)
@@ -252,20 +253,20 @@ def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out):
             for j in range(N):
                 eb[k, j] = _exp_bits(Bb[w, k, j], emin_b)
         for i in range(M):
-            Ai, Ci, oi = A[w, i], C[w, i], out[w, i]
+            Ai, Ci, oi, Cbi = A[w, i], C[w, i], out[w, i], Cb[w, i]
             for k in range(K):
                 ea[k] = _exp_bits(Ab[w, i, k], emin_a)
             for j in range(N):
-                em[j] = _exp_bits(Cb[w, i, j], -126)
+                em[j] = _exp_bits(Cbi[j], -126)
             for k in range(K):
                 e0 = ea[k]
                 ebk = eb[k]
                 for j in range(N):
-                    e = e0 + ebk[j]
-                    if e > em[j]:
-                        em[j] = e
-            for j in range(N):              # em in [-900, 254]: a normal float64 power of two
-                qb[j] = (frac - max(em[j], -900) + 1023) << 52
+                    em[j] = max(em[j], e0 + ebk[j])
+            for j in range(N):              # em in [-900, 254]: normal float64 powers of two
+                e = max(em[j], -900)
+                qb[j] = (frac - e + 1023) << 52
+                pb[j] = (e - frac + 1023) << 52
             for j in range(N):
                 t[j] = np.trunc(Ci[j] * iq[j])
             for k in range(K):
@@ -274,17 +275,14 @@ def _fused_mma(A, B, C, emin_a, emin_b, frac, rz, out):
                 for j in range(N):
                     t[j] += np.trunc(a * bk[j] * iq[j])
             for j in range(N):
-                t[j] = t[j] / iq[j]                         # exact
-                r32[j] = t[j]                               # round to nearest
+                t[j] = t[j] * q[j]                          # exact
+                r32[j] = t[j]                               # round to nearest (2^128 on: inf)
+            if rz:                                          # one ulp toward zero where RN went
+                for j in range(N):                          # away (not for |s| >= 2^128: inf)
+                    s = abs(t[j])
+                    rb[j] -= np.int32((abs(np.float64(r32[j])) > s) & (s < 3.402823669209385e+38))
             for j in range(N):
-                s = t[j]
-                r = np.float64(r32[j])
-                if abs(s) >= 3.402823669209385e+38:         # 2^128
-                    r = math.copysign(math.inf, s)
-                elif rz and abs(r) > abs(s):
-                    rb[j] -= 1                              # one ulp toward zero (r32 != 0)
-                    r = np.float64(r32[j])
-                oi[j] = r
+                oi[j] = r32[j]
 
 
 def fused_mma(A, B, C, ta, tb, frac=FRACTION_BITS, final=fp.RZ):

@@ -60,9 +60,8 @@ import numpy as np
 
 from simgpu.errors import SimGPUError
 from simgpu.ptx import ops_mma
+from simgpu.ptx import sem_fp as fp
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
-from simgpu.ptx.memory import MemFault
-from simgpu.ptx.ops_mem import resolve
 
 SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}       # descriptor bits 62-63 -> swizzle width
 _LANE = np.arange(32)
@@ -114,6 +113,32 @@ def matrix_addresses(desc, rows, cols, mn_major, mn_axis):
     return swizzle(ex(f["start"]) + off, ex(f["swizzle"])), f
 
 
+_OFFSETS: dict = {}
+
+
+def element_offsets(dv, rows, cols, mn_major, mn_axis, ex, ins, what, lane):
+    """Element (16-bit) offsets in a block's shared memory of the (rows, cols) matrix that
+    descriptor ``dv`` names (cached per descriptor and shape); a fault for a nonzero base
+    offset, a misaligned or out-of-bounds address."""
+    key = (dv, rows, cols, mn_major, mn_axis)
+    got = _OFFSETS.get(key)
+    if got is None:
+        addr, f = matrix_addresses(np.array([dv], np.uint64), rows, cols, mn_major, mn_axis)
+        got = (addr.reshape(-1), int(f["base"][0]))
+        if len(_OFFSETS) > 4096:
+            _OFFSETS.clear()
+        _OFFSETS[key] = got
+    addr, base = got
+    if base != 0:
+        ex.fault(ins, f"wgmma {what} descriptor with a nonzero matrix base offset is not modelled", lane)
+    if int(addr.max()) + 2 > ex.shared.size:
+        ex.fault(ins, f"wgmma {what}: out-of-bounds shared access: address {int(addr.max()):#x}, "
+                 f"shared size {ex.shared.size} bytes", lane)
+    if (addr & 1).any():
+        ex.fault(ins, f"wgmma {what}: misaligned 2-byte shared access", lane)
+    return addr >> 1
+
+
 def _d_index(N):
     """D fragment of one warp (16 x N rows/cols per lane and register): (32, N/2, 1) each."""
     r = np.arange(N // 2)[None, :, None]
@@ -134,10 +159,26 @@ def d_index(N):
     return got
 
 
+class _Chain:
+    """The pending D of one wgmma register set (``keys``) kept as a matrix: the lanes ``sub``
+    (whole warpgroups, in the order the wgmma saw them), D's f32 values as float64 (G, 64, N),
+    and per lane the group it belongs to (its count of commit_groups when issued; -1: written
+    by a wait, the registers hold it)."""
+    __slots__ = ("sub", "D", "grp", "writers")
+
+    def __init__(self, sub, D, grp, writers):
+        self.sub, self.D, self.grp, self.writers = sub, D, grp, writers
+
+
 class _Pending:
-    """Per executor (chunk): D values computed but not yet written, one column per D register
-    (``cols``: register key -> column): values and the group (per lane: its count of
-    commit_groups when issued; -1 none), and each lane's count of commit_groups."""
+    """Per executor (chunk): D values computed but not yet written.  Two forms, the same
+    semantics: a chain (``chains``: register key tuple -> _Chain) holds the D matrix of the
+    latest wgmma on that register set, so that the next wgmma of the same lanes and registers
+    accumulates on it without going through the registers (Triton's k loop: one commit group
+    per k step, ``wait_group 1``: the chained accumulator is always the pending one); any other
+    use (other lanes, registers shared with another set) first moves a chain into the columns
+    form (``cols``: register key -> column of ``vals`` / ``grp``, per lane), which is what the
+    per-register path reads and writes.  ``seq``: each lane's count of commit_groups."""
 
     def __init__(self, L):
         self.seq = np.zeros(L, np.int64)
@@ -146,6 +187,9 @@ class _Pending:
         self.vals = np.zeros((L, 0), np.uint32)
         self.grp = np.full((L, 0), -1, np.int64)
         self._sets = {}                       # tuple of keys -> their columns (int64 array)
+        self.chains = {}                      # tuple of keys -> _Chain
+        self.chain_of = {}                    # register key -> the tuple of its chain
+        self.col_live = np.zeros(0, bool)     # per column: may hold a pending value
 
     def columns(self, keys, writers):
         """The columns of registers ``keys`` (a tuple), new ones added with their writers."""
@@ -159,8 +203,42 @@ class _Pending:
                     self.writers.append(w)
                 self.vals = np.concatenate([self.vals, np.zeros((L, len(new)), np.uint32)], 1)
                 self.grp = np.concatenate([self.grp, np.full((L, len(new)), -1, np.int64)], 1)
+                self.col_live = np.concatenate([self.col_live, np.zeros(len(new), bool)])
             got = self._sets[keys] = np.array([self.cols[k] for k in keys], np.int64)
         return got
+
+    def spill(self, keys, idx_d):
+        """Move the chain of register set ``keys`` (if any) into the columns form."""
+        ch = self.chains.pop(keys, None)
+        if ch is None:
+            return
+        for k in keys:
+            self.chain_of.pop(k, None)
+        live = ch.grp >= 0
+        if live.any():
+            G, N = ch.D.shape[0], ch.D.shape[2]
+            cols = self.columns(keys, ch.writers)
+            words = ops_mma.scatter(f32_bits(ch.D).reshape(G * 4, 16, N), idx_d, 1)
+            lanes = ch.sub[live]
+            at = np.ix_(lanes, cols)
+            self.vals[at] = words[live]
+            self.grp[at] = ch.grp[live][:, None]
+            self.col_live[cols] = True
+
+    def release(self, keys, idx_d):
+        """Before the per-register path touches registers ``keys``: every chain sharing one of
+        them goes to the columns form."""
+        for k in keys:
+            other = self.chain_of.get(k)
+            if other is not None:
+                self.spill(other, idx_d)
+
+
+def f32_bits(r):
+    """f32 values held as float64 -> their uint32 bits (NaN: the canonical f32 NaN), as
+    ops_mma's compute returns them."""
+    bits = r.astype(np.float32).view(np.uint32)
+    return np.where(np.isnan(r), np.uint32(fp.F32_NAN), bits)
 
 
 def pending(ex):
@@ -229,7 +307,7 @@ def build_wgmma(ctx, ins):
     rb = reader(ctx, ops[2], "b64")
     rs = reader(ctx, ops[3], "pred")
     guard = guarded(ctx, ins)
-    compute = ops_mma._float_mma(t, t, "f32", "f32")
+    model = ops_mma.MODEL[t]
     idx_d = d_index(N)
     neg = np.uint32(0x8000)
 
@@ -239,21 +317,50 @@ def build_wgmma(ctx, ins):
             ex.fault(ins, f"wgmma {what} differs between the threads of a warpgroup")
         return v[:, 0]
 
-    def load(ex, desc, first, rows, cols, mn_major, mn_axis, what, events):
-        addr, f = matrix_addresses(desc, rows, cols, mn_major, mn_axis)
-        if (f["base"] != 0).any():
-            ex.fault(ins, f"wgmma {what} descriptor with a nonzero matrix base offset is not "
-                     "modelled", first[0])
-        flat = addr.reshape(-1).astype(np.uint64)
-        lanes = np.repeat(first, rows * cols)
-        try:
-            groups = resolve(ex, "shared", flat, 2, np.dtype(np.uint16), lanes, events)
-        except MemFault as err:
-            ex.fault(ins, f"wgmma {what}: {err.msg}", err.pos)
-        vals = np.empty(len(flat), np.uint16)
-        for view, idx, pos in groups:
-            vals[pos] = view[idx]
-        return vals.reshape(addr.shape).astype(np.uint32), lanes
+    def load(ex, desc, first, rows, cols, mn_major, mn_axis, what):
+        """The operand's 16-bit elements (G, rows, cols) as uint32, read from each warpgroup's
+        block's shared memory through its descriptor (the element offsets are computed once
+        per distinct descriptor and reused)."""
+        u, inv = np.unique(desc, return_inverse=True)
+        offs = np.empty((len(u), rows * cols), np.int64)
+        for i, dv in enumerate(u.tolist()):
+            offs[i] = element_offsets(dv, rows, cols, mn_major, mn_axis, ex, ins, what, first[inv == i][0])
+        sh = ex.shared
+        S = sh.typed(np.dtype(np.uint16)).reshape(-1, sh.size // 2)
+        brow = ex.ch.block_row[first]
+        if len(u) == 1:
+            vals = S[brow[:, None], offs[0][None, :]]
+        else:
+            vals = S[brow[:, None], offs[inv]]
+        return vals.reshape(len(first), rows, cols).astype(np.uint32)
+
+    def accumulator(ex, pend, sub, n, G, keep):
+        """C as f32 values (G, 64, N) float64: the chained pending D where there is one (the
+        chain of these registers and lanes: no trip through the registers), else the
+        registers' values with the per-register pending D in flight taking their place."""
+        ch = pend.chains.get(keys)
+        if ch is not None and not (len(ch.sub) == n and np.array_equal(ch.sub, sub)):
+            pend.spill(keys, idx_d)             # other lanes: the per-register form
+            ch = None
+        live = None if ch is None else (ch.grp.reshape(G, 128)[:, 0] >= 0)
+        if live is not None and live.all():
+            C = ch.D
+        else:
+            pend.release(keys, idx_d)
+            cols = pend.columns(keys, wd)
+            C = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in rc], 1)
+            if pend.col_live[cols].any():
+                at = np.ix_(sub, cols)
+                inflight = pend.grp[at] >= 0        # a pending D: the chained accumulator
+                if inflight.any():
+                    C = np.where(inflight, pend.vals[at], C)
+                    pend.grp[at] = -1               # superseded by this wgmma's D (below)
+            C = ops_mma.values("f32", ops_mma.gather(C, idx_d, 1, (16, N)).reshape(G, 64, N))
+            if live is not None and live.any():
+                C[live] = ch.D[live]
+        if not keep.all():
+            C = np.where(keep[:, None, None], C, 0.0)
+        return C
 
     def run(ex, lanes, pc):
         sub = ex.all_lanes(guard(ex, lanes))
@@ -261,34 +368,45 @@ def build_wgmma(ctx, ins):
             wg = warpgroups(ex, ins, sub)
             G, n = len(wg), len(sub)
             first = wg[:, 0]
-            events = []
             if a_regs:
                 A = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in ra], 1)
                 Am = ops_mma.gather(A, _A_IDX, 2, (16, 16)).reshape(G, 64, 16)
             else:
                 da = per_group(ex, ra(ex, sub), n, G, "A descriptor")
-                Am, _ = load(ex, da, first, 64, 16, ta == 1, 0, "A", events)
+                Am = load(ex, da, first, 64, 16, ta == 1, 0, "A")
             db = per_group(ex, rb(ex, sub), n, G, "B descriptor")
-            Bm, _ = load(ex, db, first, 16, N, tb == 1, 1, "B", events)
+            Bm = load(ex, db, first, 16, N, tb == 1, 1, "B")
             if sa == -1:
                 Am = Am ^ neg
             if sb == -1:
                 Bm = Bm ^ neg
             keep = per_group(ex, rs(ex, sub), n, G, "scale-d").astype(bool)
             pend = pending(ex)
-            cols = pend.columns(keys, wd)
-            at = np.ix_(sub, cols)
-            C = np.stack([np.broadcast_to(np.asarray(r(ex, sub), np.uint32), (n,)) for r in rc], 1)
-            inflight = pend.grp[at] >= 0                    # a pending D: the chained accumulator
-            if inflight.any():
-                C = np.where(inflight, pend.vals[at], C)
-            Cm = ops_mma.gather(C, idx_d, 1, (16, N)).reshape(G, 64, N)
-            Cm = np.where(keep[:, None, None], Cm, np.uint32(0))
-            D = compute(Am, Bm, Cm).reshape(G * 4, 16, N)
-            pend.vals[at] = ops_mma.scatter(D, idx_d, 1)
-            pend.grp[at] = pend.seq[sub][:, None]
+            C = accumulator(ex, pend, sub, n, G, keep)
+            with np.errstate(all="ignore"):
+                D = ops_mma.fused_mma(ops_mma.values(t, Am), ops_mma.values(t, Bm), C, t, t, *model)
+            pend.chains[keys] = _Chain(sub, D, pend.seq[sub].copy(), wd)
+            for k in keys:
+                pend.chain_of[k] = keys
         ex.advance(lanes)
     return run
+
+
+def write_chain(ex, pend, ch, sub, keep):
+    """wait_group ``keep`` executed by lanes ``sub``: the chain's lanes among them whose group
+    is complete (all but the ``keep`` most recent committed) get D in their registers."""
+    same = len(ch.sub) == len(sub) and np.array_equal(ch.sub, sub)
+    mine = np.ones(len(ch.sub), bool) if same else np.isin(ch.sub, sub)
+    done = mine & (ch.grp >= 0) & (ch.grp < pend.seq[ch.sub] - keep)
+    if not done.any():
+        return
+    G, _, N = ch.D.shape
+    wgd = done.reshape(G, 128)[:, 0]
+    words = ops_mma.scatter(f32_bits(ch.D[wgd]).reshape(-1, 16, N), d_index(N), 1)
+    lanes = ch.sub[done]
+    for c, w in enumerate(ch.writers):
+        w(ex, words[:, c], lanes)
+    ch.grp[done] = -1
 
 
 def _build_sync(ctx, ins):
@@ -312,13 +430,17 @@ def _build_sync(ctx, ins):
                 pending(ex).seq[sub] += 1
             elif op == "wait_group":
                 pend = pending(ex)
-                limit = pend.seq[sub] - keep
-                g = pend.grp[sub]
-                done = (g >= 0) & (g < limit[:, None])
-                for c in np.flatnonzero(done.any(axis=0)):
-                    lanes_done = sub[done[:, c]]
-                    pend.writers[c](ex, pend.vals[lanes_done, c], lanes_done)
-                    pend.grp[lanes_done, c] = -1
+                for ch in list(pend.chains.values()):
+                    write_chain(ex, pend, ch, sub, keep)
+                if pend.col_live.any():
+                    limit = pend.seq[sub] - keep
+                    g = pend.grp[sub]
+                    done = (g >= 0) & (g < limit[:, None])
+                    for c in np.flatnonzero(done.any(axis=0)):
+                        lanes_done = sub[done[:, c]]
+                        pend.writers[c](ex, pend.vals[lanes_done, c], lanes_done)
+                        pend.grp[lanes_done, c] = -1
+                    pend.col_live &= (pend.grp >= 0).any(axis=0)
         ex.advance(lanes)
     return run
 

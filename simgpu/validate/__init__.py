@@ -21,13 +21,28 @@ from ..runtime.program import as_program
 from .runner import device_available, run_on_gpu
 
 
+def unprofiled(gpu):
+    """The GPU as it runs launches outside a profiler (do_bench, CUPTI / torch.profiler, a
+    program timing itself): its SM at ``unprofiled_clock_hz`` (measured with %clock64 against
+    time on the card; the H200's 1.794 GHz) instead of the clock under Nsight Compute
+    (``clock_hz``, 1.979 GHz), which the timing model's calibration used.  Simulate a launch on
+    ``unprofiled(gpu)`` to compare its time with do_bench or CUPTI; the L2 and DRAM keep their
+    measured bytes per second.  A GPU without the measurement is returned as it is."""
+    g = get_gpu(gpu)
+    if not g.unprofiled_clock_hz or g.unprofiled_clock_hz == g.clock_hz:
+        return g
+    return g.with_(clock_hz=g.unprofiled_clock_hz)
+
+
 def dobench_seconds(rep, gpu=None):
     """What ``triton.testing.do_bench`` reports (its median) for the launch ``rep`` predicts: the
-    predicted kernel time (``gpu__time_duration.sum``, as Nsight Compute times the kernel alone)
-    plus do_bench's floor, the GPU's ``dobench_floor_ns``: its CUDA events and launch add about
-    2.3 us to every call, measured on the card with launches that do nothing
-    (validation/tensor_cores/lecture/derive_floor.py; 0 for a GPU without the measurement).
-    Compare a do_bench median with this, a kernel's own duration (ncu, CUPTI) with ``rep.time_s``."""
+    predicted kernel time (``gpu__time_duration.sum``) plus do_bench's floor, the GPU's
+    ``dobench_floor_ns``: its CUDA events and launch add about 2.3 us to every call, measured on
+    the card with launches that do nothing (validation/tensor_cores/lecture/derive_floor.py; 0
+    for a GPU without the measurement).  do_bench runs the kernel at the card's unprofiled
+    clock: simulate it on ``unprofiled(gpu)``.  Compare a do_bench median with this, a kernel's
+    own duration (CUPTI on ``unprofiled(gpu)``, ncu on the GPU itself) with
+    ``rep.metrics["gpu__time_duration.sum"]``."""
     g = gpu if gpu is not None else rep.gpu
     if isinstance(g, str):
         g = get_gpu(g)
@@ -76,4 +91,4 @@ def against_gpu(kernel, grid, block, args, gpu="H200", repeat=50, ncu=True, flus
     return Comparison(rep, measured, results=results, notes=notes, device=device)
 
 
-__all__ = ["against_gpu", "Comparison", "compare", "load_ncu_csv", "parse_ncu_csv"]
+__all__ = ["against_gpu", "Comparison", "compare", "dobench_seconds", "load_ncu_csv", "parse_ncu_csv", "unprofiled"]
