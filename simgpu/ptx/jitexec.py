@@ -558,7 +558,10 @@ def _loop(prog, blk, term, M, lane, cap, watch, cycle_from, cycle_max, visits, t
                     prev = w
                     wvis[b, w] += 1
             warps[b] += nw
-            if _ops(prog, blk[b, 0], blk[b, 1], M, F, cols, k, tb_base, tb_end, tb_ptr):
+            if k == n:                  # every column: the dense form (contiguous, vectorised)
+                if _ops(prog, blk[b, 0], blk[b, 1], M, F, None, n, tb_base, tb_end, tb_ptr):
+                    return 1, it
+            elif _ops(prog, blk[b, 0], blk[b, 1], M, F, cols, k, tb_base, tb_end, tb_ptr):
                 return 1, it
             ps, neg, dt, df = term[b, 1], term[b, 2], term[b, 3], term[b, 4]
             if term[b, 0] == 0:
