@@ -762,10 +762,16 @@ def test_a_loop_without_progress_is_reported_as_the_interpreter_does():
 
 
 def test_the_loops_found():
-    """The compiled loop of Collatz: its if/else body in blocks, one exit; a loop with a
-    nested one or a barrier is not compiled."""
-    from simgpu.ptx.runner import kernel_for  # noqa: F401  (the kernel cache's door)
+    """The hand-written loop compiles (one block, its back edge the only exit); the same loop
+    with a barrier in it, or around an inner loop, does not (the inner one does)."""
     k = Kernel(parse(PTX_LOOP), "k")
     lp = k.loop(5)
     assert lp is not None and (lp.head, lp.end) == (5, 13) and list(lp.exit_pcs) == [14]
     assert lp.term.shape == (1, 5) and lp.term[0, 0] == 1 and lp.term[0, 3] == -1
+    bar = PTX_LOOP.replace("  setp.lt.u32 %p1, %r3, %r1;", "  bar.sync 0;\n  setp.lt.u32 %p1, %r3, %r1;")
+    assert Kernel(parse(bar), "k").loop(5) is None
+    nested = PTX_LOOP.replace("  mov.u32 %r4, 1;\nL_loop:\n", "L_outer:\n  mov.u32 %r4, 1;\nL_loop:\n").replace(
+        "  @%p1 bra L_loop;\n", "  @%p1 bra L_loop;\n  setp.lt.u32 %p2, %r3, 7;\n  @%p2 bra L_outer;\n")
+    kn = Kernel(parse(nested), "k")
+    assert sorted(kn.loops) == [4, 5]
+    assert kn.loop(4) is None and (kn.loop(5).head, kn.loop(5).end) == (5, 13)
