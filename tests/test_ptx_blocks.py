@@ -740,12 +740,19 @@ def test_compiled_loops_same_as_the_interpreter(k):
 
 
 def test_compiled_loops_with_every_model_on():
-    """With the memory and timing models (observers that are not order-free): no loop is
-    compiled, and nothing changes."""
-    kernel, grid, block, host = next(_loop_kernels())
+    """With the memory and timing models: the timing model takes no loop summed (no loop is
+    compiled), the numba segments run under it (it is order-free), and nothing changes: outputs,
+    metrics, the predicted time."""
     before = jitloop.CALLS[0]
-    assert_same_segments(kernel, grid, block, host, need_segments=False, memory=True, timing=True)
-    assert jitloop.CALLS[0] == before
+    seg = jitseg.CALLS[0]
+    cases = list(_loop_kernels())[:6]
+    for name in TIMED:
+        if name in VCASES:
+            c = VCASES[name]
+            cases.append((c["kernel"], tuple(c["grid"]), tuple(c["block"]), c["args"](np.random.default_rng(0))))
+    for kernel, grid, block, host in cases:
+        assert_same_segments(kernel, grid, block, host, need_segments=False, memory=True, timing=True)
+    assert jitloop.CALLS[0] == before and jitseg.CALLS[0] > seg
 
 
 def test_a_loop_without_progress_is_reported_as_the_interpreter_does():
