@@ -134,15 +134,9 @@ class InstCounter(Observer):
                 e = per[key] = [ins, 0, 0]
             e[1] += w
             e[2] += t
+            top = r.warp0 + len(wv)
             for loop in self._heads.get(key, ()):
-                cur = self._cur.get(loop)
-                top = r.warp0 + len(wv)
-                if cur is None or len(cur) < top:
-                    new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
-                    if cur is not None:
-                        new[:len(cur)] = cur
-                    cur = self._cur[loop] = new
-                cur[r.warp0:top] += wv
+                self._trip_counts(loop, top)[r.warp0:top] += wv
             if bra and ins.op == "bra":
                 b = self.branches[key]
                 b[0] += w
@@ -206,13 +200,17 @@ class InstCounter(Observer):
             if cur is not None:
                 self._flush(key, cur, w[w < len(cur)])
         for key in self._heads.get(line, ()):
-            cur = self._cur.get(key)
-            if cur is None or len(cur) < top:
-                new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
-                if cur is not None:
-                    new[:len(cur)] = cur
-                cur = self._cur[key] = new
-            cur[w] += 1
+            self._trip_counts(key, top)[w] += 1
+
+    def _trip_counts(self, key, top):
+        """Loop ``key``'s iterations per warp of the trips under way, for warps below ``top``."""
+        cur = self._cur.get(key)
+        if cur is None or len(cur) < top:
+            new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
+            if cur is not None:
+                new[:len(cur)] = cur
+            cur = self._cur[key] = new
+        return cur
 
     def _flush(self, key, cur, w=None):
         """The trips of warps ``w`` (all: None) of loop ``key`` that are under way end."""

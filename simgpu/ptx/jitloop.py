@@ -197,21 +197,11 @@ class Loop:
             self.watch = np.array([p.slots[k] for k in dec if k in p.slots], np.int64)
         sub = None if lanes is None or lanes is ch.all_idx else lanes
         R = ex.regs
-        vals = [R.get(key) for key, _ in p.input_slots]
-        uniform = sub is None and all(a is None or a.ndim == 0 for a in vals)
+        vals = [R.get(key, jitseg._ZERO) for key, _ in p.input_slots]   # (never written: 0)
+        uniform = sub is None and all(a.ndim == 0 for a in vals)
         n = 1 if uniform else (ch.L if sub is None else len(sub))
         M = np.empty((p.nslots, n), np.uint64)
-        for (key, s), a in zip(p.input_slots, vals):
-            if a is None:
-                M[s] = 0
-            elif a.ndim and sub is not None:
-                M[s] = a[sub]
-            else:
-                M[s] = a
-        if p.launch_inputs:
-            lv = ex.im.launch_values
-            for k, s, U in p.launch_inputs:
-                M[s] = np.asarray(lv[k]).view(U)
+        p.load_inputs(ex, M, sub, vals)
         for s, v in zip(p.cslot, p.cval):
             M[s] = v
         lane = np.zeros(1, np.int64) if uniform else (ch.all_idx if sub is None else sub)
