@@ -24,10 +24,13 @@ ptx_blocks          SIMGPU_PTX_BLOCKS          "0": the PTX executor runs every 
 ptx_jit             SIMGPU_PTX_JIT             "0": a straight-line run calls the numpy semantics
                                                per instruction instead of running its supported
                                                segments as one numba-compiled call
-                                               (simgpu/ptx/jitseg.py; same results).
+                                               (simgpu/ptx/jitseg.py), and innermost loops are
+                                               interpreted instead of running whole in one
+                                               numba call (simgpu/ptx/jitloop.py; same results).
 ptx_jit_lanes       SIMGPU_PTX_JIT_LANES       the most lanes a step may have for a compiled
-                                               segment to run (default 1024; wider steps keep
-                                               the numpy semantics, cheaper per lane there).
+                                               segment or loop to run (default 1024; wider
+                                               steps keep the numpy semantics, cheaper per
+                                               lane there).
 cache_dir           SIMGPU_CACHE_DIR           the disk cache's folder (default ~/.cache/simgpu).
 disk_cache          SIMGPU_NO_CACHE            "1" (anything but "" or "0") turns the disk cache
                                                of compile facts off (same results, slower).

@@ -21,7 +21,7 @@ from numba import cuda
 import simgpu
 from simgpu import settings
 from simgpu.events import Observer
-from simgpu.ptx import blocks, jitseg
+from simgpu.ptx import blocks, jitloop, jitseg
 from simgpu.ptx.parser import parse
 from simgpu.ptx.runner import Kernel, run as ptx_run
 from simgpu.sass.toolchain import compiled_path_available
@@ -296,13 +296,18 @@ def _launch_plain(kernel, grid, block, host, fused, **kw):
     return args, rep
 
 
+def _compiled_calls():
+    """Numba segments and compiled loops run so far."""
+    return jitseg.CALLS[0] + jitloop.CALLS[0]
+
+
 def assert_same_segments(kernel, grid, block, host, need_segments=True, **kw):
     """Interpreter vs compiled runs with only the launch's own observers (so the numba segments
-    run): outputs, every metric and the counts per line bit for bit."""
+    and the compiled loops run): outputs, every metric and the counts per line bit for bit."""
     a0, r0 = _launch_plain(kernel, grid, block, host, False, **kw)
-    before = jitseg.CALLS[0]
+    before = _compiled_calls()
     a1, r1 = _launch_plain(kernel, grid, block, host, True, **kw)
-    ran = jitseg.CALLS[0] - before
+    ran = _compiled_calls() - before
     for x, y in zip(a0, a1):
         if isinstance(x, np.ndarray):
             assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
@@ -315,18 +320,18 @@ def assert_same_segments(kernel, grid, block, host, need_segments=True, **kw):
 
 def test_the_settings_turn_segments_off_and_limit_their_lanes():
     """settings.ptx_jit (SIMGPU_PTX_JIT) and ptx_jit_lanes (SIMGPU_PTX_JIT_LANES), read when a
-    kernel's runs are built: off, or a lane limit of 0, no segment runs."""
+    kernel's runs are built: off, or a lane limit of 0, no segment and no compiled loop runs."""
     n = 200
     host = (np.arange(1, n + 1, dtype=np.int64) * 7919 + 3, np.zeros(n, np.int64))
     for change in ({"ptx_jit": False}, {"ptx_jit_lanes": 0}):
         with settings.override(ptx_kernel_cache=False, **change):
-            before = jitseg.CALLS[0]
+            before = _compiled_calls()
             args, _ = _launch_plain(collatz, (4,), (64,), host, True, memory=False, timing=False)
-            assert jitseg.CALLS[0] == before, change
+            assert _compiled_calls() == before, change
     with settings.override(ptx_kernel_cache=False):
-        before = jitseg.CALLS[0]
+        before = _compiled_calls()
         same, _ = _launch_plain(collatz, (4,), (64,), host, True, memory=False, timing=False)
-        assert jitseg.CALLS[0] > before
+        assert _compiled_calls() > before
     assert args[1].tobytes() == same[1].tobytes()
 
 
@@ -639,3 +644,141 @@ def test_order_free_observer_sees_the_same_events_through_segments(cls):
         assert (n0, h0, m0, a0) == (n1, h1, m1, a1) and n0 > 0
         ran += calls
     assert ran > 0
+
+
+# ---- compiled loops (simgpu/ptx/jitloop.py): a whole innermost loop in one numba call ---------
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels_core  # noqa: E402  (tests/kernels_core.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import bench_compiled_blocks as bench  # noqa: E402
+del sys.path[:2]
+
+
+def loop_with_breaks(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        acc = 0.0
+        v = x[i]
+        for k in range(200):        # exits in the middle of the body, at per-lane iterations
+            acc += v * k
+            if acc > 50.0:
+                break
+            if v < 0.05:
+                acc = -acc
+                break
+            acc = acc * 0.75
+        out[i] = acc
+
+
+def uniform_loop(out, n):
+    i = cuda.grid(1)
+    acc = 1
+    for k in range(n):              # every lane the same trips: the loop runs on one column
+        acc = acc * 3 + k
+        if acc > 1000000:
+            acc = acc & 1023
+    if i < out.size:
+        out[i] = acc + i
+
+
+def loops_in_branches(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        n = x[i]
+        s = 0
+        if i % 3 == 0:              # one loop entered by a third of the lanes, the others wait
+            while n > 1:
+                n = n // 2 if n % 2 == 0 else 3 * n + 1
+                s += 1
+        else:
+            while n > 7:
+                n = n - (n >> 2)
+                s += 2
+        out[i] = s
+
+
+def cycling(x, out):
+    i = cuda.grid(1)
+    n = x[i]
+    s = 0
+    while n != 0:                   # 1 -> 2 -> 4 -> 1 (mod 7): never ends, no progress
+        n = (n * 2) % 7
+        s += 1
+    out[i] = s
+
+
+def _loop_kernels():
+    rng = np.random.default_rng(3)
+    n = 200
+    yield collatz, (4,), (64,), (np.arange(1, n + 1, dtype=np.int64) * 7919 + 3, np.zeros(n, np.int64))
+    x, y = rng.standard_normal(96), rng.standard_normal(96)
+    x[5], y[9], y[11] = np.nan, np.nan, 0.0
+    yield f64_mix, (3,), (32,), (x, y, np.zeros(96))
+    yield loop_with_breaks, (3,), (64,), (rng.random(150), np.zeros(150))
+    yield uniform_loop, (2,), (64,), (np.zeros(128, np.int64), np.int64(40))
+    yield loops_in_branches, (2,), (96,), (rng.integers(1, 10 ** 6, 180), np.zeros(180, np.int64))
+    for name, shrink in (("online-softmax", 1), ("n-body", 4), ("Collatz", 4)):
+        case = next(c for k, c in bench.cases().items() if k.startswith(name))
+        fn, grid, block, args = case
+        yield fn, tuple(max(1, g // shrink) for g in grid), block, args
+    yield kernels_core.loops_and_control, (2,), (64,), (rng.integers(0, 40, 128), np.zeros(128, np.int64))
+    yield kernels_core.rows_in_lockstep, (2,), (32,), (rng.random((24, 32), dtype=np.float32),
+                                                     np.zeros(64, np.float32))
+    yield kernels_core.math_mix, (1,), (64,), (rng.random(64, dtype=np.float32), np.zeros(64, np.float32))
+
+
+@pytest.mark.parametrize("k", range(10))
+def test_compiled_loops_same_as_the_interpreter(k):
+    """Loops of every shape the compiler takes (if/else bodies, breaks, per-lane and uniform
+    trips, loops entered by some lanes only), and the tests' own kernels: outputs, metrics and
+    counts per line, interpreter vs compiled loops; the loops did run compiled."""
+    kernel, grid, block, host = list(_loop_kernels())[k]
+    before = jitloop.CALLS[0]
+    assert_same_segments(kernel, grid, block, host, memory=False, timing=False)
+    if k < 8:
+        assert jitloop.CALLS[0] > before
+
+
+def test_compiled_loops_with_every_model_on():
+    """With the memory and timing models: the timing model takes no loop summed (no loop is
+    compiled), the numba segments run under it (it is order-free), and nothing changes: outputs,
+    metrics, the predicted time."""
+    before = jitloop.CALLS[0]
+    seg = jitseg.CALLS[0]
+    cases = list(_loop_kernels())[:6]
+    for name in TIMED:
+        if name in VCASES:
+            c = VCASES[name]
+            cases.append((c["kernel"], tuple(c["grid"]), tuple(c["block"]), c["args"](np.random.default_rng(0))))
+    for kernel, grid, block, host in cases:
+        assert_same_segments(kernel, grid, block, host, need_segments=False, memory=True, timing=True)
+    assert jitloop.CALLS[0] == before and jitseg.CALLS[0] > seg
+
+
+def test_a_loop_without_progress_is_reported_as_the_interpreter_does():
+    """The compiled call sees the state repeat, is thrown away, and the interpreter's loop watch
+    reports the loop in its words."""
+    msgs = []
+    for fused in (False, True):
+        x = np.array([0, 1, 0, 0] * 8, np.int64)
+        with settings.override(ptx_blocks=fused), pytest.raises(simgpu.errors.KernelError) as e:
+            simgpu.launch(cycling, (1,), (32,), (x, np.zeros(32, np.int64)), executor="ptx",
+                          memory=False, timing=False)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] and "progress" in msgs[0]
+
+
+def test_the_loops_found():
+    """The hand-written loop compiles (one block, its back edge the only exit); the same loop
+    with a barrier in it, or around an inner loop, does not (the inner one does)."""
+    k = Kernel(parse(PTX_LOOP), "k")
+    lp = k.loop(5)
+    assert lp is not None and (lp.head, lp.end) == (5, 13) and list(lp.exit_pcs) == [14]
+    assert lp.term.shape == (1, 5) and lp.term[0, 0] == 1 and lp.term[0, 3] == -1
+    bar = PTX_LOOP.replace("  setp.lt.u32 %p1, %r3, %r1;", "  bar.sync 0;\n  setp.lt.u32 %p1, %r3, %r1;")
+    assert Kernel(parse(bar), "k").loop(5) is None
+    nested = PTX_LOOP.replace("  mov.u32 %r4, 1;\nL_loop:\n", "L_outer:\n  mov.u32 %r4, 1;\nL_loop:\n").replace(
+        "  @%p1 bra L_loop;\n", "  @%p1 bra L_loop;\n  setp.lt.u32 %p2, %r3, 7;\n  @%p2 bra L_outer;\n")
+    kn = Kernel(parse(nested), "k")
+    assert sorted(kn.loops) == [4, 5]
+    assert kn.loop(4) is None and (kn.loop(5).head, kn.loop(5).end) == (5, 13)

@@ -401,6 +401,38 @@ class PtxLoopWatch(Observer):
         self.watch.instructions += warps * len(pcs)
         return True
 
+    progress_window = (CYCLE_FROM, CYCLE_MAX)     # (a compiled loop makes the check itself)
+
+    def inst_loop_ok(self, lines):
+        return True
+
+    def inst_loop_room(self):
+        """Warp instructions a compiled loop may still run before the budget's (None: no limit)."""
+        b = self.watch.budget.instructions
+        return None if b is None else b - self.watch.instructions
+
+    def inst_loop(self, r):
+        """A compiled loop's records, summed (ptx/jitloop.LoopRecord): what ``step`` does for
+        them, its no-progress checks made by the loop's call itself, the budget checked once."""
+        w = self.watch
+        w.instructions += sum(r.warps)
+        if not r.pcs:
+            return
+        pc, st = r.pcs[0], self.stack
+        while st:
+            top = st[-1].loop
+            if top.head <= pc <= top.end or self.loops.func_of[pc] != top.fn:
+                break
+            st.pop()
+        if pc != r.head or pc not in self.loops.heads:
+            return
+        if not st or st[-1].loop.head != pc:
+            st.append(_LoopRun(self.loops.get(pc)))
+        run = st[-1]
+        run.n += r.visits
+        if run.n > 1:
+            w.tick(run.loop.loc, run.n - 1, r.where)
+
     def step(self, ev, warps):
         w = self.watch
         w.instructions += warps

@@ -116,6 +116,36 @@ class InstCounter(Observer):
                 b[2] += n
         return True
 
+    def inst_loop_ok(self, lines):
+        """Whether a compiled loop (ptx/jitloop.py) whose notified PTX lines are ``lines`` may
+        run in one call: not under the deprecated per-loop cap, and not where one of its lines
+        ends a loop whose trips are watched (its flushes keep their order with its heads)."""
+        return self.max_steps is None and not any(ln in self._exits for ln in lines)
+
+    def inst_loop(self, r):
+        """A compiled loop's records, summed (ptx/jitloop.LoopRecord): what ``count`` and
+        ``branch`` do for each of them."""
+        steps, per, bra = self._steps, self.per_inst, self._bra
+        for ins, k, w, t, wv in zip(r.recs, r.steps, r.warps, r.threads, r.warp_visits):
+            key = ins.id
+            steps[key] += k
+            e = per.get(key)
+            if e is None:
+                e = per[key] = [ins, 0, 0]
+            e[1] += w
+            e[2] += t
+            top = r.warp0 + len(wv)
+            for loop in self._heads.get(key, ()):
+                self._trip_counts(loop, top)[r.warp0:top] += wv
+            if bra and ins.op == "bra":
+                b = self.branches[key]
+                b[0] += w
+                b[2] += t
+        for _, ins, d in r.branches:
+            b = self.branches[self.costs.branch_key(ins)]
+            if d:
+                b[1] += d
+
     def count(self, ins, lanes, warps=None):
         """`lanes`: the chunk lanes that executed `ins` at one step (sorted); `warps`: how many
         warps they fill, if the caller knows."""
@@ -170,13 +200,17 @@ class InstCounter(Observer):
             if cur is not None:
                 self._flush(key, cur, w[w < len(cur)])
         for key in self._heads.get(line, ()):
-            cur = self._cur.get(key)
-            if cur is None or len(cur) < top:
-                new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
-                if cur is not None:
-                    new[:len(cur)] = cur
-                cur = self._cur[key] = new
-            cur[w] += 1
+            self._trip_counts(key, top)[w] += 1
+
+    def _trip_counts(self, key, top):
+        """Loop ``key``'s iterations per warp of the trips under way, for warps below ``top``."""
+        cur = self._cur.get(key)
+        if cur is None or len(cur) < top:
+            new = np.zeros(max(top, 2 * len(cur) if cur is not None else top), np.int64)
+            if cur is not None:
+                new[:len(cur)] = cur
+            cur = self._cur[key] = new
+        return cur
 
     def _flush(self, key, cur, w=None):
         """The trips of warps ``w`` (all: None) of loop ``key`` that are under way end."""

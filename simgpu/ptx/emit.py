@@ -88,6 +88,12 @@ class Emitter:
         # ``mem_spaces``, without "global"): global loads then take the interpreter's path
         self.watch_global = any("global" in getattr(o, "mem_spaces", ("global",))
                                 for o in self.mem_obs)
+        # compiled loops (jitloop.py): every instruction and branch observer takes a loop's
+        # records summed (``inst_loop``); the loop watch's no-progress window, if one watches
+        self.loop_obs = list(dict.fromkeys(self.inst_obs + self.branch_obs))
+        self.loops_ok = self.order_free and all(hasattr(o, "inst_loop") for o in self.loop_obs)
+        self.progress_window = next((o.progress_window for o in self.loop_obs
+                                     if hasattr(o, "progress_window")), None)
         self._lanes = self._warps = self._full = None
         self._recs = {}             # inst_many: pcs -> their records
 
@@ -145,6 +151,21 @@ class Emitter:
                 continue
             for pc, rec in zip(rest, recs):
                 o.inst(InstrEvent(rec, chunk, lanes=lanes, pc=pc, state=ex, warps=warps))
+
+    def loop_ok(self, lines):
+        """Whether every observer accepts a compiled loop whose notified PTX lines are ``lines``."""
+        return all(o.inst_loop_ok(lines) for o in self.loop_obs)
+
+    def loop_room(self):
+        """Warp instructions a compiled loop may run before a budget is spent (None: no limit)."""
+        rooms = [r for r in (o.inst_loop_room() for o in self.loop_obs
+                             if hasattr(o, "inst_loop_room")) if r is not None]
+        return min(rooms) if rooms else None
+
+    def inst_loop(self, rec):
+        """A compiled loop ran (jitloop.LoopRecord: its records summed): to every observer."""
+        for o in self.loop_obs:
+            o.inst_loop(rec)
 
     def _divergence(self, ex, pc, rec, lanes):
         """Threads of the blocks reaching this barrier that already wait at a different one:

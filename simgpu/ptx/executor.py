@@ -48,6 +48,8 @@ WARP_WAIT = 4               # at bar.warp.sync, for lanes of its member mask (op
 DEPTH_W = 1 << 24           # key = pc + (MAX_DEPTH - depth) * DEPTH_W
 MAX_DEPTH = 64
 BIG = np.int64(1) << 62
+LOOP_WORK = 1 << 26         # (lane, micro-operation) pairs a compiled loop call may run before it
+                            # hands back (the budget's clock is read between calls)
 
 
 class Chunk(EventChunk):
@@ -152,6 +154,11 @@ class Executor:
         # straight-line runs compiled into one function each (blocks.py), or None: off
         self.runs = getattr(getattr(image, "kernel", None), "runs", None) \
             if settings.current().ptx_blocks else None
+        # innermost loops compiled whole (jitloop.py), where the observers take them summed
+        cfg = settings.current()
+        self.loops = getattr(getattr(image, "kernel", None), "loops", None) \
+            if cfg.ptx_blocks and cfg.ptx_jit and (emitter is None or emitter.loops_ok) else None
+        self._loops_off = set()
 
     @property
     def ret_pc(self):
@@ -252,6 +259,8 @@ class Executor:
                             return
                         continue
                     pc, lanes = sel
+                if self.loops and pc in self.loops and self.run_loop(pc, lanes, max_steps):
+                    continue
                 runs = self.runs
                 if runs:
                     r = runs.get(pc)
@@ -293,6 +302,51 @@ class Executor:
         else:                       # as m calls of advance and _pick's fast path would leave it
             self._k += m - 1
             self._next = (lanes, self._k + 1)
+        return True
+
+    def run_loop(self, pc, lanes, max_steps):
+        """Run the compiled loop whose head is ``pc`` (jitloop.py) for ``lanes`` if the
+        interpreter would run it for them alone: converged, or every other running lane's key
+        past the loop's end (then none runs before these have left it); within the step budget
+        and the observers' budget.  False: not run (the head runs alone)."""
+        lp = self.im.kernel.loop(pc)
+        if lp is None or pc in self._loops_off:
+            return False
+        if not self.conv:
+            if self._omin is None:
+                self._key[self._klanes] = BIG
+                self._omin = int(self._key.min())
+            if self._k + lp.npcs - 1 >= self._omin:
+                return False
+        em = self.emit
+        if lp.p.loads and self.watch_global or em is not None and not em.loop_ok(lp.lines):
+            return False
+        n = self.ch.L if lanes is None else len(lanes)
+        if n > lp.max_lanes:            # wider: numpy's per-instruction calls are spread over them
+            return False
+        cap = min(LOOP_WORK // (n * lp.work) + 1, (max_steps - self.steps) // lp.npcs)
+        room = em.loop_room() if em is not None else None
+        if room is not None:
+            cap = min(cap, room // (min(n, self.ch.nwarps) * max(1, len(lp.lined))))
+        if cap < 1:
+            return False
+        out = lp.run(self, lanes, cap, em.progress_window if em is not None else None)
+        if out is None:                 # a load fault, or no progress: the interpreter reports it
+            self._loops_off.add(pc)
+            return False
+        pcs, rec, steps = out
+        self.steps += steps
+        if rec is not None:
+            em.inst_loop(rec)
+        self._next = None
+        if (pcs == pcs[0]).all():
+            if self.conv:
+                self.upc = int(pcs[0])
+            else:
+                self.pc[lanes] = pcs[0]
+        else:
+            self.pc[self.all_lanes(lanes)] = pcs
+            self.conv = False
         return True
 
     def _pick(self):

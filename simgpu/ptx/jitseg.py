@@ -404,6 +404,16 @@ class Segment:
             vals.append(a)
         n = 1 if uniform else (ex.ch.L if sub is None else len(sub))
         M = np.empty((self.nslots, n), np.uint64)
+        self.load_inputs(ex, M, sub, vals)
+        tb = memory_table(ex.im.memory) if self.loads else _NO_TABLE
+        if _exec(self.prog, M, self.cslot, self.cval, *tb):
+            return None
+        CALLS[0] += 1
+        return M, uniform
+
+    def load_inputs(self, ex, M, sub, vals):
+        """Rows of M: the input registers' values ``vals`` (0-d: every lane's) for the lanes
+        ``sub`` (None: every column), the launch values of the ld.param's."""
         for (key, s), a in zip(self.input_slots, vals):
             if a.ndim and sub is not None:
                 M[s] = a[sub]
@@ -413,11 +423,6 @@ class Segment:
             lv = ex.im.launch_values
             for k, s, U in self.launch_inputs:
                 M[s] = np.asarray(lv[k]).view(U)
-        tb = memory_table(ex.im.memory) if self.loads else _NO_TABLE
-        if _exec(self.prog, M, self.cslot, self.cval, *tb):
-            return None
-        CALLS[0] += 1
-        return M, uniform
 
     def commit(self, ex, sub, state):
         """Write the registers the segment wrote (their last values), counted per write: every

@@ -28,6 +28,7 @@ from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
 from simgpu.ptx import printf
 from simgpu.ptx.blocks import compile_runs
+from simgpu.ptx.jitloop import find_loops, loop_at
 from simgpu.ptx.emit import Emitter, PlainInsts, memory_handles
 from simgpu.ptx.executor import Chunk, Executor
 from simgpu.ptx.frames import RECURSION_FRAMES
@@ -146,6 +147,11 @@ class Kernel:
         self.launch_slots = []      # image -> a per-launch value the compiled code reads
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
         self.runs = compile_runs(self)      # straight-line runs as one function each (blocks.py)
+        self.loops = find_loops(self)       # innermost loops compiled whole (jitloop.py)
+
+    def loop(self, pc):
+        """The compiled innermost loop whose head is ``pc`` (jitloop.py), or None."""
+        return loop_at(self, pc)
 
     def _registers(self, names):
         self.reg_dtype = {}

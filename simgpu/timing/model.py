@@ -40,6 +40,15 @@ class TimingModel(Observer):
     waves, see sampling.py) or "full" (record every iteration, simulate every wave of SM 0).
     """
 
+    # Its recorder (trace.py) reads only the records -- pc, lanes or mask, the memory record of
+    # the instruction just recorded -- never the executor's state, so a straight-line run's
+    # records may precede the run (ptx/blocks.py's numba segments run under it).  The memory
+    # records keep their place: while an observer watches global memory (this one does), a
+    # segment with a global load takes the interpreter's path (jitseg.Segment.compute).  The
+    # suite and holdout predictions with and without (validation/tools/predictions_snapshot.py,
+    # tiny sizes): 115 cases, 0 differences; full size, online softmax and n-body: the same.
+    inst_order_free = True
+
     def __init__(self, gpu, launch=None, memory_model=None, registers_per_thread=None,
                  detail="auto", max_iterations=DEFAULT_MAX_ITERATIONS, sass_stream=None):
         if detail not in ("auto", "full"):
