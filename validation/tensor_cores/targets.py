@@ -149,7 +149,8 @@ def aggregate(rs):
     cupti = [_err(r) for r in rs if r["method"] == "CUPTI duration"]
     named = [r for r in timed if any(f(r) for _, f in ISSUE_KERNELS)]
     named_errs = [_err(r) for r in named]
-    regs = [r for r in rs if r["registers"][0] is not None and r["registers"][1] is not None]
+    regs = [r for r in rs if r["registers"][0] is not None and r["registers"][1] is not None
+            and r["method"] != "CUPTI duration"]                       # one row a launch
     outs = [r for r in rs if r["outputs_ok"] is not None]
     kernels = {k: [r for r in rs if f(r)] for k, f in ISSUE_KERNELS}
     return {
