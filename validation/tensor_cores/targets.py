@@ -88,6 +88,8 @@ def rows():
             out.append(dict(kernel=kern, case=case, card="H200", date=day, method="do_bench median", outputs=o,
                             outputs_ok=ok, registers=(r["registers_simgpu"], r["registers_card"]), inst_ratio=None,
                             pred_us=r["time_us_simgpu_dobench"], meas_us=r["time_us_card"], counts_for_time=True, note=""))
+    lc = _load(HERE, "lecture", "results.json")
+    sim_regs = {k: v["registers_simgpu"] for k, v in (lc or {}).get("matmul", {}).items()}
     hm = _load(HERE, "clock", "h200_matmul.json")
     times = _load(HERE, "pipe", "h200", "h200_matmul_times.json")
     if hm:
@@ -96,10 +98,9 @@ def rows():
             regs = (times or {}).get("cases", {}).get(name, {}).get("n_regs")
             out.append(dict(kernel="fp16 matmul (lecture config)", case=name, card="H200", date=day,
                             method="do_bench median", outputs="card only (card = torch); simgpu's not compared",
-                            outputs_ok=None, registers=(None, regs), inst_ratio=None,
+                            outputs_ok=None, registers=(sim_regs.get(name), regs), inst_ratio=None,   # same sm_90a compile
                             pred_us=r["unprofiled"]["simgpu_dobench_us"], meas_us=r["card_dobench_us"],
                             counts_for_time=True, note="sampled (first and last waves)" if r["blocks"] > 132 else ""))
-    lc = _load(HERE, "lecture", "results.json")
     if lc:
         day = _day(lc["card"].get("date"))
         for name, r in lc["matmul"].items():
@@ -153,6 +154,10 @@ def aggregate(rs):
             and r["method"] != "CUPTI duration"]                       # one row a launch
     outs = [r for r in rs if r["outputs_ok"] is not None]
     kernels = {k: [r for r in rs if f(r)] for k, f in ISSUE_KERNELS}
+    # each issue kernel's own error (the median of its do_bench launches), then their median
+    per = {k: statistics.median([_err(r) for r in v if r["counts_for_time"]]) for k, v in kernels.items()
+           if any(r["counts_for_time"] for r in v)}
+    per_kernel = {"kernels": per, "median_error": statistics.median(per.values()) if per else None}
     return {
         "outputs": {"compared": len(outs), "bit_identical": sum(r["outputs_ok"] for r in outs),
                     "not_bit_identical": sorted({r["kernel"] for r in outs if not r["outputs_ok"]}),
@@ -164,6 +169,7 @@ def aggregate(rs):
                      "beyond_2x": [f"{r['kernel']} {r['case']} ({r['card']})" for r in timed
                                    if max(r["pred_us"] / r["meas_us"], r["meas_us"] / r["pred_us"]) > 2]},
         "time_issue_kernels": {"launches": len(named), "median_error": statistics.median(named_errs) if named_errs else None},
+        "time_per_issue_kernel": per_kernel,
         "time_cupti": {"launches": len(cupti), "median_error": statistics.median(cupti) if cupti else None},
         "kernels_without_card_data": [k for k, v in kernels.items() if not v],
     }
