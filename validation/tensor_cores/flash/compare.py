@@ -14,13 +14,17 @@ sys.path[:0] = ["/tmp/simgpu_flash"]
 import tempfile
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="simgpu_flash_cache")   # compile from this path
 import triton, simgpu, kernels as K
+from simgpu.validate import dobench_seconds, unprofiled
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 H = os.path.join(HERE, "h200")
+GPU = unprofiled("H200")   # the card ran do_bench outside a profiler (../clock/)
 card = json.load(open(os.path.join(H, "h200_flash.json")))
 data = np.load(os.path.join(H, "h200_flash.npz"))
 out = {"card": {k: card[k] for k in ("date", "gpu", "triton", "torch", "cuda", "numpy", "nvidia_smi")},
-       "here": {"triton": triton.__version__, "numpy": np.__version__}, "cases": {}}
+       "here": {"triton": triton.__version__, "numpy": np.__version__, "gpu": "unprofiled('H200')",
+                "time": "time_us_simgpu_dobench = dobench_seconds(rep) (kernel + floor) vs the card's do_bench median"},
+       "cases": {}}
 
 
 def strip(t):
@@ -47,6 +51,7 @@ def common(name, rep, c, t0):
     return {"ptx_identical": ptx_here == c["ptx"], "ptx_identical_but_file_paths": strip(ptx_here) == strip(c["ptx"]),
             "registers_card": c["n_regs"], "registers_simgpu": rep.extras["ptx"].get("registers"),
             "time_us_card": c["time_ms"] * 1e3, "time_us_simgpu": rep.metrics.get("gpu__time_duration.sum", float("nan")) / 1e3,
+            "time_us_simgpu_dobench": dobench_seconds(rep) * 1e6, "dobench_ratio": dobench_seconds(rep) * 1e3 / c["time_ms"],
             "simulation_s": round(time.time() - t0, 1)}
 
 
@@ -62,7 +67,7 @@ for name, Z, Hh, N, D, causal, host, BM, BN, w, s in K.FA_CASES:
     t0 = time.time()
     rep = simgpu.jit(K._attn_fwd)[(triton.cdiv(N, BM), Z * Hh, 1)](
         0.5, M, Z, Hh, *descs, N, HEAD_DIM=D, BLOCK_M=BM, BLOCK_N=BN, FP8_OUTPUT=False, STAGE=3 if causal else 1,
-        warp_specialize=False, IS_HOPPER=True, num_warps=w, num_stages=s)
+        warp_specialize=False, IS_HOPPER=True, num_warps=w, num_stages=s, gpu=GPU)
     r = {"case": dict(Z=Z, H=Hh, N_CTX=N, HEAD_DIM=D, causal=causal, host_descriptors=host, BLOCK_M=BM, BLOCK_N=BN,
                       num_warps=w, num_stages=s), **common(name, rep, c, t0)}
     ho, hM = data[name + "_o"], data[name + "_M"]
@@ -85,7 +90,7 @@ for name, Mm, Nn, Kk, BM, BN, BK, w, s in K.MM_CASES:
     ds = [TensorDescriptor.from_tensor(simgpu.as_tensor(x), blk) for x, blk in ((a, [BM, BK]), (b, [BK, BN]), (cc, [BM, BN]))]
     t0 = time.time()
     rep = simgpu.jit(K.matmul_tma)[(triton.cdiv(Mm, BM), triton.cdiv(Nn, BN))](
-        *ds, Mm, Nn, Kk, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, num_warps=w, num_stages=s)
+        *ds, Mm, Nn, Kk, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, num_warps=w, num_stages=s, gpu=GPU)
     hc = data[name + "_c"]
     exact = a.astype(np.float64) @ b.astype(np.float64)
     r = {"case": dict(M=Mm, N=Nn, K=Kk, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, num_warps=w, num_stages=s),
