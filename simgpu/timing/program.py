@@ -204,7 +204,12 @@ class ProgramBuilder:
         seen = defaultdict(int)
         prog = []
         first = True
-        order = stream.order(lines)
+        regs = {}
+        for i in idx:
+            op = kept[i].ins
+            if op.id not in regs:
+                regs[op.id] = (op.dsts, op.srcs)
+        order = stream.order(lines, regs)
         for x in order:
             i, ln = idx[x], lines[x]
             e = kept[i]
