@@ -70,7 +70,16 @@ class SassStream:
             pcfg, f = fp.ptx.cfg, fp.ptx
             for lp, units in fp.units().items():
                 key = (fn, lp)
-                self.units[key] = [(k, s) for k, s, _ in units]
+                self.units[key] = [(k, s if s is not None else ("block", b)) for k, s, b in units]
+                for k, s, b in units:       # a straight-line block of copies: its own positions
+                    if s is None and b is not None:
+                        blk = fp.sass_cfg.blocks[b]
+                        pos = defaultdict(list)
+                        for i in range(blk.start, blk.end):
+                            ln = fp.instructions[i].ptx_line
+                            if ln is not None and i not in fp.slow:
+                                pos[ln].append(i)
+                        self.positions[(fn, ("block", b))] = dict(pos)
                 self.body[key] = {ln for ln, i in f.index.items() if pcfg.loop_of.get(pcfg.block_of[i]) == lp}
             for s_loop, k in fp.unroll.items():
                 pos = defaultdict(list)
@@ -144,7 +153,7 @@ class SassStream:
 
     def _regroup(self, key, starts, end, lines, order, regs=None):
         units = self.units.get(key)
-        if not units or all(s is None for k, s in units):
+        if not units:
             return
         body = self.body[key]
         if any(lines[x] not in body for x in range(starts[0], end)):
@@ -154,7 +163,9 @@ class SassStream:
         n, it = len(starts), 0
         for k, s in units:
             q = (n - it) // k
-            if s is not None and q:
+            if isinstance(s, tuple):        # straight-line copies: run at most once a trip
+                q = min(1, q)
+            if q:
                 pos = self.positions.get((fn, s), {})
                 for g in range(q):
                     a, b = bounds[it + g * k], bounds[it + (g + 1) * k]
@@ -172,7 +183,7 @@ class SassStream:
                         keys = _respect_registers(keys, lines, regs)
                     keys.sort()
                     order[a:b] = [x for _, x in keys]
-            it += q * k if s is not None else min(1, q) * k
+            it += q * k
             if it >= n:
                 break
 
