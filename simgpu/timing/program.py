@@ -143,7 +143,7 @@ class ProgramBuilder:
         lat = 0.0
         if kind in (ALU, BRANCH):
             ops = op.sass_ops if sass is None else sass
-            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc))
+            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc), len(ops))
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
         if op.smem_operand_bytes and kind == ALU:   # wgmma: a warp's quarter of its warpgroup's reads
             sp.smem = op.smem_operand_bytes / 4.0 / self.params.l1_bytes_per_cycle
