@@ -48,14 +48,19 @@ H100 = GPU(
 
 H200 = H100.with_(
     name="H200",
-    # DRAM: 4.8 TB/s [DS-H200] (the roofline's); latency 658.5 cycles = 332.6 ns at 1.98 GHz: uint32
-    # pointer chase over 128 MiB, one word per line [MB latency, chaseu_128MB]
+    # Load-to-use latencies (from a load's issue to its dependent's): a uint32 pointer chase step
+    # [MB latency, chaseu_*] is LDG + one IMAD.WIDE.U32 (its SASS, validation/data/sass/micro), and
+    # IMAD.WIDE's own latency is 8.0 cycles [timing/opcosts.py, H100 opcode benches, 2026-12-07],
+    # so load-to-use = cycles per step - 8.0 (before: - 4, the FMA latency, which the per-opcode
+    # table has since shown IMAD.WIDE is not; validation/microbench/latency_model_check.py).
+    # DRAM: 4.8 TB/s [DS-H200] (the roofline's); latency 662.5 - 8.0 = 654.5 cycles = 330.6 ns at
+    # 1.9795 GHz (the clock ncu read): chase over 128 MiB, one word per line [MB chaseu_128MB]
     # access 64 B: an isolated read costs 64 B of DRAM traffic [MB granularity, gran_read; validation/README.md]
-    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=64, latency_ns=332.6),
-    # L2 60 MiB [DEV]; hit latency 283.5 cycles: chase over 1-16 MiB [MB latency, chaseu_1MB..16MB]
-    l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=284),
-    # L1 hit latency 35.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
-    l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=36),
+    dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=64, latency_ns=330.6),
+    # L2 60 MiB [DEV]; hit latency 287.5 - 8.0 = 279.5 cycles: chase over 1-16 MiB [MB chaseu_1MB..16MB]
+    l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=279.5),
+    # L1 hit latency 39.6 - 8.0 = 31.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
+    l1=CacheSpec(size_bytes=256 * KiB, line_bytes=128, sector_bytes=32, ways=64, hit_latency_cycles=31.6),
     # eager write-back: a 2 GiB store stream leaves 26,094,592 B dirty in the L2 at the kernel's end
     # (dram__bytes_write.sum 2,121,389,056 of 2,147,483,648 B stored) [MB writeback,
     # dram_write_bytes_2GiB_write]; the model's LRU L2 would leave all 60 MiB dirty (issue 22)
@@ -111,7 +116,7 @@ H200 = H100.with_(
     int_latency_cycles=4.0,
     sfu_latency_cycles=18.0,
     conv_latency_cycles=18.0,
-    shared_latency_cycles=24.6,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4 (IMAD)]
+    shared_latency_cycles=24.3,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4.24 (IMAD, opcosts)]
     dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
     dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]
     atomic_same_address_ns=1.76,             # [MB atomic_one_addr_f32: 1,081,344 float REDs on one word in 1,904.7 us]

@@ -31,6 +31,12 @@ from dataclasses import dataclass
 ROUTINE_ILP = 0.5
 WIDE_SECTORS = 16           # sectors of a warp's request of 16 bytes a lane, coalesced: L2 at the wide rate
 LSU_QUEUE_CYCLES = 16        # a warp waits for its request to reach the L1 at most this early
+# The GPU spec's hit latencies (L1, L2, DRAM, shared) are load-to-use: from a load's issue to a
+# dependent instruction's, as a pointer chase measures them.  The simulator's request path adds
+# its own cycles before the level's latency: the request enters the L1 / shared data path one
+# cycle after issue and holds it one cycle a wavefront (sim.SM.memory).  TimingParams takes
+# these 2 cycles (a one-wavefront request's) off, so a chase step costs what the card's did.
+REQUEST_PATH_CYCLES = 2.0
 
 
 def tensor_unit_cycles(gpu):
@@ -102,12 +108,14 @@ class TimingParams:
                    "tensor_sync": (max(0.0, gpu.mma_sync_latency_cycles - gpu.mma_sync_16816_cycles)
                                    if gpu.mma_sync_latency_cycles > 0 else gpu.fp32_latency_cycles)}
         clk = gpu.clock_hz
+        r = REQUEST_PATH_CYCLES   # the spec's latencies are load-to-use; the request path adds these
         l2_bw = gpu.l2_read_bytes_per_s or gpu.l2_bandwidth_bytes_per_s or 2.5 * gpu.dram.bandwidth_bytes_per_s
         dram_bw = gpu.dram_read_bytes_per_s or gpu.dram.bandwidth_bytes_per_s
         return cls(
             clock_hz=clk, schedulers=per, interval=interval, latency=latency,
-            l1_hit_cycles=float(gpu.l1.hit_latency_cycles), l2_hit_cycles=float(gpu.l2.hit_latency_cycles),
-            dram_cycles=gpu.dram.latency_ns * 1e-9 * clk, shared_cycles=gpu.shared_latency_cycles,
+            l1_hit_cycles=max(0.0, gpu.l1.hit_latency_cycles - r), l2_hit_cycles=max(0.0, gpu.l2.hit_latency_cycles - r),
+            dram_cycles=max(0.0, gpu.dram.latency_ns * 1e-9 * clk - r),
+            shared_cycles=max(0.0, gpu.shared_latency_cycles - r),
             l1_bytes_per_cycle=float(gpu.l1_bytes_per_cycle),
             l2_bytes_per_cycle=l2_bw / clk, dram_bytes_per_cycle=dram_bw / clk,
             dram_write_cost=gpu.dram_write_cost,
@@ -119,12 +127,16 @@ class TimingParams:
             sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes,
             l2_wide_cost=min(1.0, l2_bw / gpu.l2_read_wide_bytes_per_s) if gpu.l2_read_wide_bytes_per_s else 1.0)
 
-    def op_latency(self, mix, first=None):
+    def op_latency(self, mix, first=None, instructions=None):
         """Latency of an op whose SASS instructions are {pipe: count}; ``first``: the slowest
-        instruction's own latency where known (per opcode, timing/opcosts.py), else its pipe's."""
+        instruction's own latency where known (per opcode, timing/opcosts.py), else its pipe's;
+        ``instructions``: how many SASS instructions it is, where the mix counts pipe work (an
+        IMAD.WIDE is one instruction of two IMAD intervals: its latency is its own, 8 cycles)."""
         tp = "tensor" if mix.get("tensor") else "tensor_sync" if mix.get("tensor_sync") else None
         t = mix.get(tp, 0) if tp else 0
         n = sum(v for p, v in mix.items() if p not in ("tensor", "tensor_sync")) + (1 if t else 0)
+        if instructions is not None and not t:
+            n = instructions
         if n == 0:
             return 0.0
         if t:                       # the result is ready when the tensor pipe has done the work
@@ -136,4 +148,4 @@ class TimingParams:
         return first + (n - 1) * self.latency["fp32"] * ROUTINE_ILP
 
 
-__all__ = ["TimingParams", "tensor_unit_cycles", "ROUTINE_ILP", "LSU_QUEUE_CYCLES"]
+__all__ = ["TimingParams", "tensor_unit_cycles", "ROUTINE_ILP", "LSU_QUEUE_CYCLES", "REQUEST_PATH_CYCLES"]

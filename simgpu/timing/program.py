@@ -143,7 +143,7 @@ class ProgramBuilder:
         lat = 0.0
         if kind in (ALU, BRANCH):
             ops = op.sass_ops if sass is None else sass
-            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc))
+            lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc), len(ops))
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
         if op.smem_operand_bytes and kind == ALU:   # wgmma: a warp's quarter of its warpgroup's reads
             sp.smem = op.smem_operand_bytes / 4.0 / self.params.l1_bytes_per_cycle
@@ -204,7 +204,12 @@ class ProgramBuilder:
         seen = defaultdict(int)
         prog = []
         first = True
-        order = stream.order(lines)
+        regs = {}
+        for i in idx:
+            op = kept[i].ins
+            if op.id not in regs:
+                regs[op.id] = (op.dsts, op.srcs)
+        order = stream.order(lines, regs)
         for x in order:
             i, ln = idx[x], lines[x]
             e = kept[i]

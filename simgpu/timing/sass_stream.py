@@ -70,11 +70,18 @@ class SassStream:
             pcfg, f = fp.ptx.cfg, fp.ptx
             for lp, units in fp.units().items():
                 key = (fn, lp)
-                self.units[key] = [(k, s) for k, s, _ in units]
+                self.units[key] = [(k, s if s is not None else ("block", b)) for k, s, b in units]
+                for k, s, b in units:       # a straight-line block of copies: its own positions
+                    if s is None and b is not None:
+                        blk = fp.sass_cfg.blocks[b]
+                        pos = defaultdict(list)
+                        for i in range(blk.start, blk.end):
+                            ln = fp.instructions[i].ptx_line
+                            if ln is not None and i not in fp.slow:
+                                pos[ln].append(i)
+                        self.positions[(fn, ("block", b))] = dict(pos)
                 self.body[key] = {ln for ln, i in f.index.items() if pcfg.loop_of.get(pcfg.block_of[i]) == lp}
             for s_loop, k in fp.unroll.items():
-                if k <= 1:
-                    continue
                 pos = defaultdict(list)
                 for b in fp.sass_cfg.blocks:
                     if fp.sass_cfg.loop_of.get(b.id) != s_loop:
@@ -108,14 +115,19 @@ class SassStream:
                 trips[key][n] += 1
         return dict(execs), {k: dict(v) for k, v in trips.items()}
 
-    def order(self, lines):
+    def order(self, lines, regs=None):
         """The order a warp whose executed PTX lines are ``lines`` issues them: as executed,
-        except inside the iterations that run in an unrolled SASS main loop of k copies
-        (a trip of n: the first k floor(n / k) iterations, greedily as flow.py counts).
-        There each group of k PTX iterations is issued in the SASS loop body's order: the
-        j-th copy of a PTX line at the position of the j-th copy of its SASS (so the k
-        iterations' loads go out together, as ptxas scheduled them); an execution without
-        SASS of its own there follows the one before it.  Returns indices into ``lines``."""
+        except inside the iterations that run in a SASS loop of k copies (a trip of n: the
+        first k floor(n / k) iterations run in a main loop of k copies, greedily as flow.py
+        counts, the rest in loops of fewer, k = 1 included).  There each group of k PTX
+        iterations is issued in the SASS loop body's order: the j-th copy of a PTX line at the
+        position of the j-th copy of its SASS (so the loads ptxas hoisted go out together,
+        before the arithmetic that uses them, also in a loop NVVM already unrolled in the PTX
+        and ptxas did not unroll further); an execution without SASS of its own there follows
+        the one before it.  ``regs``: PTX line -> (registers written, registers read); where
+        given, no execution moves before one in its group whose register it reads, or that
+        reads or writes a register it writes (the model's dependencies are the PTX
+        registers).  Returns indices into ``lines``."""
         key = tuple(lines)
         got = self._order_cache.get(key)
         if got is not None:
@@ -129,19 +141,19 @@ class SassStream:
             for k in exits.get(ln, ()):
                 st = starts.pop(k, None)
                 if st:
-                    self._regroup(k, st, x, lines, order)
+                    self._regroup(k, st, x, lines, order, regs)
             for k in heads.get(ln, ()):
                 starts.setdefault(k, []).append(x)
         for k, st in starts.items():
             if st:
-                self._regroup(k, st, len(lines), lines, order)
+                self._regroup(k, st, len(lines), lines, order, regs)
         if len(self._order_cache) < 4096:
             self._order_cache[key] = order
         return order
 
-    def _regroup(self, key, starts, end, lines, order):
+    def _regroup(self, key, starts, end, lines, order, regs=None):
         units = self.units.get(key)
-        if not units or all(k <= 1 or s is None for k, s in units):
+        if not units:
             return
         body = self.body[key]
         if any(lines[x] not in body for x in range(starts[0], end)):
@@ -151,7 +163,9 @@ class SassStream:
         n, it = len(starts), 0
         for k, s in units:
             q = (n - it) // k
-            if s is not None and k > 1 and q:
+            if isinstance(s, tuple):        # straight-line copies: run at most once a trip
+                q = min(1, q)
+            if q:
                 pos = self.positions.get((fn, s), {})
                 for g in range(q):
                     a, b = bounds[it + g * k], bounds[it + (g + 1) * k]
@@ -165,9 +179,11 @@ class SassStream:
                                 if hi > lo:
                                     prev = float(p[lo])
                             keys.append((prev, x))
+                    if regs is not None:
+                        keys = _respect_registers(keys, lines, regs)
                     keys.sort()
                     order[a:b] = [x for _, x in keys]
-            it += q * k if s is not None else min(1, q) * k
+            it += q * k
             if it >= n:
                 break
 
@@ -228,6 +244,34 @@ class SassStream:
             out.by_line[host] = [tuple(sorted(p)) for p in per]
         out.leftover = tuple(sorted(left))
         return out
+
+
+def _respect_registers(keys, lines, regs):
+    """``keys`` [(SASS position, index)] of a group in executed order, raised so that sorting
+    them keeps every read after the write it reads, and every write after the earlier reads
+    and writes of its register (ties keep the executed order)."""
+    last_w, last_r = {}, {}
+    out = []
+    for p, x in keys:
+        dsts, srcs = regs.get(lines[x], ((), ()))
+        for r in srcs:
+            w = last_w.get(r)
+            if w is not None and w > p:
+                p = w
+        for r in dsts:
+            w = last_w.get(r)
+            if w is not None and w > p:
+                p = w
+            u = last_r.get(r)
+            if u is not None and u > p:
+                p = u
+        for r in srcs:
+            if last_r.get(r, -2.0) < p:
+                last_r[r] = p
+        for r in dsts:
+            last_w[r] = p
+        out.append((p, x))
+    return out
 
 
 __all__ = ["SassStream", "WarpIssue"]
