@@ -92,6 +92,15 @@ def _writer(instrs, k, regs, depth=0):
     return None
 
 
+def _is_reg(op):
+    return isinstance(op, tuple) and op[0] == "reg"
+
+
+def _is_const(tok):
+    t = tok.lstrip("-|").rstrip("|")
+    return t == "RZ" or t.startswith(("c[", "0x", "+INF", "-INF", "INF", "QNAN", "+QNAN", "-QNAN")) or t[:1].isdigit()
+
+
 def _pair(tok):
     """The register pair an f64 SASS operand names (``-|R12|`` -> {12, 13}), or None."""
     m = _REG.search(tok)
@@ -162,8 +171,9 @@ def sass_swaps(fn, ks):
                 or len(st.operands) < 3 or st.line in shared):
             continue
         a, b = st.operands[1], st.operands[2]
-        if not (isinstance(a, tuple) and a[0] == "reg" and isinstance(b, tuple) and b[0] == "reg") or a == b:
-            continue
+        ra, rb = _is_reg(a), _is_reg(b)
+        if not (ra or rb) or a == b or (not (ra and rb) and st.opcode != "fma"):
+            continue                # an immediate's place matters only for fma's NaN order
         if st.opcode in ("min", "max"):
             want = ("DSETP." + st.opcode.upper(),)
         else:
@@ -175,17 +185,21 @@ def sass_swaps(fn, ks):
         srcs = _sass_sources(instrs[k], st.opcode)[:2]
         if len(srcs) < 2:
             continue
-        la, lb = _alias_lines(a[1], defs), _alias_lines(b[1], defs)
+        la = _alias_lines(a[1], defs) if ra else set()
+        lb = _alias_lines(b[1], defs) if rb else set()
         if la & lb:
             continue
         got = []
         for tok in srcs:
+            if _is_const(tok):      # RZ, a literal or a constant bank: the PTX immediate
+                got.append(None if ra and rb else ("b" if ra else "a"))
+                continue
             pr = _pair(tok)
             line = _writer(instrs, k, pr) if pr else None
             got.append("a" if line in la else "b" if line in lb else None)
-        if got in (["a", "b"], ["a", None], [None, "b"]):
+        if got == ["a", "b"]:       # both traced (one untraced operand: no guess)
             out[id(st)] = False
-        elif got in (["b", "a"], ["b", None], [None, "a"]):
+        elif got == ["b", "a"]:
             out[id(st)] = True
     return out
 
