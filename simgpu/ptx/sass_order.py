@@ -197,9 +197,9 @@ def sass_swaps(fn, ks):
             pr = _pair(tok)
             line = _writer(instrs, k, pr) if pr else None
             got.append("a" if line in la else "b" if line in lb else None)
-        if got == ["a", "b"]:       # both traced (one untraced operand: no guess)
+        if got in (["a", "b"], ["a", None], [None, "b"]):     # one traced operand places both
             out[id(st)] = False
-        elif got == ["b", "a"]:
+        elif got in (["b", "a"], ["b", None], [None, "a"]):
             out[id(st)] = True
     return out
 
