@@ -185,6 +185,10 @@ def sass_swaps(fn, ks):
         srcs = _sass_sources(instrs[k], st.opcode)[:2]
         if len(srcs) < 2:
             continue
+        phi = [_is_reg(o) and len(defs.get(o[1], ())) > 1 for o in (a, b)]
+        if phi[0] != phi[1] and st.opcode != "fma":
+            out[id(st)] = phi[0]    # a value merged from branches goes second (its NaN returned)
+            continue
         la = _alias_lines(a[1], defs) if ra else set()
         lb = _alias_lines(b[1], defs) if rb else set()
         if la & lb:
