@@ -186,7 +186,7 @@ def sass_swaps(fn, ks):
         if len(srcs) < 2:
             continue
         phi = [_is_reg(o) and len(defs.get(o[1], ())) > 1 for o in (a, b)]
-        if phi[0] != phi[1] and st.opcode != "fma":
+        if PHI_SECOND and phi[0] != phi[1] and st.opcode != "fma":
             out[id(st)] = phi[0]    # a value merged from branches goes second (its NaN returned)
             continue
         la = _alias_lines(a[1], defs) if ra else set()
@@ -259,6 +259,11 @@ def _wanted(module):
 
 
 _PROVIDER = None
+
+#: an f64 add/sub/mul/min/max with exactly one operand merged from branches (several PTX
+#: definitions) puts that operand second, whatever the SASS read here says: read off campaign
+#: c2's differences, not measured in isolation (docs/design.md); False: the SASS order there too
+PHI_SECOND = True
 
 
 def use_sass(provider):
