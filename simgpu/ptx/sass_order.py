@@ -12,7 +12,9 @@ Two PTX-level choices are not what the card runs:
   before it (following ``MOV``/``IMAD.MOV`` copies); that writer's PTX line names the PTX value,
   matched against the PTX operands (through ``neg``/``abs``/``mov`` of them, which ptxas folds
   into operand modifiers).  An instruction whose order cannot be read this way keeps
-  ``contract.order_f64_operands``' definition-order rule.
+  ``contract.order_f64_operands``' definition-order rule.  Exception (``PHI_SECOND``): an
+  add/sub/mul/min/max with exactly one operand merged from branches puts that one second,
+  read off campaign c2's differences (16 kernels for, 3 against), not measured in isolation.
 * **Folded ``neg``/``abs``.**  ptxas almost never gives a float ``neg``/``abs`` an instruction of
   its own: it becomes the ``-R``/``|R|`` modifier of the consumer.  The FP units ignore the modifier
   for a NaN operand (the NaN comes out with its own sign; F2F keeps its payload), so a folded
