@@ -27,6 +27,9 @@ ptx_jit             SIMGPU_PTX_JIT             "0": a straight-line run calls th
                                                (simgpu/ptx/jitseg.py), and innermost loops are
                                                interpreted instead of running whole in one
                                                numba call (simgpu/ptx/jitloop.py; same results).
+ptx_sass_nan        SIMGPU_PTX_SASS_NAN        "0": which NaN an f64 op or a folded neg/abs gives
+                                               follows the PTX instead of ptxas' SASS
+                                               (simgpu/ptx/sass_order.py; NaN bit patterns only).
 ptx_jit_lanes       SIMGPU_PTX_JIT_LANES       the most lanes a step may have for a compiled
                                                segment or loop to run (default 1024; wider
                                                steps keep the numpy semantics, cheaper per
@@ -144,6 +147,7 @@ class Settings:
     ptx_blocks: bool = True
     ptx_jit: bool = True
     ptx_jit_lanes: int = 1024
+    ptx_sass_nan: bool = True
     cache_dir: str | None = None
     disk_cache: bool = True
     ptxas: str | None = None
@@ -172,6 +176,7 @@ ENV = {
     "ptx_blocks": ("SIMGPU_PTX_BLOCKS", _not_zero),
     "ptx_jit": ("SIMGPU_PTX_JIT", _not_zero),
     "ptx_jit_lanes": ("SIMGPU_PTX_JIT_LANES", _lanes),
+    "ptx_sass_nan": ("SIMGPU_PTX_SASS_NAN", _not_zero),
     "cache_dir": ("SIMGPU_CACHE_DIR", _text),
     "disk_cache": ("SIMGPU_NO_CACHE", _empty_or_zero),
     "ptxas": ("SIMGPU_PTXAS", _text),

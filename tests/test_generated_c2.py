@@ -33,7 +33,10 @@ with open(os.path.join(GEN, "c2_compare.json")) as _f:
     _MEASURED = json.load(_f)["paths"]["ptx"]["kernels"]
 _EQUAL = sorted(n for n, r in _MEASURED.items() if r["class"] == "equal")
 SAMPLE = _EQUAL[::50]
-LAUNCH_SAMPLE = SAMPLE[::6]
+# the default launch compiles here (numba-cuda + NVVM of this machine), whose PTX differs from the
+# card's for some kernels (k0601: 282 against 271 lines, int64 low bits differ, also at 9a7553b):
+# the sample drawn from the first measurement's equal kernels, pinned
+LAUNCH_SAMPLE = ["k0000", "k0329", "k0662", "k1000", "k1328", "k1671"]
 
 
 def _load_compare():

@@ -35,6 +35,8 @@ from __future__ import annotations
 import struct
 from dataclasses import replace
 
+from simgpu.ptx import sass_order
+
 _FLOAT = ("f32", "f64")
 _RND = ("rn", "rz", "rm", "rp")
 _ENDS_BLOCK = ("bra", "brx", "call", "ret", "exit", "trap", "brkpt")
@@ -257,7 +259,7 @@ def _as_fimm(op, t):
     return ("fimm", f, struct.unpack("<Q", struct.pack("<d", f))[0], 64)
 
 
-def order_f64_operands(fn):
+def order_f64_operands(fn, swaps=None):
     """ptxas orders the operands of f64 ``add``/``mul`` (``sub`` as an add of the negated operand;
     ``fma``'s two factors) by where their values were defined, earliest first, whatever the PTX
     order (read from its SASS: ``add.f64 d, x, y`` and ``add.f64 d, y, x`` both give
@@ -267,7 +269,10 @@ def order_f64_operands(fn):
     Here: an add/mul/fma whose factors were defined in the other order has them swapped; a sub
     ``a - b`` with b defined first becomes ``(-b) + a`` (a ``neg`` into a new register; exact for
     every non-NaN value, and a NaN b keeps its sign as the unit's ``-R`` modifier does).  Operands
-    with more than one definition (loop-carried) or none (immediates) keep their place.  Returns
+    with more than one definition (loop-carried) or none (immediates) keep their place.
+    ``swaps`` ({id(Instr): bool}, ``sass_order.sass_swaps``): the order read from ptxas' SASS,
+    which decides where it is known (min/max included: ptxas' DSETP.MIN/MAX sequence returns the
+    second operand's NaN when both are NaN); the definition-order rule is the fallback.  Returns
     how many instructions were reordered."""
     body = fn.body
     if not body:
@@ -285,14 +290,21 @@ def order_f64_operands(fn):
             return dl[0] if len(dl) == 1 else None
         return None
     out, n, fresh = [], 0, 0
+    swaps = swaps or {}
     for st in body:
-        if (isinstance(st, tuple) or st.opcode not in ("add", "sub", "mul", "fma") or st.types != ("f64",)
-                or len(st.operands) < 3):
+        if (isinstance(st, tuple) or st.opcode not in ("add", "sub", "mul", "fma", "min", "max")
+                or st.types != ("f64",) or len(st.operands) < 3):
             out.append(st)
             continue
         a, b = st.operands[1], st.operands[2]
-        pa, pb = pos(a), pos(b)
-        if pa is None or pb is None or pa <= pb:
+        swap = swaps.get(id(st))
+        if swap is None:
+            if st.opcode in ("min", "max"):
+                out.append(st)
+                continue
+            pa, pb = pos(a), pos(b)
+            swap = not (pa is None or pb is None or pa <= pb)
+        if not swap:
             out.append(st)
             continue
         if st.opcode != "sub":
@@ -313,7 +325,32 @@ def order_f64_operands(fn):
     return n
 
 
-def contract_module(module):
-    """:func:`contract` and :func:`order_f64_operands` on every function with a body; returns the
-    number of rewritten instructions."""
-    return sum(contract(f) + order_f64_operands(f) for f in module.functions.values() if f.body)
+def mark_keepnan(fn, ids):
+    """The ``neg``/``abs`` whose ids are in ``ids`` (``sass_order.folded_absneg``: ptxas folded
+    them into their readers' operand modifiers) become ``neg.keepnan``/``abs.keepnan``: sign-bit
+    operations that pass a NaN through unchanged, as the FP units treat a modified NaN operand."""
+    n = 0
+    for i, st in enumerate(fn.body):
+        if not isinstance(st, tuple) and id(st) in ids:
+            fn.body[i] = replace(st, mods=tuple(st.mods) + ("keepnan",))
+            n += 1
+    return n
+
+
+def contract_module(module, sass=None):
+    """:func:`contract` and :func:`order_f64_operands` on every function with a body; with
+    ``sass`` ({function name: KernelSass}, ``sass_order.kernel_sass``) the operand order and the
+    folded neg/abs read from ptxas' SASS (:mod:`simgpu.ptx.sass_order`).  Returns the number of
+    rewritten instructions."""
+    n = 0
+    for name, f in module.functions.items():
+        if not f.body:
+            continue
+        n += contract(f)
+        ks = sass.get(name) if sass else None
+        swaps = None
+        if ks is not None and ks.instructions:
+            swaps = sass_order.sass_swaps(f, ks)
+            n += mark_keepnan(f, sass_order.folded_absneg(f, ks))
+        n += order_f64_operands(f, swaps)
+    return n

@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass, field
 
 from simgpu.errors import SimGPUError
-from simgpu.ptx import contract
+from simgpu.ptx import contract, sass_order
 
 TYPES = frozenset("""b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f16 f16x2 bf16 bf16x2
                      f32 f64 pred""".split())
@@ -524,7 +524,7 @@ def parse(text: str) -> Module:
     """Parse PTX text into a :class:`Module`, with ptxas' floating-point contractions applied
     (mul + add/sub with no rounding modifier -> fma.rn: :mod:`simgpu.ptx.contract`)."""
     module = Parser(text).module()
-    contract.contract_module(module)
+    contract.contract_module(module, sass_order.kernel_sass(module, text))
     return module
 
 

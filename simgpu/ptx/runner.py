@@ -26,7 +26,7 @@ from simgpu.errors import SimGPUError
 from simgpu.ptx.compile import compile_instr
 from simgpu.ptx.instrs import imm_value
 from simgpu.ptx import args as argmod
-from simgpu.ptx import printf
+from simgpu.ptx import printf, uninit
 from simgpu.ptx.blocks import compile_runs
 from simgpu.ptx.jitloop import find_loops, loop_at
 from simgpu.ptx.emit import Emitter, PlainInsts, memory_handles
@@ -146,6 +146,7 @@ class Kernel:
         self.call_rets = {}         # call site -> (callee's .param, caller's, size) of its returns
         self.launch_slots = []      # image -> a per-launch value the compiled code reads
         self.compiled = [compile_instr(self, pc) for pc in range(len(self.linked.code))]
+        self.uninitialised_reads = uninit.watch(self)   # reads of registers nothing writes: warned
         self.runs = compile_runs(self)      # straight-line runs as one function each (blocks.py)
         self.loops = find_loops(self)       # innermost loops compiled whole (jitloop.py)
 

@@ -64,15 +64,23 @@ def minmax(fmt, is_max, nan_prop, ftz):
     return f
 
 
-def absneg(fmt, neg, ftz):
+def absneg(fmt, neg, ftz, keepnan=False):
     """abs/neg: sign-bit operations, except on a NaN (measured on the H200): f32/f16/bf16 (and the
-    packed halves) give the canonical NaN; f64 returns the NaN quieted with its sign unchanged."""
+    packed halves) give the canonical NaN; f64 returns the NaN quieted with its sign unchanged.
+    ``keepnan`` (``neg.keepnan``/``abs.keepnan``, simgpu's own modifier: a neg/abs ptxas folded
+    into its readers' ``-R``/``|R|`` operand modifiers, ``sass_order.folded_absneg``): a NaN
+    passes through unchanged (sign, payload, quiet bit), as the FP units read a modified NaN
+    operand."""
     def f(a):
         if ftz:
             a = fp.flush(fmt, a)
         u = fp.bits_of(fmt, a)
         s = fmt.bits.type(fmt.sign)
         r = fp.from_bits(fmt, (u ^ s) if neg else (u & ~s))
+        if keepnan:
+            em = fmt.bits.type(fmt.expmask)
+            isnan = ((u & em) == em) & ((u & ~(em | s)) != 0)
+            return fp.from_bits(fmt, np.where(isnan, u, fp.bits_of(fmt, r)))
         if fmt.name == "f64":
             isnan = np.isnan(np.asarray(a, np.float64))
             return fp.from_bits(fmt, np.where(isnan, u | np.uint64(fp.F64_QUIET), fp.bits_of(fmt, r)))

@@ -24,6 +24,7 @@ plus DIAGNOSIS (below): the cause, for the differing kernels looked at by hand.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import multiprocessing as mp
 import os
@@ -197,16 +198,39 @@ _DEV = None
 _PTX = None
 
 
-def _init(ref_path, dev_path, ptx_path=None):
+def card_sass_provider(paths):
+    """sass_order's SASS source for the card's PTX: card_sass.py's nvdisasm text per kernel (the
+    card's own ptxas), parsed as simgpu.sass does; kernels it lacks fall back to ptxas here."""
+    from simgpu.sass.disasm import build_kernel_sass, parse_nvdisasm
+    from simgpu.sass.ptxlines import number_ptx_lines
+    sass = {}
+    for p in paths:
+        with gzip.open(p, "rt") as f:
+            sass.update({k: v for k, v in json.load(f).items() if not k.startswith("_")})
+    by_text = {t: n for n, t in (_PTX or {}).items()}
+
+    def provider(text):
+        name = by_text.get(text)
+        got = sass.get(name) if name else None
+        if not got or got.startswith("ERROR"):
+            return None
+        numbered = number_ptx_lines(text)
+        return {sec: build_kernel_sass(sec, ins, numbered) for sec, ins in parse_nvdisasm(got).items()}
+    return provider
+
+
+def _init(ref_path, dev_path, ptx_path=None, card_sass=None):
     global _REF, _DEV, _PTX
     with np.load(ref_path) as z:
         _REF = {k: z[k] for k in z.files}
     with open(dev_path) as f:
         _DEV = json.load(f)
     if ptx_path:
-        import gzip
         with gzip.open(ptx_path, "rt") as f:
             _PTX = json.load(f)
+    if card_sass:
+        from simgpu.ptx import sass_order
+        sass_order.use_sass(card_sass_provider(card_sass))
 
 
 # the main causes per path, from the error groups, the features of the failing kernels and the
@@ -281,6 +305,9 @@ def main(argv=None):
     ap.add_argument("--device-ptx", default=None,
                     help="run the card's own PTX (device_run.py's <campaign>_ptx.json.gz) through simgpu.ptx.runner "
                          "instead of compiling each kernel here (isolates the PTX semantics from the toolchain)")
+    ap.add_argument("--card-sass", default=None,
+                    help="comma-separated card_sass.py outputs: the f64 operand order and folded neg/abs "
+                         "(simgpu/ptx/sass_order.py) read from the SASS of the card's ptxas instead of this machine's")
     ap.add_argument("--refinalize", action="store_true",
                     help="only redo error groups and DIAGNOSIS in the existing --out (no runs)")
     a = ap.parse_args(argv)
@@ -300,7 +327,8 @@ def main(argv=None):
     import gen
     # the script's own disk cache (set before simgpu reads its settings; forked workers inherit it)
     os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
-    _init(a.ref, a.dev, a.device_ptx)
+    card_sass = a.card_sass.split(",") if a.card_sass else None
+    _init(a.ref, a.dev, a.device_ptx, card_sass)
     only = set(a.only.split(",")) if a.only else None
     jobs = [(b, s["name"], ex) for b, ks in gen.load_batches(a.campaign) for s in ks
             for ex in a.executors.split(",") if only is None or s["name"] in only]
@@ -315,7 +343,7 @@ def main(argv=None):
             partial.write(json.dumps({"name": name, "ex": ex, "rec": rec}, default=str) + "\n")
             partial.flush()
     if a.jobs > 1:
-        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref, a.dev, a.device_ptx)) as pool:
+        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.ref, a.dev, a.device_ptx, card_sass)) as pool:
             it = pool.imap_unordered(run_one, jobs, chunksize=1)
             for i, (name, ex, rec) in enumerate(it):
                 keep(name, ex, rec)
@@ -329,6 +357,8 @@ def main(argv=None):
     out = {"device": _DEV["versions"], "simulated_reference": _DEV.get("simulated", False),
            "campaign": a.campaign, "seed": _DEV.get("seed"),
            "ptx_source": "the card's (" + os.path.basename(a.device_ptx) + ")" if a.device_ptx else "compiled here",
+           "sass_source": ("the card's ptxas (" + ", ".join(os.path.basename(p) for p in card_sass) + ")")
+           if card_sass else "ptxas of this machine",
            "simgpu_commit": _git_head(), "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "paths": {}}
     for ex, recs in res.items():

@@ -1,0 +1,299 @@
+"""Which NaN comes out where ptxas' SASS, not the PTX, decides it.
+
+Two PTX-level choices are not what the card runs:
+
+* **Operand order of f64 add/sub/mul/fma/min/max.**  DADD/DMUL/DFMA return the second SASS
+  operand's NaN before the first's (DFMA: second, third, first), and ptxas' min/max sequence
+  (``DSETP.MAX/MIN P0, P1, Ra, Rb`` and selects) returns Rb's when both are NaN: the measured
+  rules of ``sem_fp.F64_NAN_ORDER`` hold for the SASS operand order, which ptxas picks by its
+  register allocation, not as the PTX writes the operands.  :func:`sass_swaps` reads the order
+  from the SASS of the kernel: for each such PTX instruction, the DADD/DMUL/DFMA/DSETP made from
+  its line, and for each of its register operands the instruction that last wrote that register
+  before it (following ``MOV``/``IMAD.MOV`` copies); that writer's PTX line names the PTX value,
+  matched against the PTX operands (through ``neg``/``abs``/``mov`` of them, which ptxas folds
+  into operand modifiers).  An instruction whose order cannot be read this way keeps
+  ``contract.order_f64_operands``' definition-order rule.  Optional exception (``PHI_SECOND``,
+  off by default): an add/sub/mul/min/max with exactly one operand merged from branches puts
+  that one second, read off campaign c2's differences (16 kernels for, 3 against), not measured
+  in isolation.
+* **Folded ``neg``/``abs``.**  ptxas almost never gives a float ``neg``/``abs`` an instruction of
+  its own: it becomes the ``-R``/``|R|`` modifier of the consumer.  The FP units ignore the modifier
+  for a NaN operand (the NaN comes out with its own sign; F2F keeps its payload), so a folded
+  ``neg.f32``/``abs.f32`` of a NaN is not the canonical NaN that a stand-alone one (an FADD) gives.
+  :func:`folded_absneg` lists the ``neg``/``abs`` lines with no SASS of their own whose every
+  reader is a float operation; the parser marks them ``.keepnan`` (the semantics table's
+  sign-bit operation that passes a NaN through unchanged: ``sem_fmisc.absneg``).
+
+The SASS comes from ``simgpu.sass.kernel.analyze_ptx`` (ptxas of this machine, cached on disk;
+the same call the cost model makes).  Without ptxas, or when it refuses the PTX, nothing here
+applies and the PTX-level rules stand.  ``settings.ptx_sass_nan`` (``SIMGPU_PTX_SASS_NAN=0``)
+turns it off.
+"""
+from __future__ import annotations
+
+import re
+
+from simgpu import settings
+from simgpu.sass.kernel import analyze_ptx
+from simgpu.sass.toolchain import compiled_path_available
+
+_F64_OPS = ("add", "sub", "mul", "fma", "min", "max")
+_ALIAS_OPS = ("neg", "abs", "mov")
+_MOVES = ("MOV", "IMAD.MOV.U32", "IMAD.MOV")
+_NO_DEST = ("ST", "STG", "STS", "STL", "RED", "ATOM", "ATOMG", "ATOMS", "BRA", "EXIT", "BSYNC", "BSSY",
+            "CALL", "RET", "BAR", "WARPSYNC", "NOP", "MEMBAR", "YIELD", "BREAK", "BPT")
+_REG = re.compile(r"\bR(\d+)\b")
+_OP_SPLIT = re.compile(r",\s*(?![^\[]*\])")
+
+
+def _operands(s):
+    return [t.strip() for t in _OP_SPLIT.split(s.operands)] if s.operands else []
+
+
+def _is64(opcode):
+    base = opcode.split(".")[0]
+    if base in ("DADD", "DMUL", "DFMA"):
+        return True
+    parts = opcode.split(".")
+    if base in ("F2F", "I2F", "F2I") and len(parts) > 1:
+        return parts[1] in ("F64", "S64", "U64")
+    if base in ("LDG", "LD", "LDS", "LDL", "LDC", "ULDC"):
+        return "64" in parts
+    return opcode.startswith("IMAD.WIDE")
+
+
+def _dest(s):
+    """(registers the instruction writes, as a set of 32-bit register numbers) or empty."""
+    base = s.opcode.split(".")[0]
+    if base in _NO_DEST:
+        return frozenset()
+    ops = _operands(s)
+    if not ops:
+        return frozenset()
+    m = re.fullmatch(r"R(\d+)", ops[0])
+    if not m:
+        return frozenset()
+    r = int(m.group(1))
+    return frozenset((r, r + 1)) if _is64(s.opcode) else frozenset((r,))
+
+
+def _writer(instrs, k, regs, depth=0):
+    """PTX line of the value in 32-bit registers ``regs`` as read by instrs[k]: the last
+    instruction before k that wrote one of them, through register copies; None: unknown."""
+    for j in range(k - 1, -1, -1):
+        s = instrs[j]
+        if not (_dest(s) & regs):
+            continue
+        base = s.opcode
+        if base in _MOVES and depth < 8:
+            src = _operands(s)[-1]
+            m = re.fullmatch(r"R(\d+)", src)
+            if m:
+                return _writer(instrs, j, frozenset((int(m.group(1)),)), depth + 1)
+            return None
+        return s.ptx_line
+    return None
+
+
+def _is_reg(op):
+    return isinstance(op, tuple) and op[0] == "reg"
+
+
+def _is_const(tok):
+    t = tok.lstrip("-|").rstrip("|")
+    return t == "RZ" or t.startswith(("c[", "0x", "+INF", "-INF", "INF", "QNAN", "+QNAN", "-QNAN")) or t[:1].isdigit()
+
+
+def _pair(tok):
+    """The register pair an f64 SASS operand names (``-|R12|`` -> {12, 13}), or None."""
+    m = _REG.search(tok)
+    if not m or "[" in tok:
+        return None
+    r = int(m.group(1))
+    return frozenset((r, r + 1))
+
+
+def _def_lines(fn):
+    """PTX register -> the lines of the instructions that write it."""
+    out = {}
+    for st in fn.body:
+        if isinstance(st, tuple) or not st.operands:
+            continue
+        d = st.operands[0]
+        if isinstance(d, tuple) and d[0] == "reg" and not st.opcode.startswith(("st", "red", "bar", "bra")):
+            out.setdefault(d[1], []).append(st)
+    return out
+
+
+def _alias_lines(reg, defs, depth=0):
+    """PTX lines whose SASS may hold the value of register ``reg``: its definitions, and through
+    a single ``neg``/``abs``/``mov`` definition those of its source."""
+    out = set()
+    for st in defs.get(reg, ()):
+        out.add(st.line)
+        if (len(defs[reg]) == 1 and st.opcode in _ALIAS_OPS and depth < 6 and len(st.operands) == 2
+                and isinstance(st.operands[1], tuple) and st.operands[1][0] == "reg"):
+            out |= _alias_lines(st.operands[1][1], defs, depth + 1)
+    return out
+
+
+def _shared_lines(fn):
+    """PTX lines holding more than one instruction (the SASS cannot tell them apart)."""
+    seen, out = set(), set()
+    for st in fn.body:
+        if isinstance(st, tuple) or (st.operands and isinstance(st.operands[0], tuple)
+                                     and st.operands[0][0] == "reg" and st.operands[0][1].startswith("%__")):
+            continue                # simgpu's own (contract.py's negations): not in the PTX text
+        if st.line in seen:
+            out.add(st.line)
+        seen.add(st.line)
+    return out
+
+
+def _sass_sources(s, op):
+    ops = _operands(s)
+    if op in ("min", "max"):
+        return ops[2:4]
+    return ops[1:4] if op == "fma" else ops[1:3]
+
+
+def sass_swaps(fn, ks):
+    """{id(Instr): True/False} for the f64 add/sub/mul/fma/min/max of ``fn`` whose SASS order of
+    the two (fma: factor) operands could be read: True where the SASS has them the other way
+    round from the PTX."""
+    instrs = ks.instructions
+    by_line = {}
+    for k, s in enumerate(instrs):
+        if s.ptx_line is not None:
+            by_line.setdefault(s.ptx_line, []).append(k)
+    defs = _def_lines(fn)
+    shared = _shared_lines(fn)
+    out = {}
+    for st in fn.body:
+        if (isinstance(st, tuple) or st.opcode not in _F64_OPS or st.types != ("f64",)
+                or len(st.operands) < 3 or st.line in shared):
+            continue
+        a, b = st.operands[1], st.operands[2]
+        ra, rb = _is_reg(a), _is_reg(b)
+        if not (ra or rb) or a == b or (not (ra and rb) and st.opcode != "fma"):
+            continue                # an immediate's place matters only for fma's NaN order
+        if st.opcode in ("min", "max"):
+            want = ("DSETP." + st.opcode.upper(),)
+        else:
+            want = {"add": ("DADD",), "sub": ("DADD",), "mul": ("DMUL",), "fma": ("DFMA",)}[st.opcode]
+        cands = [k for k in by_line.get(st.line, ()) if instrs[k].opcode.startswith(want)]
+        if len(cands) != 1:
+            continue
+        k = cands[0]
+        srcs = _sass_sources(instrs[k], st.opcode)[:2]
+        if len(srcs) < 2:
+            continue
+        phi = [_is_reg(o) and len(defs.get(o[1], ())) > 1 for o in (a, b)]
+        if PHI_SECOND and phi[0] != phi[1] and st.opcode != "fma":
+            out[id(st)] = phi[0]    # a value merged from branches goes second (its NaN returned)
+            continue
+        la = _alias_lines(a[1], defs) if ra else set()
+        lb = _alias_lines(b[1], defs) if rb else set()
+        if la & lb:
+            continue
+        got = []
+        for tok in srcs:
+            if _is_const(tok):      # RZ, a literal or a constant bank: the PTX immediate
+                got.append(None if ra and rb else ("b" if ra else "a"))
+                continue
+            pr = _pair(tok)
+            line = _writer(instrs, k, pr) if pr else None
+            got.append("a" if line in la else "b" if line in lb else None)
+        if got in (["a", "b"], ["a", None], [None, "b"]):     # one traced operand places both
+            out[id(st)] = False
+        elif got in (["b", "a"], ["b", None], [None, "a"]):
+            out[id(st)] = True
+    return out
+
+
+_FLOAT_READERS = ("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt", "cvt", "setp", "set",
+                  "min", "max", "neg", "abs", "testp", "ex2", "lg2", "sin", "cos", "tanh")
+
+
+def folded_absneg(fn, ks):
+    """ids of the float ``neg``/``abs`` of ``fn`` that ptxas folded into their readers: no SASS
+    from their line, and every reader a float operation (a modifier there)."""
+    lines = {s.ptx_line for s in ks.instructions if s.ptx_line is not None}
+    readers = {}
+    for st in fn.body:
+        if isinstance(st, tuple):
+            continue
+        for o in st.operands[1:]:
+            if isinstance(o, tuple) and o[0] == "reg":
+                readers.setdefault(o[1], []).append(st)
+    out = set()
+    shared = _shared_lines(fn)
+    for st in fn.body:
+        if (isinstance(st, tuple) or st.opcode not in ("neg", "abs") or st.types not in (("f32",), ("f64",))
+                or st.guard is not None or st.line in lines or st.line in shared or len(st.operands) != 2):
+            continue
+        d = st.operands[0]
+        if not (isinstance(d, tuple) and d[0] == "reg") or d[1].startswith("%__"):
+            continue
+        rs = readers.get(d[1], [])
+        if rs and all(r.opcode in _FLOAT_READERS and r.types and r.types[-1] in ("f32", "f64") for r in rs):
+            out.add(id(st))
+    return out
+
+
+def _target_cc(module):
+    for t in module.target:
+        m = re.fullmatch(r"sm_(\d+)(\d)a?", t)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def _wanted(module):
+    for fn in module.functions.values():
+        for st in fn.body or ():
+            if isinstance(st, tuple):
+                continue
+            if st.opcode in _F64_OPS and st.types == ("f64",):
+                return True
+            if st.opcode in ("neg", "abs") and st.types in (("f32",), ("f64",)):
+                return True
+    return False
+
+
+_PROVIDER = None
+
+#: an f64 add/sub/mul/min/max with exactly one operand merged from branches (several PTX
+#: definitions) puts that operand second, whatever the SASS read here says: read off campaign
+#: c2's differences, not measured in isolation (docs/design.md); False: the SASS order there too.
+#: Off: a rule read off the set it would be scored on is a fit, not a measurement (on, c2 gives
+#: 1975 of 2000 bit-equal, c2_compare_phi.json; off 1962, c2_compare.json)
+PHI_SECOND = False
+
+
+def use_sass(provider):
+    """Read the SASS from ``provider(text) -> {function name: KernelSass} | None`` first (None:
+    ptxas of this machine).  validation/generated/compare.py --card-sass gives it the SASS the
+    card's own ptxas made, to measure what the card ran; returns the previous provider."""
+    global _PROVIDER
+    old, _PROVIDER = _PROVIDER, provider
+    return old
+
+
+def kernel_sass(module, text):
+    """{function name: KernelSass} of ptxas' code for ``text`` (the module's PTX), or None when
+    there is none to read (turned off, no ptxas, not sm_90-family PTX, ptxas refused it)."""
+    if not settings.current().ptx_sass_nan or not _wanted(module):
+        return None
+    if _PROVIDER is not None:
+        got = _PROVIDER(text)
+        if got is not None:
+            return got
+    cc = _target_cc(module)
+    if cc is None or cc[0] < 9 or not compiled_path_available()[0]:
+        return None
+    try:
+        facts = analyze_ptx(text, cc)
+    except Exception:  # noqa: BLE001 -- ptxas refusing the PTX: the PTX-level rules stand
+        return None
+    return facts.kernels

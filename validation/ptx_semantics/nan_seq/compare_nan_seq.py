@@ -1,0 +1,56 @@
+"""simgpu against the card on seqs.CASES (no GPU): the card's PTX (nan_seq.ptx) through the compiled
+path's executor, bit for bit against nan_seq.npz.
+
+    PYTHONPATH=. python validation/ptx_semantics/nan_seq/compare_nan_seq.py [DIR] [--sass-nan 0|1]
+
+Prints per case: inputs, equal, and the first differing inputs (card, simgpu); writes
+DIR/nan_seq_compare.json."""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import seqs  # noqa: E402
+
+
+def run_case(ptx, case, ins):
+    from simgpu.ptx import runner
+    name, dst, srcs, _ = case
+    n = len(ins[0])
+    out = np.zeros(n, np.uint64)
+    runner.run(ptx, name, ((n + 127) // 128,), (128,), (*[a.copy() for a in ins], out, np.int32(n)))
+    return out
+
+
+def main(argv):
+    d = argv[0] if argv and not argv[0].startswith("--") else HERE
+    if "--sass-nan" in argv:
+        os.environ["SIMGPU_PTX_SASS_NAN"] = argv[argv.index("--sass-nan") + 1]
+    with open(os.path.join(d, "nan_seq.ptx")) as f:
+        ptx = f.read()
+    z = np.load(os.path.join(d, "nan_seq.npz"))
+    report = {}
+    for case in seqs.CASES:
+        name, dst = case[0], case[1]
+        ins = [z[f"{name}_in{k}"] for k in range(len(case[2]))]
+        card = z[f"{name}_out"]
+        sim = run_case(ptx, case, ins)
+        if dst == "f32":
+            card, sim = card & np.uint64(0xFFFFFFFF), sim & np.uint64(0xFFFFFFFF)
+        bad = np.flatnonzero(card != sim)
+        report[name] = {"n": int(len(card)), "equal": int(len(card) - len(bad)),
+                        "first": [{"in": [hex(int(a[i])) for a in ins], "card": hex(int(card[i])),
+                                   "simgpu": hex(int(sim[i]))} for i in bad[:6]]}
+        print(f"{name:24s} {report[name]['equal']:4d}/{len(card):4d}", *(
+            f"\n    in={e['in']} card={e['card']} sim={e['simgpu']}" for e in report[name]["first"][:3]))
+    with open(os.path.join(d, "nan_seq_compare.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    tot = sum(r["equal"] for r in report.values()), sum(r["n"] for r in report.values())
+    print("total", *tot)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
