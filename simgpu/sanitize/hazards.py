@@ -2,7 +2,8 @@
 
 Not racecheck: per barrier interval, which warp last wrote and which warp(s) read each shared
 word (one int16 writer, one int16 reader and one int32 epoch per word per block; -2: several
-warps), updated per executed shared access with a few vectorised numpy operations.  A read of a
+warps), updated per executed shared access by one numba-compiled pass over the lanes (``_update``:
+the state packed in one int64 per word, so an access reads and writes one word of state).  A read of a
 word another warp wrote in the same barrier interval (RAW), a write of a word another warp read
 (WAR) or wrote (WAW) is a hazard.  Only hazards between different warps of a block are seen,
 accesses in one instruction are not compared with each other, atomics are not checked, and a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 
 from ..errors import SimGPUWarning
@@ -37,16 +39,15 @@ class HazardCheck(Observer):
         self._alloc(256)
 
     def _alloc(self, size):
-        old = (self.size, getattr(self, "wr", None), getattr(self, "rd", None), getattr(self, "ep", None),
-               getattr(self, "wl", None), getattr(self, "rl", None))
+        """Per block and shared word: st (barrier epoch << 32 | last writer << 16 | reader(s),
+        the warps as int16 bit patterns; NONE, MANY), and the lines of its last write and read."""
+        old = (self.size, getattr(self, "st", None), getattr(self, "wl", None), getattr(self, "rl", None))
         n = self.nb * size
-        self.wr = np.full(n, NONE, np.int16)
-        self.rd = np.full(n, NONE, np.int16)
-        self.ep = np.full(n, -1, np.int32)
+        self.st = np.full(n, _pack(-1, NONE, NONE), np.int64)
         self.wl = np.zeros(n, np.int32)
         self.rl = np.zeros(n, np.int32)
         if old[0]:
-            for new, o in zip((self.wr, self.rd, self.ep, self.wl, self.rl), old[1:]):
+            for new, o in zip((self.st, self.wl, self.rl), old[1:]):
                 new.reshape(self.nb, size)[:, :old[0]] = o.reshape(self.nb, old[0])
         self.size = size
 
@@ -60,47 +61,29 @@ class HazardCheck(Observer):
         if ev.space != "shared" or ev.kind not in ("ld", "st"):
             return
         m = ev.mask
+        w, g = int(ev.size), self.unit
+        if w < g:
+            return                      # narrower than a word: not checked
         lanes = np.arange(len(m.arr), dtype=np.int64) if m.full else np.flatnonzero(m.arr)
         if not len(lanes):
             return
-        w, g = int(ev.size), self.unit
         off = ev.addr if m.full else ev.addr[lanes]
-        if w < g or int(np.bitwise_or.reduce(off)) % g:
-            return                      # narrower than a word: not checked
         u = w // g
-        hi = int(off.max()) // g + u
-        if hi > self.size:
-            self._alloc(max(hi, 2 * self.size))
-        base = self.c.lane_block[lanes].astype(np.int64) * self.size + off // g
-        if u > 1:
-            base = (base[:, None] + np.arange(u)).ravel()
-            lanes = np.repeat(lanes, u)
-        e = self.bep[lanes]
-        wp = self.warp[lanes]
-        valid = self.ep[base] == e
+        bad, hi = _scan(off, g - 1, g.bit_length() - 1)
+        if bad:
+            return                      # not word-aligned: not checked
+        if hi + u > self.size:
+            self._alloc(max(hi + u, 2 * self.size))
         line = int(ev.inst.id)          # the PTX line
-        if ev.kind == "ld":
-            wr = self.wr[base]
-            hz = valid & (wr != NONE) & (wr != wp)
-            if hz.any():
-                self._add("RAW", line, self.wl[base[hz]], lanes[hz])
-            rd = np.where(valid, self.rd[base], NONE)
-            new = np.where((rd == NONE) | (rd == wp), wp, MANY)
-            self.rd[base] = new
-            self.rl[base] = line
-            self.wr[base] = np.where(valid, wr, NONE)
-        else:
-            rd, wr = self.rd[base], self.wr[base]
-            war = valid & (rd != NONE) & (rd != wp)
-            waw = valid & (wr != NONE) & (wr != wp)
-            if war.any():
-                self._add("WAR", line, self.rl[base[war]], lanes[war])
-            if waw.any():
-                self._add("WAW", line, self.wl[base[waw]], lanes[waw])
-            self.wr[base] = wp
-            self.wl[base] = line
-            self.rd[base] = np.where(valid, rd, NONE)
-        self.ep[base] = e
+        found, flags, other_w, other_r, at = _update(
+            lanes, off, self.c.lane_block, self.bep, self.warp, self.size, g.bit_length() - 1, u,
+            ev.kind == "ld", line, self.st, self.wl, self.rl)
+        if found:
+            lanes = lanes[at]
+            for bit, kind, other in ((1, "RAW", other_w), (2, "WAR", other_r), (4, "WAW", other_w)):
+                hz = (flags & bit) != 0
+                if hz.any():
+                    self._add(kind, line, other[hz], lanes[hz])
         src = self._src
         if line not in src:
             loc = ev.inst.loc
@@ -127,6 +110,110 @@ class HazardCheck(Observer):
                                      "block": tuple(int(v) for v in blk), "count": 0})
             r["count"] += n
         return list(out.values())
+
+
+def _pack(ep, wr, rd):
+    return (ep << 32) | ((wr & 0xFFFF) << 16) | (rd & 0xFFFF)
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(off, mask, shift):
+    """(any offset with bits in `mask`, i.e. not word-aligned; the highest word index)."""
+    bad = 0
+    hi = 0
+    for i in range(off.shape[0]):
+        o = np.int64(off[i])
+        bad |= o & mask
+        if (o >> shift) > hi:
+            hi = o >> shift
+    return bad != 0, hi
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _i16(v):
+    return v - 65536 if v >= 32768 else v
+
+
+@numba.njit(cache=True, nogil=True)
+def _update(lanes, off, lane_block, bep, warp, size, shift, u, load, line, st, wl, rl):
+    """One shared access of `lanes` (byte offsets `off`, `u` words each; their blocks, barrier
+    epochs and warps from lane_block, bep, warp): every check against the state *before* the
+    instruction (accesses of one instruction are not compared with each other), then the state
+    updated in lane order (the last lane to a word wins).  Returns (hazards found, and per
+    hazard: flags 1 RAW / 2 WAR / 4 WAW, the other access's line -- last write, last read --,
+    and its position in `lanes`)."""
+    n = lanes.shape[0] * u
+    new = np.empty(n, np.int64)
+    base = np.empty(n, np.int64)
+    found = 0
+    for k in range(lanes.shape[0]):
+        lane = lanes[k]
+        b0 = np.int64(lane_block[lane]) * size + (np.int64(off[k]) >> shift)
+        w = np.int64(warp[lane])
+        e = np.int64(bep[lane])
+        for j in range(u):
+            i = k * u + j
+            b = b0 + j
+            base[i] = b
+            s = st[b]
+            valid = (s >> 32) == e
+            old_w = _i16((s >> 16) & 0xFFFF)
+            old_r = _i16(s & 0xFFFF)
+            if load:
+                if valid and old_w != NONE and old_w != w:
+                    found += 1
+                r = old_r if valid else NONE
+                nr = w if (r == NONE or r == w) else MANY
+                nw = old_w if valid else NONE
+            else:
+                if valid and old_r != NONE and old_r != w:
+                    found += 1
+                if valid and old_w != NONE and old_w != w:
+                    found += 1
+                nw = w
+                nr = old_r if valid else NONE
+            new[i] = (e << 32) | ((nw & 0xFFFF) << 16) | (nr & 0xFFFF)
+    flags = np.zeros(found, np.uint8)
+    other_w = np.zeros(found, np.int32)
+    other_r = np.zeros(found, np.int32)
+    at = np.zeros(found, np.int64)
+    if found:                           # the hazards, against the state before the instruction
+        h = 0
+        for k in range(lanes.shape[0]):
+            lane = lanes[k]
+            w = np.int64(warp[lane])
+            e = np.int64(bep[lane])
+            for j in range(u):
+                b = base[k * u + j]
+                s = st[b]
+                if (s >> 32) != e:
+                    continue
+                old_w = _i16((s >> 16) & 0xFFFF)
+                old_r = _i16(s & 0xFFFF)
+                f = 0
+                if load:
+                    if old_w != NONE and old_w != w:
+                        f = 1
+                else:
+                    if old_r != NONE and old_r != w:
+                        f |= 2
+                    if old_w != NONE and old_w != w:
+                        f |= 4
+                for bit in (1, 2, 4):
+                    if f & bit:
+                        flags[h] = bit
+                        other_w[h] = wl[b]
+                        other_r[h] = rl[b]
+                        at[h] = k
+                        h += 1
+    for i in range(n):
+        b = base[i]
+        st[b] = new[i]
+        if load:
+            rl[b] = line
+        else:
+            wl[b] = line
+    return found, flags, other_w, other_r, at
 
 
 _WORDS = {"RAW": ("written at", "read at"), "WAR": ("read at", "written at"),
