@@ -33,6 +33,7 @@ _LAZY = {
     **{name: ("simgpu.runtime", name) for name in ("Kernel", "Report", "jit", "launch", "predict",
                                                     "cuda_source")},
     "as_tensor": ("simgpu.runtime.triton_door", "as_tensor"),
+    "tensor_map": ("simgpu.runtime.cuda_source", "tensor_map"),
     "step": ("simgpu.stepper", "step"),
     "SweepTable": ("simgpu.sweeps", "SweepTable"), "sweep": ("simgpu.sweeps", "sweep"),
 }
@@ -57,4 +58,4 @@ __all__ = ["install", "installed", "uninstall", "cuda", "jit", "launch", "predic
            "validate", "step", "stepper", "sweep", "sweeps", "SweepTable", "Kernel",
            "Report", "get_gpu", "PRESETS", "GPU", "SimGPUError", "DSLError", "TypingError", "KernelError",
            "LaunchError", "ArgumentError", "Budget", "RunawayLoopError", "BudgetExceededError",
-           "SimGPUWarning", "settings", "patches", "cuda_source", "as_tensor"]
+           "SimGPUWarning", "settings", "patches", "cuda_source", "as_tensor", "tensor_map"]

@@ -7,8 +7,11 @@ through launch()'s steps (a :class:`CudaProgram`, runtime/foreign.py) to the sam
 The argument types come from the kernel's prototype: a pointer parameter takes a numpy array
 (or a CPU torch tensor; ``None`` is a null pointer) whose dtype matches the pointee where the
 pointee is a plain C type; a scalar parameter takes a number, converted to the C type (an
-integer that does not fit is refused).  Structs passed by value, references and templates are
-not read from the prototype and are refused with an error naming the parameter.
+integer that does not fit is refused); a ``const __grid_constant__ CUtensorMap`` parameter
+takes :func:`tensor_map` (the array and its box, as ``cuTensorMapEncodeTiled`` encodes it on the
+host; the kernel's TMA copies, ``cp.async.bulk.tensor``, read through it).  Other structs passed
+by value, references and templates are not read from the prototype and are refused with an
+error naming the parameter.
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ from ..errors import ArgumentError, LaunchError, SimGPUError
 from ..tracebacks import user_facing
 from ..sass import analyze_ptx
 from ..sass.kernel import CompiledKernel
+from ..ptx.args import MappedOnly
+from ..ptx.ops_tma import HOST_TO_PTX_TYPE, encode_tiled, tensormap_param
 from ..sass.toolchain import nvrtc_kernel_ptx
-from .foreign import SCALAR_DTYPES, ForeignParam, ForeignProgram
+from .foreign import SCALAR_DTYPES, ForeignParam, ForeignProgram, element_address, host_array
 from .launch import launch
 from .ptx_binding import HostArray
 from .ptx_path import cc_for
@@ -41,7 +46,58 @@ C_TYPES = {
     "int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "uint32_t": "u32",
     "int64_t": "i64", "uint64_t": "u64",
 }
-_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct"}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "__grid_constant__"}
+TENSOR_MAP_TYPES = {"CUtensorMap", "CUtensorMap_st"}
+# numpy dtype -> cuTensorMapEncodeTiled's CUtensorMapDataType (the driver's numbering)
+_HOST_ELEM = {"uint8": 0, "int8": 0, "uint16": 1, "int16": 1, "uint32": 2, "int32": 3, "uint64": 4,
+              "int64": 5, "float16": 6, "float32": 7, "float64": 8}
+_SWIZZLES = {0: 0, None: 0, "none": 0, 32: 1, "32B": 1, 64: 2, "64B": 2, 128: 3, "128B": 3}
+
+
+class TensorMapArg:
+    """A host tensor map (``cuTensorMapEncodeTiled``) for a ``CUtensorMap`` kernel parameter:
+    the array (C order, any leading dimensions), the box each TMA copy moves (numpy order:
+    outermost first), the shared-memory swizzle (0, 32, 64 or 128 bytes) and the fill of
+    out-of-bounds elements ("zero" or "nan").  ``dtype="bf16"`` reads a uint16 array as bfloat16."""
+
+    def __init__(self, array, box, swizzle=0, fill="zero", dtype=None):
+        arr = host_array(array)
+        if arr is None:
+            raise ArgumentError(f"tensor_map: the tensor must be a numpy array or a CPU torch tensor, "
+                                f"not {type(array).__name__}")
+        if not arr.flags.c_contiguous:
+            raise ArgumentError("tensor_map: the tensor must be C-contiguous (its strides become the map's)")
+        name = "bfloat16" if dtype in ("bf16", "bfloat16") else str(np.dtype(dtype or arr.dtype))
+        if name == "bfloat16":
+            self.elem = 9
+        elif name in _HOST_ELEM:
+            self.elem = _HOST_ELEM[name]
+        else:
+            raise ArgumentError(f"tensor_map: no tensor-map element type for {name}")
+        if swizzle not in _SWIZZLES:
+            raise ArgumentError(f"tensor_map: swizzle {swizzle!r} is not one of 0, 32, 64, 128")
+        if fill not in ("zero", "nan"):
+            raise ArgumentError(f"tensor_map: fill {fill!r} is not 'zero' or 'nan'")
+        box = (int(box),) if np.isscalar(box) else tuple(int(b) for b in box)
+        if len(box) != arr.ndim:
+            raise ArgumentError(f"tensor_map: a box of {len(box)} dimension(s) for a {arr.ndim}-d tensor")
+        self.array, self.host, self.box = array, arr, box
+        self.swizzle, self.fill = _SWIZZLES[swizzle], fill
+
+    def encode(self, address):
+        """The 128 bytes for the tensor at device `address` (simgpu's layout, ptx/ops_tma.py)."""
+        a = self.host
+        return encode_tiled(address, HOST_TO_PTX_TYPE[self.elem], a.shape[::-1], list(a.strides[:-1])[::-1],
+                            self.box[::-1], swizzle=self.swizzle, fill=1 if self.fill == "nan" else 0)
+
+    def __repr__(self):
+        return f"<simgpu.tensor_map {self.host.shape} {self.host.dtype}, box {self.box}>"
+
+
+def tensor_map(array, box, swizzle=0, fill="zero", dtype=None):
+    """A tensor map for a CUDA C kernel's ``const __grid_constant__ CUtensorMap`` parameter (what
+    the host encodes with ``cuTensorMapEncodeTiled``): see :class:`TensorMapArg`."""
+    return TensorMapArg(array, box, swizzle, fill, dtype)
 
 
 def _strip_comments(src):
@@ -95,6 +151,8 @@ def param(kernel, text):
     pname, ctype = words[-1], " ".join(words[:-1])
     if stars:
         return ForeignParam(pname, "pointer", C_TYPES.get(ctype, "") if stars == 1 else "")
+    if ctype in TENSOR_MAP_TYPES:
+        return ForeignParam(pname, "tensormap", "CUtensorMap")
     ty = C_TYPES.get(ctype)
     if ty is None or ty == "bf16":
         raise SimGPUError(f"cuda_source: kernel {kernel!r}: parameter {pname!r} is a {ctype}, which simgpu "
@@ -129,8 +187,15 @@ class CudaProgram(ForeignProgram):
         lines = src.splitlines(keepends=True)
         linecache.cache[filename] = (len(src), None, lines, filename)     # the Report's source lines
         self._compiled = {}
+        self._maps = {}         # parameter -> the TensorMapArg of the launch being bound
 
     def bind_one(self, p, a):
+        if p.kind == "tensormap":
+            if not isinstance(a, TensorMapArg):
+                raise ArgumentError(f"argument {p.name!r} of kernel {self.name!r} is a CUtensorMap: pass "
+                                    f"simgpu.tensor_map(array, box), not {type(a).__name__}")
+            self._maps[p.name] = a
+            return (HostArray(a.host, a.array),)        # placed like an array; the map is encoded per launch
         v = super().bind_one(p, a)
         if isinstance(v, HostArray) and p.ctype:
             want = np.dtype(SCALAR_DTYPES[p.ctype]) if p.ctype != "bf16" else np.dtype(np.uint16)
@@ -154,7 +219,14 @@ class CudaProgram(ForeignProgram):
             ck = self._compiled[tuple(cc)] = CompiledKernel(
                 name=self.name, entry=entry, cc=tuple(cc), argtypes=[p.ctype or "ptr" for p in self.params],
                 ptx=ptx, facts=analyze_ptx(ptx, cc, use_cache=use_cache))
-        return ck, self.values(launch)
+        args = []
+        for p, v in zip(self.params, self.values(launch)):
+            if p.kind == "tensormap":       # the tensor placed, then the map encoded at its address
+                raw = self._maps[p.name].encode(element_address(launch.bindings[p.name][0]))
+                args.extend([MappedOnly(v[0]), tensormap_param(raw)])
+            else:
+                args.append(v)
+        return ck, args
 
 
 class CudaKernel:

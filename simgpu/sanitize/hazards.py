@@ -7,7 +7,9 @@ the state packed in one int64 per word, so an access reads and writes one word o
 word another warp wrote in the same barrier interval (RAW), a write of a word another warp read
 (WAR) or wrote (WAW) is a hazard.  Only hazards between different warps of a block are seen,
 accesses in one instruction are not compared with each other, atomics are not checked, and a
-barrier a lane passes starts its new interval (named barriers included).  It observes the
+barrier a lane passes starts its new interval (named barriers included).  A TMA copy's landing
+in shared memory (``cp.async.bulk``) is not an access of a warp: the mbarrier its readers wait
+on orders it (so a copy overwriting a buffer other warps still read is not seen either).  It observes the
 compiled path's memory records (``mem``) and barrier records like any observer; the IR path is
 not checked.  ``settings.race_check`` (SIMGPU_RACE_CHECK=0) turns it off; ``check=True`` runs the
 full racecheck instead.  Cost: benchmarks/bench_race_check.py."""
@@ -60,6 +62,8 @@ class HazardCheck(Observer):
     def mem(self, ev):
         if ev.space != "shared" or ev.kind not in ("ld", "st"):
             return
+        if ev.kind == "st" and str((getattr(ev.inst, "attrs", None) or {}).get("ptx", "")).startswith("cp.async.bulk"):
+            return      # a TMA copy landing (the async proxy): ordered by the mbarrier its readers wait on
         m = ev.mask
         w, g = int(ev.size), self.unit
         if w < g:
