@@ -116,8 +116,10 @@ class HazardCheck(Observer):
         return list(out.values())
 
 
+@numba.njit(cache=True, nogil=True)
 def _pack(ep, wr, rd):
-    return (ep << 32) | ((wr & 0xFFFF) << 16) | (rd & 0xFFFF)
+    """A word's state: barrier epoch << 32 | last writer << 16 | reader(s) (int16 bit patterns)."""
+    return (np.int64(ep) << 32) | ((np.int64(wr) & 0xFFFF) << 16) | (np.int64(rd) & 0xFFFF)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -136,6 +138,21 @@ def _scan(off, mask, shift):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _i16(v):
     return v - 65536 if v >= 32768 else v
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _hazards(s, w, e, load):
+    """Flags of an access by warp `w` in barrier epoch `e` to a word in state `s`:
+    1 RAW (a load of another warp's write), 2 WAR, 4 WAW (a store after another warp's read,
+    write); 0 in another epoch."""
+    if (s >> 32) != e:
+        return 0
+    old_w = _i16((s >> 16) & 0xFFFF)
+    old_r = _i16(s & 0xFFFF)
+    wrote = old_w != NONE and old_w != w
+    if load:
+        return 1 if wrote else 0
+    return (2 if old_r != NONE and old_r != w else 0) | (4 if wrote else 0)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -160,56 +177,27 @@ def _update(lanes, off, lane_block, bep, warp, size, shift, u, load, line, st, w
             b = b0 + j
             base[i] = b
             s = st[b]
+            f = _hazards(s, w, e, load)
+            found += (f & 1) + ((f >> 1) & 1) + ((f >> 2) & 1)
             valid = (s >> 32) == e
             old_w = _i16((s >> 16) & 0xFFFF)
-            old_r = _i16(s & 0xFFFF)
+            old_r = _i16(s & 0xFFFF) if valid else NONE
             if load:
-                if valid and old_w != NONE and old_w != w:
-                    found += 1
-                r = old_r if valid else NONE
-                nr = w if (r == NONE or r == w) else MANY
-                nw = old_w if valid else NONE
+                new[i] = _pack(e, old_w if valid else NONE, w if (old_r == NONE or old_r == w) else MANY)
             else:
-                if valid and old_r != NONE and old_r != w:
-                    found += 1
-                if valid and old_w != NONE and old_w != w:
-                    found += 1
-                nw = w
-                nr = old_r if valid else NONE
-            new[i] = (e << 32) | ((nw & 0xFFFF) << 16) | (nr & 0xFFFF)
+                new[i] = _pack(e, w, old_r)
     flags = np.zeros(found, np.uint8)
     other_w = np.zeros(found, np.int32)
     other_r = np.zeros(found, np.int32)
     at = np.zeros(found, np.int64)
-    if found:                           # the hazards, against the state before the instruction
-        h = 0
-        for k in range(lanes.shape[0]):
-            lane = lanes[k]
-            w = np.int64(warp[lane])
-            e = np.int64(bep[lane])
-            for j in range(u):
-                b = base[k * u + j]
-                s = st[b]
-                if (s >> 32) != e:
-                    continue
-                old_w = _i16((s >> 16) & 0xFFFF)
-                old_r = _i16(s & 0xFFFF)
-                f = 0
-                if load:
-                    if old_w != NONE and old_w != w:
-                        f = 1
-                else:
-                    if old_r != NONE and old_r != w:
-                        f |= 2
-                    if old_w != NONE and old_w != w:
-                        f |= 4
-                for bit in (1, 2, 4):
-                    if f & bit:
-                        flags[h] = bit
-                        other_w[h] = wl[b]
-                        other_r[h] = rl[b]
-                        at[h] = k
-                        h += 1
+    h = 0
+    for i in range(n if found else 0):      # the hazards' details (rare), before the update
+        b = base[i]
+        f = _hazards(st[b], np.int64(warp[lanes[i // u]]), np.int64(bep[lanes[i // u]]), load)
+        for bit in (1, 2, 4):
+            if f & bit:
+                flags[h], other_w[h], other_r[h], at[h] = bit, wl[b], rl[b], i // u
+                h += 1
     for i in range(n):
         b = base[i]
         st[b] = new[i]
