@@ -5,8 +5,6 @@ from shared-memory descriptors.  Its outputs are the tensor core's, bit for bit 
 in order, each through ops_mma.fused_sum (the datapath measured on the H200 for mma.sync and
 HGMMA, validation/tensor_cores/) -- so the descriptors, the swizzle and the D fragment layout
 are read as the PTX ISA says (a wrong one moves or mixes elements)."""
-import importlib.util
-import os
 import warnings
 
 import numpy as np
@@ -14,25 +12,12 @@ import pytest
 
 import simgpu
 from simgpu.errors import SimGPUWarning
-from simgpu.ptx import ops_mma
 from simgpu.sass.toolchain import compiled_path_available
+
+from cuda_c_kernels import C, chained_k16
 
 pytestmark = pytest.mark.skipif(not compiled_path_available()[0], reason="needs NVRTC and ptxas (NVIDIA's wheels)")
 
-_PATH = os.path.join(os.path.dirname(__file__), "..", "validation", "tensor_cores", "cuda_c", "kernels.py")
-_spec = importlib.util.spec_from_file_location("cuda_c_kernels_wgmma", _PATH)
-C = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(C)
-
-
-def _chained_k16(a, bt):
-    a, b = a.astype(np.float64), bt.astype(np.float64).T
-    ea, eb = ops_mma.exponents("f16", a), ops_mma.exponents("f16", b)
-    acc = np.zeros((a.shape[0], b.shape[1]))
-    for s in range(0, a.shape[1], 16):
-        acc = ops_mma.fused_sum(acc, a[:, None, s:s + 16] * b[s:s + 16].T[None],
-                                ea[:, None, s:s + 16] + eb[s:s + 16].T[None])
-    return acc.astype(np.float32)
 
 
 def test_wgmma_tma_gemm_bit_exact():
@@ -49,6 +34,6 @@ def test_wgmma_tma_gemm_bit_exact():
     assert "cp.async.bulk.tensor.2d" in ptx
     exact = a.astype(np.float64) @ bt.astype(np.float64).T
     assert np.allclose(c, exact, rtol=1e-3, atol=1e-3)
-    np.testing.assert_array_equal(c.view(np.uint32), _chained_k16(a, bt).view(np.uint32))
+    np.testing.assert_array_equal(c.view(np.uint32), chained_k16(a, bt).view(np.uint32))
     # not the exact product rounded once: the test can tell the tensor core's sums from numpy's
     assert not np.array_equal(c, exact.astype(np.float32))
