@@ -22,6 +22,7 @@ import mmap
 import os
 import struct
 import weakref
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -203,22 +204,18 @@ def array_ipc_handle(array):
 
 def open_ipc_array(handle, shape, dtype, strides=None, offset=0):
     """``cuda.open_ipc_array(handle, shape, dtype, strides, offset)`` (a context manager):
-    `handle` the 64 bytes of ``ipch.handle.reserved`` (or a handle object)."""
+    `handle` the 64 bytes of ``ipch.handle.reserved`` (or a handle object; checked at the call)."""
     dtype = np.dtype(dtype)
     shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
     size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     ipch = IpcHandle(None, MemHandle(getattr(handle, "reserved", handle)), size, offset=offset)
-    return _OpenArray(ipch, shape, dtype, strides)
+    return _opened(ipch, shape, dtype, strides)
 
 
-class _OpenArray:
-    def __init__(self, ipch, shape, dtype, strides):
-        self.ipch, self.args = ipch, (shape, dtype, strides)
-
-    def __enter__(self):
-        shape, dtype, strides = self.args
-        return self.ipch.open_array(None, shape=shape, dtype=dtype, strides=strides)
-
-    def __exit__(self, *exc):
-        self.ipch.close()
-        return False
+@contextmanager
+def _opened(ipch, shape, dtype, strides):
+    array = ipch.open_array(None, shape=shape, dtype=dtype, strides=strides)
+    try:
+        yield array
+    finally:
+        ipch.close()

@@ -15,7 +15,7 @@ import os
 import threading
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import SimGPUError, SimGPUWarning
 from ..hardware import get_gpu
