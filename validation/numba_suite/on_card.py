@@ -1,7 +1,8 @@
 """numba-cuda's IPC and CPU+CUDA caching tests on a real card (the 7 that fail on simgpu):
 do they pass with numba and numba-cuda themselves?  Run on the GPU machine from the repository
 root: ``python validation/numba_suite/on_card.py`` ($OUT: the junit XML, versions, the card).
-Not run yet (no machine could be started on 2026-12-07)."""
+First try (2026-12-07 16:59 UTC, H100) stopped in the repository's conftest (simgpu imported, simpy absent
+there); it now runs from a temporary folder."""
 import json
 import os
 import subprocess
@@ -10,8 +11,12 @@ sys.path.insert(0, os.getcwd())
 from validation._common import patch_numpy_for_numba  # np.row_stack for numba on this numpy
 patch_numpy_for_numba()
 import pytest
-out = os.environ.get("OUT", ".")
-rc = pytest.main(["-q", "-p", "no:cacheprovider", "--tb=line", "-rA", "--pyargs",
+import tempfile
+out = os.path.abspath(os.environ.get("OUT", "."))
+# run outside the repository: its tests/conftest.py imports simgpu (and simpy), which the card's
+# environment lacks and which must not stand between numba-cuda and the real driver here
+os.chdir(tempfile.mkdtemp())       # as validation/numba_suite/run.py runs the suite
+rc = pytest.main(["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--tb=line", "-rA", "--pyargs",
                   "numba.cuda.tests.cudapy.test_ipc", "numba.cuda.tests.cudapy.test_caching",
                   "-k", "Ipc or CUDAAndCPUCachingTest",
                   f"--junitxml={out}/gpu_numba_tests.xml"])
