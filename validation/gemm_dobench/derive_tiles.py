@@ -65,8 +65,8 @@ def derive(d):
         t_ref = statistics.median(tm["ms_reps"] + [tm["ms"]]) * 1e-3
         e_ref = G.gemm(m, n, k, timing="dobench", kernel=(ref["name"], ref["grid"])).seconds / t_ref
         # the reference clock: every read after a do_bench of torch.matmul's own kernel
-        reads = [tm["nvml"]] + [r for a in s["algos"] if (main_kernel(a.get("kernels")) or {}).get("name") == ref["name"]
-                                for r in a.get("nvml", [])]
+        same = [a for a in s["algos"] if (main_kernel(a.get("kernels")) or {}).get("name") == ref["name"]]
+        reads = [tm["nvml"]] + [r for a in same for r in a.get("nvml", [])]
         c_ref = clock(reads)
         lines.append(f"{key}: torch.matmul {ref['name'][:50]} {t_ref * 1e3:.3f} ms, model/measured {e_ref:.3f}, "
                      f"SM clock {c_ref:.0f} MHz (NVML)")
