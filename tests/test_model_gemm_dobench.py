@@ -272,7 +272,7 @@ def _without_tile_rates(monkeypatch, *args, **kw):
 def test_a_tile_runs_at_its_per_clock_rate_and_its_power_limited_clock(monkeypatch, n, power_limited):
     name = ("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])     # BM 128, BN 192: a 5-stage tile
     per_clock, clock = G._SM90_TILE_RATES[(128, 192)]
-    assert clock < 0.9 < per_clock                       # the measured picture: same work per clock, lower clock
+    assert clock < 0.9 and abs(per_clock - 1) < 0.02     # the measured picture: same work per clock, lower clock
     on = gemm(n, n, n, timing="dobench", kernel=name).chosen
     off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench", kernel=name).chosen
     assert (on.tile, on.waves, on.l2_s, on.hbm_s) == (off.tile, off.waves, off.l2_s, off.hbm_s)

@@ -55,7 +55,7 @@ ranked by the cost without the cluster (``GemmCandidate.rank_s``) but timed with
 (``_CLUSTER_MULTICAST``; docs/model.md, "The large-N ordering with the kernels' clusters").
 A bf16 sm90 tile then runs at its own rate (``_SM90_TILE_RATES``, measured on every tile cuBLASLt
 offers at two shapes in no sweep): a factor per clock on the chip rate and a factor on the
-power-limited clock (the 5-stage 192x128 kernels clock 13-15 % lower at the power limit); the
+power-limited clock (the 5-stage 192x128 kernels clock 11-13 % lower at the power limit); the
 ranking stays blind to them, as cuBLAS's heuristic is (docs/model.md, "Per-tile rates").
 
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
@@ -128,17 +128,18 @@ _CLUSTER_MULTICAST = True
 # orientation -> (per_clock, clock).  validation/gemm_dobench/tile_rates.py (every algorithm
 # cuBLASLt's heuristic offers at 16384 x 16384 x 4096 and 12288 x 12288 x 8192, shapes in no sweep;
 # H100 SXM, 2026-12-07) and derive_tiles.py: against the 192x192 kernel the chip rate was measured
-# with, per_clock = a tile's work per SM per clock, clock = its SM clock at the 700 W limit (NVML).
-# The two 5-stage coopB tiles (192x128 both ways) do as much per clock but draw more power: the
-# card clocks them 13-15 % lower at the limit.  A tile runs at per_clock x the chip rate at every
+# with, per_clock = a tile's work per SM per clock, clock = its SM clock at the 700 W limit (NVML,
+# points at the limit only).  Every tile does within 1-2 % as much per clock (96x256: 8 % less);
+# the two 5-stage coopB tiles (192x128 both ways) draw more power: the card clocks them 11-13 %
+# lower at the limit.  A tile runs at per_clock x the chip rate at every
 # clock and at clock x the power-limited clock (_dobench_terms); a tile not listed at the
 # reference's (1, 1); the rank (cuBLAS's choice) uses neither (see _tile_candidate).  Both are
 # ratios on one card, so they carry from the H100 to the H200 (the same SM; docs/model.md,
 # "Per-tile rates").  Empty: the model before them (derive_tiles.py empties it while it runs).
 _SM90_TILE_RATES = {
-    (192, 192): (1.005, 0.995), (128, 320): (1.035, 0.979), (128, 256): (1.038, 0.982),
-    (256, 128): (1.032, 0.971), (128, 192): (1.035, 0.849), (192, 128): (1.025, 0.870),
-    (160, 128): (1.063, 0.916), (96, 256): (0.953, 0.956),
+    (192, 192): (0.997, 1.005), (128, 320): (0.997, 0.997), (128, 256): (0.999, 1.003),
+    (256, 128): (0.999, 0.981), (128, 192): (0.997, 0.866), (192, 128): (0.988, 0.888),
+    (160, 128): (1.023, 0.936), (96, 256): (0.918, 0.976),
 }
 GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
