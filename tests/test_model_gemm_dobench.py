@@ -1,6 +1,8 @@
 """simgpu.model.gemm(timing="dobench") and kernel=: the model's behaviour (floors, cold operands,
 the power-limited clock, the fallbacks' streaming rate, the small-M families, kernel-name parsing),
 never measured numbers."""
+import importlib
+
 import pytest
 
 from simgpu.hardware import H200
@@ -8,6 +10,7 @@ from simgpu.hardware.presets import LIBRARY_PARAMS
 from simgpu.model import gemm
 from simgpu.model.gemm import kernel_launch, parse_kernel_name, small_m_regime
 
+G = importlib.import_module("simgpu.model.gemm")     # the module (simgpu.model.gemm is also the function)
 P = LIBRARY_PARAMS["H200"]
 D = P["dobench"]
 
@@ -37,7 +40,8 @@ def test_gemv_streams_the_weight_at_the_cold_rate():
 def _max_clock_compute(r):
     c = r.chosen
     return c.waves * 2.0 * c.tile[0] * c.tile[1] * (-(-r.k // c.tile[2]) * c.tile[2]) / (
-        P["tensor_flops"]["bf16"] * H200.clock_hz / P["sustained_sm_clock_hz"] / H200.sm_count)
+        P["tensor_flops"]["bf16"] * G._sm90_tile_rate(*c.tile[:2])[0] * H200.clock_hz / P["sustained_sm_clock_hz"]
+        / H200.sm_count)
 
 
 def test_short_kernels_run_at_the_maximum_clock_long_ones_near_the_power_limited_one():
@@ -45,7 +49,7 @@ def test_short_kernels_run_at_the_maximum_clock_long_ones_near_the_power_limited
     assert short.chosen.compute_s == pytest.approx(_max_clock_compute(short))
     long = gemm(16384, 16384, 16384, timing="dobench")
     ratio = long.chosen.compute_s / _max_clock_compute(long)
-    limit = H200.clock_hz / D["power_limited_sm_clock_hz"]
+    limit = H200.clock_hz / (D["power_limited_sm_clock_hz"] * G._sm90_tile_rate(*long.chosen.tile[:2])[1])
     assert 1.0 < ratio < limit and ratio > 0.97 * limit     # the flush's headroom shrinks as t grows
     mid = gemm(4096, 4096, 8192, timing="dobench")
     assert 1.0 <= mid.chosen.compute_s / _max_clock_compute(mid) < ratio
@@ -227,10 +231,13 @@ def test_kernel_launch_reads_cluster_and_grid():
     assert kernel_launch("cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nn_align1", [8, 99, 2]) == (None, None)
 
 
-def test_heuristic_ranks_without_the_cluster_and_runs_the_faster_orientation():
+def test_heuristic_ranks_without_the_cluster_and_runs_the_faster_orientation(monkeypatch):
     r = gemm(4096, 4096, 4096, timing="dobench")
     sm90 = [c for c in r.candidates if c.family == "sm90"]
-    assert all(c.rank_s is not None and c.rank_s >= c.seconds for c in sm90)
+    # (the per-tile rates time a kernel, not rank it: without them the cluster only saves time)
+    bare = [c for c in _without_tile_rates(monkeypatch, 4096, 4096, 4096, timing="dobench").candidates
+            if c.family == "sm90"]
+    assert all(c.rank_s is not None and c.rank_s >= c.seconds for c in bare)
     assert r.chosen is min(sm90, key=lambda c: (c.rank_s, c.ctas))
     # 1664 / 160 = 10.4 -> 11 tile rows: a pair along M would pad to 12, so the pair runs along N
     c = gemm(1664, 6144, 4096, timing="dobench", kernel="nvjet_sm90_tst_256x160_64x3_1x1_h_bz_NNN")
@@ -253,3 +260,45 @@ def test_fp32_small_m_families_and_gemmsn_slices():
     # the SIMT family's FFMA time is a floor under its streaming time
     c = gemm(64, 50000, 8192, "fp32", timing="dobench").chosen
     assert c.compute_s > 0 and c.seconds == pytest.approx(c.floor_s + max(c.compute_s, c.hbm_s))
+
+
+def _without_tile_rates(monkeypatch, *args, **kw):
+    with monkeypatch.context() as mp:
+        mp.setattr(G, "_SM90_TILE_RATES", {})
+        return gemm(*args, **kw)
+
+
+@pytest.mark.parametrize("n, power_limited", [(1024, False), (16384, True)])
+def test_a_tile_runs_at_its_per_clock_rate_and_its_power_limited_clock(monkeypatch, n, power_limited):
+    name = ("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])     # BM 128, BN 192: a 5-stage tile
+    per_clock, clock = G._SM90_TILE_RATES[(128, 192)]
+    assert clock < 0.9 and abs(per_clock - 1) < 0.02     # the measured picture: same work per clock, lower clock
+    on = gemm(n, n, n, timing="dobench", kernel=name).chosen
+    off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench", kernel=name).chosen
+    assert (on.tile, on.waves, on.l2_s, on.hbm_s) == (off.tile, off.waves, off.l2_s, off.hbm_s)
+    if power_limited:       # a long kernel: per_clock x clock of the reference's throughput
+        assert off.compute_s / on.compute_s == pytest.approx(per_clock * clock, rel=0.01)
+    else:                   # below the power limit (maximum clock): the per-clock factor alone
+        assert off.compute_s / on.compute_s == pytest.approx(per_clock, rel=1e-9)
+    fp16 = ("nvjet_sm90_hsh_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])
+    assert gemm(n, n, n, "fp16", timing="dobench", kernel=fp16).seconds == \
+        _without_tile_rates(monkeypatch, n, n, n, "fp16", timing="dobench", kernel=fp16).seconds   # bf16 only
+    assert gemm(n, n, n).seconds == _without_tile_rates(monkeypatch, n, n, n).seconds     # loop model unchanged
+
+
+def test_tile_rates_time_the_pick_but_do_not_choose_it(monkeypatch):
+    # cuBLAS's heuristic does not know the measured rates: the same kernel is picked with or without
+    for n in (2304, 3072, 4352, 5824, 8192):
+        on = gemm(n, n, n, timing="dobench")
+        off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench")
+        assert on.kernel == off.kernel and on.chosen.cluster == off.chosen.cluster
+        assert on.chosen.rank_s == off.chosen.rank_s
+        per_clock, clock = G._sm90_tile_rate(*on.chosen.tile[:2])
+        gain = off.chosen.compute_s / on.chosen.compute_s      # between the per-clock and power-limited factors
+        lo, hi = sorted((per_clock, per_clock * clock))
+        assert 0.99 * lo <= gain <= 1.01 * hi
+
+
+def test_tile_rate_lookup_falls_back_to_the_transposed_tile_then_the_reference():
+    assert G._sm90_tile_rate(320, 128) == G._SM90_TILE_RATES[(128, 320)]
+    assert G._sm90_tile_rate(64, 64) == (1.0, 1.0)

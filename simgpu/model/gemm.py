@@ -53,6 +53,10 @@ tile the cluster's CTAs share read once per cluster in the L2 term (TMA multicas
 named kernel the cluster is a pair in the orientation that pads less, and the candidates are
 ranked by the cost without the cluster (``GemmCandidate.rank_s``) but timed with it
 (``_CLUSTER_MULTICAST``; docs/model.md, "The large-N ordering with the kernels' clusters").
+A bf16 sm90 tile then runs at its own rate (``_SM90_TILE_RATES``, measured on every tile cuBLASLt
+offers at two shapes in no sweep): a factor per clock on the chip rate and a factor on the
+power-limited clock (the 5-stage 192x128 kernels clock 11-13 % lower at the power limit); the
+ranking stays blind to them, as cuBLAS's heuristic is (docs/model.md, "Per-tile rates").
 
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
 the host floor is what one ``torch.matmul`` costs the Python thread, so back-to-back calls
@@ -120,6 +124,23 @@ SIMT_TILES_SMALL_M = ((64, 32), (32, 128))
 # dodge wave cliffs (validation/gemm_dobench/README.md, "large N").  False: the model before issue
 # 24's large-N work (no cluster, 132 slots, no multicast, ranked and timed alike).
 _CLUSTER_MULTICAST = True
+# timing="dobench", bf16 sm90: per-tile rates of cuBLAS's nvjet kernels, (BM, BN) in the model's
+# orientation -> (per_clock, clock).  validation/gemm_dobench/tile_rates.py (every algorithm
+# cuBLASLt's heuristic offers at 16384 x 16384 x 4096 and 12288 x 12288 x 8192, shapes in no sweep;
+# H100 SXM, 2026-12-07) and derive_tiles.py: against the 192x192 kernel the chip rate was measured
+# with, per_clock = a tile's work per SM per clock, clock = its SM clock at the 700 W limit (NVML,
+# points at the limit only).  Every tile does within 1-2 % as much per clock (96x256: 8 % less);
+# the two 5-stage coopB tiles (192x128 both ways) draw more power: the card clocks them 11-13 %
+# lower at the limit.  A tile runs at per_clock x the chip rate at every
+# clock and at clock x the power-limited clock (_dobench_terms); a tile not listed at the
+# reference's (1, 1); the rank (cuBLAS's choice) uses neither (see _tile_candidate).  Both are
+# ratios on one card, so they carry from the H100 to the H200 (the same SM; docs/model.md,
+# "Per-tile rates").  Empty: the model before them (derive_tiles.py empties it while it runs).
+_SM90_TILE_RATES = {
+    (192, 192): (0.997, 1.005), (128, 320): (0.997, 0.997), (128, 256): (0.999, 1.003),
+    (256, 128): (0.999, 0.981), (128, 192): (0.997, 0.866), (192, 128): (0.988, 0.888),
+    (160, 128): (1.023, 0.936), (96, 256): (0.918, 0.976),
+}
 GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
 
@@ -227,10 +248,14 @@ def alignment_bytes(m: int, n: int, k: int, dtype: str, layout: str = "NN") -> i
 
 
 def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_in, e_out, fits_l2,
-                    timing="loop", launch=None):
+                    timing="loop", launch=None, tile_rate=(1.0, 1.0)):
     """One tile kernel costed.  ``rate``: the family's chip rate at the clock the compute term runs
     at (the sustained clock for "loop", the maximum clock for "dobench").  ``launch``: (cluster,
-    persistent CTAs) from a profiled kernel, either None (sm90 under do_bench only)."""
+    persistent CTAs) from a profiled kernel, either None (sm90 under do_bench only).  ``tile_rate``:
+    (per clock, power-limited clock) of this tile against the kernel ``rate`` was measured with
+    (sm90 bf16 under do_bench, ``_SM90_TILE_RATES``): the time uses them, the rank (cuBLAS's
+    choice) does not."""
+    per_clock, power_clock = tile_rate
     bm, bn, bk = tile
     sms = gpu.sm_count
     tiles = _ceil(m, bm) * _ceil(n, bn)
@@ -252,6 +277,7 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
         bw = p["dobench"]["fallback_stream_bytes_per_s"].get((family, dt))
         if family == "sm90" and _CLUSTER_MULTICAST:
             # ranked as before (no cluster, every CTA reads its own panels), timed with the cluster
+            # and at the reference kernel's rate (cuBLAS's heuristic is blind to the per-tile rates)
             c0, hbm, floor, _ = _dobench_terms(gpu, p, compute, nbytes, split, bw)
             rank = max(max(c0, l2, hbm) + floor, 0.0)
             best = None
@@ -267,8 +293,8 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
                 if best is None or key < best[0]:
                     best = (key, cluster, c_ctas, c_waves, c_l2)
             _, cluster, ctas, waves, l2 = best
-            compute = waves * t_tile
-        compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw)
+        compute = waves * t_tile / per_clock
+        compute, hbm, floor, host = _dobench_terms(gpu, p, compute, nbytes, split, bw, power_clock)
     else:
         hbm = 0.0 if fits_l2 else nbytes / p["gemv_bytes_per_s"]
         floor = p["kernel_floor_s"] * (2 if split > 1 else 1)
@@ -276,6 +302,12 @@ def _tile_candidate(gpu, p, family, name, m, n, k, batch, tile, split, rate, e_i
     seconds = max(max(compute, l2, hbm) + floor, host)
     kname = f"{name}_{bm}x{bn}" + (f"_splitk{split}" if split > 1 else "")
     return GemmCandidate(kname, family, tile, split, ctas, waves, compute, l2, hbm, floor, seconds, rank, cluster)
+
+
+def _sm90_tile_rate(bm, bn):
+    """(per_clock, power-limited clock) of a bf16 sm90 tile under do_bench against the reference
+    192x192 kernel: ``_SM90_TILE_RATES``'s, else the transposed tile's, else (1, 1)."""
+    return _SM90_TILE_RATES.get((bm, bn), _SM90_TILE_RATES.get((bn, bm), (1.0, 1.0)))
 
 
 def _cluster_launches(gpu, bm, bn, launch):
@@ -293,7 +325,7 @@ def _cluster_launches(gpu, bm, bn, launch):
     return out
 
 
-def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None):
+def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None, power_clock=1.0):
     """The terms as ``triton.testing.do_bench`` sees them (L2 flushed before every call, events
     around the call alone).
 
@@ -305,9 +337,11 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
     HBM: every operand streamed after the flush, with the flush's dirty lines written back in
     proportion to the L2 those bytes replace.  No host floor (the host queues the call while the
     GPU is still flushing).  ``stream_bytes_per_s``: the family's own streaming rate (the
-    align1 / align2 / SIMT fallbacks, measured at small M), else the cold GEMV curve's."""
+    align1 / align2 / SIMT fallbacks, measured at small M), else the cold GEMV curve's.
+    ``power_clock``: the kernel's power-limited clock over c1 (a tile that draws more power per
+    clock settles lower; ``_SM90_TILE_RATES``)."""
     d = p["dobench"]
-    cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"]
+    cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"] * power_clock
     a = compute_max_clock * cmax                       # t(c) = a / c
     head = d["flush_s"] * (1.0 - d["flush_power_share"])
 
@@ -438,17 +472,18 @@ def _candidates(gpu, p, m, n, k, dtype, batch, align, clock_scale=1.0, timing="l
             splits = (only[2],) if only[2] else (1,) + SPLITS
         seen = set()
         for a, b in shapes:
-            if isinstance(rate, dict):
-                r = rate.get((a, b), rate.get((b, a), min(rate.values())))
-            else:
-                r = rate
             for tile in ((a, b, bk), (b, a, bk)) if only is None else ((a, b, bk),):
                 if tile in seen:
                     continue
                 seen.add(tile)
+                r, tr = rate, (1.0, 1.0)
+                if isinstance(rate, dict):
+                    r = rate.get((a, b), rate.get((b, a), min(rate.values())))
+                if family == "sm90" and timing == "dobench" and dtype == "bf16":
+                    tr = _sm90_tile_rate(tile[0], tile[1])
                 for s in splits:
                     out.append(_tile_candidate(gpu, p, family, name, m, n, k, batch, tile, s, r * clock_scale,
-                                               e_in, e_out, fits_l2, timing, launch))
+                                               e_in, e_out, fits_l2, timing, launch, tr))
 
     # the fallbacks get split-K (the grid's z in cuBLAS's launch) and their small tiles only in
     # the "dobench" model (issue 24): the "loop" model keeps the catalogue it was validated with

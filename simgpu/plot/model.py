@@ -182,6 +182,7 @@ __all__ = ["roofline_plot", "mystery_plot", "tpu_vs_gpu_plot", "attention_plot",
 CLIFF_CAUSES = ("alignment", "kernel switch", "wave", "tile")
 CLIFF_COLORS = {"alignment": "C3", "kernel switch": "C4", "wave": "C1", "tile": "C2"}
 DENSE_MARKERS = 80          # more predicted cliffs than this: a sweep of every N (see mystery)
+DENSE_ALIGNMENT_SHARE = 0.25  # or alignment cliffs (at least DENSE_MARKERS / 4) at this share of the sizes
 
 
 def cliff_cause(before, after) -> str:
@@ -231,8 +232,10 @@ def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, titl
     ``reproducible`` = sizes N whose drop to the next size is present in every repeat
     (validation/lecture/compare_repeats.py) marks those measured cliffs.
 
-    A sweep with more than DENSE_MARKERS cliffs (every N: odd N, N = 2 mod 4, ...) is drawn as
-    one curve per alignment of the rows, each cliff within a curve marked; the alignment cliffs
+    A sweep of every N (odd N, N = 2 mod 4, ...: more than DENSE_MARKERS cliffs, or alignment
+    cliffs at DENSE_ALIGNMENT_SHARE of its sizes or more and at least DENSE_MARKERS / 4 of them,
+    as the 60 of a step-1 sweep of 121 sizes) is drawn as one curve per alignment of the rows,
+    each cliff within a curve marked; the alignment cliffs
     between them are then the gaps between the curves, named in the legend rather than marked
     at each of thousands of sizes.  ``timing``: as ``simgpu.model.gemm`` ("loop" back-to-back,
     "dobench" as triton.testing.do_bench times it)."""
@@ -245,7 +248,8 @@ def mystery(sizes=None, measured=None, dtype="bf16", gpu="H200", drop=0.05, titl
     classes = sorted(set(align.tolist()), reverse=True)
     xs = np.asarray(sizes)
     cliffs = mystery_cliffs(sizes, est, drop)
-    dense = len(cliffs) > DENSE_MARKERS
+    n_align = sum(1 for _, c, _ in cliffs if c == "alignment")
+    dense = len(cliffs) > DENSE_MARKERS or n_align >= max(DENSE_MARKERS // 4, DENSE_ALIGNMENT_SHARE * len(sizes))
     if len(classes) == 1 or not dense:
         ax.plot(sizes, pred, "-", color="C0", lw=1.5, label=f"simgpu.model.gemm ({dtype}, timing={timing})")
     else:

@@ -3,7 +3,13 @@ offers for two large square-ish bf16 shapes in no sweep (16384 x 16384 x 4096, 1
 each timed with triton.testing.do_bench (L2 flushed, median) and named by torch.profiler (kernel
 name, grid).  Issue 24, large-N ordering: the model's sm90 rate per tile shape.
 
-    PYTHONUNBUFFERED=1 python3 tile_rates.py $OUT
+    PYTHONUNBUFFERED=1 python3 tile_rates.py $OUT [MxNxK,MxNxK,...] [--warm SECONDS]
+
+Run on an H100 SXM 2026-12-07 with the two default shapes and no warm-up (tile_rates.json; the
+first pass at the first shape ran while the card ramped up to its power limit).  Given shapes
+(e.g. the kernel-duration study in README.md: how much of a tile's clock penalty at the power
+limit a 60 us .. 3 ms kernel shows), it times those instead; --warm runs torch.matmul at the first
+shape for that long before any timing, so the card starts every point from the same state.
 """
 import ctypes
 import json
@@ -17,7 +23,13 @@ import torch
 import triton
 from triton.testing import do_bench
 
-OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+ARGS = [a for a in sys.argv[1:]]
+WARM_S = 0.0
+if "--warm" in ARGS:
+    i = ARGS.index("--warm")
+    WARM_S = float(ARGS[i + 1])
+    del ARGS[i:i + 2]
+OUT = ARGS[0] if ARGS else "."
 T0 = time.time()
 R = {"doc": __doc__, "env": {}, "shapes": {}}
 
@@ -160,7 +172,21 @@ def names(fn):
 
 
 SHAPES = [(16384, 16384, 4096), (12288, 12288, 8192)]
+if len(ARGS) > 1:
+    SHAPES = [tuple(int(x) for x in sh.split("x")) for sh in ARGS[1].split(",")]
+R["shapes_asked"], R["warm_s"] = [list(sh) for sh in SHAPES], WARM_S
 torch.manual_seed(0)
+if WARM_S > 0:
+    m, n, k = SHAPES[0]
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    t_end = time.time() + WARM_S
+    while time.time() < t_end:
+        for _ in range(10):
+            torch.matmul(a, b)
+        torch.cuda.synchronize()
+    R["warm_nvml"] = nvml()
+    a = b = None
 for (m, n, k) in SHAPES:
     key = f"{m}x{n}x{k}"
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
