@@ -48,7 +48,7 @@ def _load(*p):
     return json.load(open(path)) if os.path.exists(path) else None
 
 
-def ncu_rows(path=os.path.join(CARD, "ncu.csv")):
+def ncu_rows(path):
     """ncu's raw CSV: one dict a profiled launch, in launch order (its units row dropped)."""
     lines = open(path).read().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
@@ -58,31 +58,41 @@ def ncu_rows(path=os.path.join(CARD, "ncu.csv")):
     return [{**r, **{m: float(r[m].replace(",", "")) for m in metrics}} for r in rows[1:]]
 
 
-def rows():
-    time_ = _load(CARD, "targets_card_time.json")
-    ncu_js = _load(CARD, "targets_card_ncu.json")
-    sim = _load(HERE, "targets_sim.json") or {"cases": {}}
-    ncu = ncu_rows()
-    names = list(ncu_js["cases"])                 # ncu profiled one launch a case, in this order
-    assert len(ncu) == len(names), (len(ncu), len(names))
+def card_rows(folder, prefix, sim):
+    """Rows of one card run in ``folder``: {prefix}_time.json, {prefix}_ncu.json, ncu.csv."""
+    time_ = _load(folder, f"{prefix}_time.json")
+    ncu_js = _load(folder, f"{prefix}_ncu.json")
+    if time_ is None or ncu_js is None or not os.path.exists(os.path.join(folder, "ncu.csv")):
+        return []
+    ncu = ncu_rows(os.path.join(folder, "ncu.csv"))
+    names = [n for n, c in ncu_js["cases"].items() if "error" not in c]   # ncu profiled one launch a case, in order
+    assert len(ncu) == len(names), (folder, len(ncu), len(names))
     out = []
     for name, prof in zip(names, ncu):
         card, s = time_["cases"][name], sim["cases"].get(name)
         k = next(iter(card["cupti_us"]))
         assert prof["Kernel Name"] == k, (name, prof["Kernel Name"], k)
         shas = sorted(x for x in card if x.endswith("_sha256"))
-        r = {"case": name, "kernel": k, "card": "H100", "date": time_["date"][:10],
-             "issue_kernel": next((ik for ik, f in ISSUE_KERNELS if f(name)), None),
-             "grid": int(prof["launch__grid_size"]), "card_sm_clock_ncu_hz": prof["sm__cycles_elapsed.avg.per_second"],
-             "registers": (s and s["registers"], card["n_regs"]), "registers_ncu": prof["launch__registers_per_thread"],
-             "inst": (s and s["smsp__inst_executed.sum"], prof["smsp__inst_executed.sum"]),
-             "dobench_us": (s and s["dobench_us"], card["dobench_median_us"]),
-             "kernel_us": (s and s["kernel_us"], card["cupti_us"][k]),
-             "ncu_duration_us": (s and s["kernel_us"], prof["gpu__time_duration.sum"] / 1e3),
-             "outputs": None if s is None else
-             {x: s.get(x) == card[x] == ncu_js["cases"][name][x] for x in shas}}
-        out.append(r)
-    for name, s in sim["cases"].items():          # simulated, not measured on the card (wgmma + TMA)
+        out.append({"case": name, "kernel": k, "card": "H100" if "H100" in time_["gpu"] else time_["gpu"],
+                    "date": time_["date"][:10], "issue_kernel": next((ik for ik, f in ISSUE_KERNELS if f(name)), None),
+                    "grid": int(prof["launch__grid_size"]), "card_sm_clock_ncu_hz": prof["sm__cycles_elapsed.avg.per_second"],
+                    "registers": (s and s["registers"], card["n_regs"]), "registers_ncu": prof["launch__registers_per_thread"],
+                    "inst": (s and s["smsp__inst_executed.sum"], prof["smsp__inst_executed.sum"]),
+                    "dobench_us": (s and s["dobench_us"], card["dobench_median_us"]),
+                    "kernel_us": (s and s["kernel_us"], card["cupti_us"][k]),
+                    "ncu_duration_us": (s and s["kernel_us"], prof["gpu__time_duration.sum"] / 1e3),
+                    "outputs": None if s is None else
+                    {x: s.get(x) == card[x] == ncu_js["cases"][name][x] for x in shas}})
+    return out
+
+
+def rows():
+    """Every case of targets/h100 (targets_device.sh) and, once run, cuda_c/h100
+    (cuda_c/wgmma_tma_device.sh); then the simulated cases no card has run."""
+    sim = _load(HERE, "targets_sim.json") or {"cases": {}}
+    out = card_rows(CARD, "targets_card", sim) + card_rows(os.path.join(HERE, "cuda_c", "h100"), "wgmma_tma_card", sim)
+    names = {r["case"] for r in out}
+    for name, s in sim["cases"].items():          # simulated, not measured on the card
         if name in names:
             continue
         out.append({"case": name, "kernel": None, "card": None, "date": None,
