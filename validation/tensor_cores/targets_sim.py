@@ -21,6 +21,7 @@ import targets_cases  # noqa: E402
 
 import triton  # noqa: E402
 import simgpu  # noqa: E402
+from simgpu.runtime.triton_door import triton_ptxas_path  # noqa: E402
 from simgpu.validate import dobench_seconds, unprofiled  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
@@ -67,7 +68,8 @@ def main():
     out = json.load(open(path)) if os.path.exists(path) else {"cases": {}}
     out["here"] = {"triton": triton.__version__, "simgpu": simgpu.__version__, "numpy": np.__version__,
                    "gpu": f"unprofiled({gpu_name!r})", "sm_clock_hz": gpu.clock_hz,
-                   "toolchain": os.environ.get("SIMGPU_TOOLCHAIN", "(default)")}
+                   "toolchain": os.environ.get("SIMGPU_TOOLCHAIN", "(default)"),
+                   "triton_ptxas": triton_ptxas_path((9, 0))}
     for name, make in targets_cases.cases(Sim(gpu)):
         if want and name not in want:
             continue
