@@ -297,7 +297,7 @@ class TritonProgram(ForeignProgram):
             bound_args, specialization, options = binder(**call, **kwargs)
         except TypeError as e:
             raise ArgumentError(f"Triton kernel {self.name!r}: {e}") from None
-        key = (tuple(cc), str(specialization), str(options), find_tool("ptxas"))   # SASS: that ptxas' 
+        key = (tuple(cc), str(specialization), str(options), find_tool("ptxas"))   # the SASS is that ptxas'
         done = self.tf.compiled.get(key)
         if done is None:
             if not hasattr(self.tf.jitfn, "_pack_args"):
