@@ -128,7 +128,8 @@ def _spin(x_ptr, n):
 
 def test_unprofiled_clock_is_the_measured_one():
     """The H200's SM clock outside a profiler is what its microbenchmarks' %clock64 spans and
-    CUDA-event times give (validation/tensor_cores/clock/derive_h200.py); the H100 shares it."""
+    CUDA-event times give (validation/tensor_cores/clock/derive_h200.py); the H100's is its own
+    do_bench-launched wgmma clock (clock/derive_h100.py)."""
     import json
     from simgpu.validate import unprofiled
     R = json.load(open(os.path.join(HERE, "..", "validation", "tensor_cores", "pipe", "h200", "h200_pipe.json")))["results"]
@@ -136,7 +137,14 @@ def test_unprofiled_clock_is_the_measured_one():
     for a, b in (("wgmma_n128_p4_1wg_sm", "wgmma_n256_p4_1wg_sm"), ("wgmma_n128_p4_2wg_sm", "wgmma_n256_p4_2wg_sm")):
         fs.append((R[b]["span_cycles_max"] - R[a]["span_cycles_max"]) / ((R[b]["ms"] - R[a]["ms"]) * 1e-3))
     assert H200.unprofiled_clock_hz == pytest.approx(sum(fs) / len(fs), rel=2e-3)
-    assert H100.unprofiled_clock_hz == H200.unprofiled_clock_hz < H200.clock_hz
+    # the H100's own (validation/tensor_cores/clock/h100/clock.json, derive_h100.py)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "derive_h100", os.path.join(HERE, "..", "validation", "tensor_cores", "clock", "derive_h100.py"))
+    d = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(d)
+    assert H100.unprofiled_clock_hz == pytest.approx(d.h100_unprofiled_clock_hz(), rel=1e-4)
+    assert H100.unprofiled_clock_hz < H100.clock_hz and H200.unprofiled_clock_hz < H200.clock_hz
     assert unprofiled("H100").clock_hz == H100.unprofiled_clock_hz
     assert unprofiled("H100").l2_read_wide_bytes_per_s == H100.l2_read_wide_bytes_per_s   # bytes/s kept
     assert unprofiled(A100) is A100 or unprofiled(A100).clock_hz == A100.clock_hz        # not measured

@@ -241,3 +241,51 @@ def test_a_bsync_runs_once_more_for_every_divergent_execution_of_a_branch_inside
     assert runs["STG.E"] == 8
     runs = {ins.opcode: c for ins, c, *_ in kp.sass_executions(execs, {("k", 0): {1: 3}})}
     assert runs["BSYNC"] == 8
+
+
+WAIT_PTX = """.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry w(.param .u64 p)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<3>;
+\t.reg .b64 %rd<3>;
+\t.shared .align 8 .b64 bar;
+\tld.param.u64 %rd1, [p];
+\tmov.u32 %r1, 0;
+$L__BB0_1:
+\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %r1;
+\t@!%p1 bra $L__BB0_1;
+\tst.global.u32 [%rd1], %r1;
+\tret;
+}
+"""
+
+
+def test_an_mbarrier_retry_loop_out_of_line_is_no_loop_around_the_kernel_and_runs_zero_times():
+    """ptxas' shape of ``L: try_wait; @!p bra L``: the first try in line, the retry loop and the
+    jump back at the function's end.  The jump back is no back edge (its target does not
+    dominate it), so the kernel's code is straight-line; the retry blocks run 0 times (the
+    model's try_wait succeeds at once; on the card each retry is 2 warp instructions)."""
+    f = ptx_functions(WAIT_PTX)["w"]
+    line = lambda t: next(n for n, s in enumerate(WAIT_PTX.splitlines(), 1) if s.strip().startswith(t))  # noqa: E731
+    P, TW, TB, ST, RT = (line(t) for t in ("ld.param", "mbarrier.try_wait", "@!%p1 bra", "st.global", "ret"))
+    rows = [(P, "", "LDC", "R2, c[0x0][0x210]", ""),
+            (TW, "", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "P0, [UR4], R1", ""),
+            (TB, "@!P0", "BRA", "`(.L_x_0)", ""),
+            (ST, "", "STG.E", "desc[UR6][R2.64], R1", ".L_x_1"),
+            (RT, "", "EXIT", "", ""),
+            (TW, "", "SYNCS.PHASECHK.TRANS64.TRYWAIT", "P0, [UR4], R1", ".L_x_0"),
+            (TB, "@!P0", "BRA", "`(.L_x_0)", ""),
+            (TB, "", "BRA", "`(.L_x_1)", "")]
+    code = [SassInstr(offset=16 * k, opcode=op, operands=o, predicate=pr, ptx_line=ln, function="w", label=lb)
+            for k, (ln, pr, op, o, lb) in enumerate(rows)]
+    plan = plan_function(code, f)
+    cfg = plan.sass_cfg
+    assert [sorted(lp.body) for lp in cfg.loops] == [[cfg.block_of[5]]]      # the retry loop only
+    assert plan.slow == {5, 6, 7}
+    counts = plan.block_counts({P: 3, TW: 3, TB: 3, ST: 3, RT: 3}, {0: {1: 3}})   # 3 warps, no retry
+    per = {i: c for b, c in zip(cfg.blocks, counts) for i in range(b.start, b.end)}
+    assert [per[i] for i in range(5)] == [3] * 5

@@ -224,3 +224,25 @@ def test_autotune_restores_values_between_trials():
     acc = np.ones(n, np.float32)
     simgpu.jit(accumulate)[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, acc, n)
     np.testing.assert_array_equal(acc, np.full(n, 3, np.float32))
+
+
+def test_the_sass_comes_from_the_ptxas_tritons_jit_assembles_with():
+    """On a GPU Triton assembles with its own ptxas (knobs.nvidia.ptxas: $TRITON_PTXAS_PATH or the
+    bundled one), whose SASS can differ from another release's; the front door's SASS facts are
+    that ptxas' -- unless simgpu is told another (settings.ptxas / $SIMGPU_PTXAS)."""
+    from simgpu import settings
+    from simgpu.runtime.triton_door import triton_ptxas_path
+    from simgpu.sass.toolchain import _version_line, find_tool
+    path = triton_ptxas_path((9, 0))
+    if path is None:
+        pytest.skip("this Triton has no ptxas of its own")
+    x = np.ones(256, np.float32)
+    rep = simgpu.jit(add_kernel)[(1,)](x, x, np.zeros_like(x), 256, BLOCK_SIZE=256, gpu="H100")
+    with settings.override(ptxas=path):
+        want = _version_line("ptxas")
+    assert rep.extras["ptx"]["compiled"].facts.ptxas.ptxas_version == want
+    other = find_tool("ptxas")                  # outside a Triton launch: simgpu's own choice
+    with settings.override(ptxas=other):
+        rep2 = simgpu.jit(add_kernel)[(1,)](x, x, np.zeros_like(x), 128, BLOCK_SIZE=256, gpu="H100")
+        mine = _version_line("ptxas")
+    assert rep2.extras["ptx"]["compiled"].facts.ptxas.ptxas_version == mine

@@ -144,7 +144,7 @@ H200 = H100.with_(
 # (datasheet).  do_bench's floor on an H100 [validation/tensor_cores/lecture/h100: an empty and a
 # one-store Triton kernel at 1, 132, 1056 and 8448 blocks; do_bench median less simgpu's time of
 # the same launch, median of the 8; derive_floor.py]
-SAME_DIE = ("clock_hz", "unprofiled_clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
+SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
             "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
             "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
             "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",
@@ -155,7 +155,12 @@ H100 = H100.with_(
     l1=H200.l1, l2=CacheSpec(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16,
                              hit_latency_cycles=H200.l2.hit_latency_cycles),
     dobench_floor_ns=DOBENCH_FLOOR_H100_NS,
-    sources={**H100.sources, "l2_bandwidth_bytes_per_s": "LEC (H200, same die)",
+    # outside a profiler the H100 ran dense wgmma at 1.811-1.860 GHz when launched as do_bench
+    # launches (a 256 MB memset before each; 10-300 us kernels; %clock64 against %globaltimer in
+    # every block): the median of the four lengths' medians [validation/tensor_cores/clock/h100,
+    # 2026-12-07, derive_h100.py] (the H200's 1.794 GHz came from CUDA events, not this method)
+    unprofiled_clock_hz=1.8305e9,
+    sources={**H100.sources, "unprofiled_clock_hz": "MB (H100, validation/tensor_cores/clock/derive_h100.py)", "l2_bandwidth_bytes_per_s": "LEC (H200, same die)",
              "timing": "the H200's SM and L2 measurements (same die), see H200"},
     **{f: getattr(H200, f) for f in SAME_DIE})
 

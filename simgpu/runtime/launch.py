@@ -38,12 +38,13 @@ from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shar
 from .compile_errors import readable_error
 from .executor import get_executor
 from .foreign import ForeignProgram, ForeignPTXExecutor
+from .ptx_path import cc_for
 from .program import as_program
 from .progress import LaunchProgress
 from .ptx_binding import bind_args_python, bind_memory_python, python_signature
 from .report import Report, kernel_title
 from .triton_door import (TIME_METRIC, apply_heuristics, config_meta, is_triton, layers, named_args,
-                          pruned_configs, triton_function, tune_key)
+                          pruned_configs, triton_function, triton_ptxas, tune_key)
 
 DEFAULT_CHUNK_LANES = 1 << 19
 SANITIZE_CHUNK_LANES = 1 << 15       # smaller chunks bound the sanitizer's shadow memory
@@ -398,7 +399,8 @@ def launch_triton(fn, grid, block, args, meta, opts):
     if not isinstance(args, (tuple, list)):
         args = (args,)
     outer, jf = layers(fn)
-    return _triton_layers(outer, triton_function(jf), grid, tuple(args), dict(meta), opts)
+    with triton_ptxas(cc_for(get_gpu(opts.get("gpu")))):        # ptxas as Triton's JIT assembles
+        return _triton_layers(outer, triton_function(jf), grid, tuple(args), dict(meta), opts)
 
 
 def _triton_layers(outer, tf, grid, args, meta, opts):

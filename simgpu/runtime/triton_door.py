@@ -11,6 +11,11 @@ Triton's JIT does on a GPU, step by step, with the modelled GPU in the driver's 
   so the signature, the attributes and therefore the PTX are those a GPU would get;
 * ``triton.compile`` compiles it for the GPU's compute capability (kept in memory per
   specialisation and options, and on disk by Triton's own cache);
+* the PTX is assembled (SASS, registers) with the ptxas Triton's JIT assembles with on a GPU:
+  ``triton.knobs.nvidia.ptxas`` (``$TRITON_PTXAS_PATH``, else the one bundled with Triton: CUDA
+  12.8's for Triton 3.6), not the CUDA toolchain's (:func:`triton_ptxas`; ``$SIMGPU_PTXAS``
+  still overrides).  Releases differ in their SASS: ptxas 13.0 compiles the tutorial matmul at
+  100 x 200 x 80 to 6 % fewer instructions than 12.8, which the H100 ran;
 * the launch is ``launch()``'s, with a :class:`TritonProgram` (runtime/foreign.py): block =
   32 x num_warps threads, dynamic shared memory = Triton's ``metadata.shared``, the PTX's
   trailing scratch pointers (global and profile scratch) passed as Triton's launcher passes
@@ -30,15 +35,19 @@ value of the autotuner's key; ``rep.extras["autotune"]`` lists each config's pre
 from __future__ import annotations
 
 import inspect
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import settings
 from ..errors import ArgumentError, LaunchError, SimGPUError
 from ..ptx.args import MappedOnly
 from ..ptx.ops_tma import encode_tiled, tensormap_param
 from ..sass import analyze_ptx
 from ..sass.kernel import CompiledKernel
+from ..sass.toolchain import find_tool
 from .foreign import ForeignParam, ForeignProgram, element_address, host_array
 from .ptx_binding import HostArray, python_signature
 from .ptx_path import cc_for
@@ -68,6 +77,31 @@ def _triton():
     except ImportError as e:       # pragma: no cover - only without triton
         raise SimGPUError("running a Triton kernel needs triton (pip install triton)") from e
     return triton, GPUTarget, ASTSource, make_backend, create_function_from_signature
+
+
+def triton_ptxas_path(cc):
+    """The ptxas Triton's JIT would assemble PTX for ``cc`` with (its NVIDIA backend's
+    ``get_ptxas``: ``knobs.nvidia.ptxas``, or ``ptxas_blackwell`` from sm_100), or None."""
+    try:
+        import triton
+        tool = triton.knobs.nvidia.ptxas_blackwell if int(cc[0]) >= 10 else triton.knobs.nvidia.ptxas
+        path = tool.path
+    except Exception:  # noqa: BLE001 -- a Triton without knobs / without a bundled ptxas
+        return None
+    return path if path and os.access(path, os.X_OK) else None
+
+
+@contextmanager
+def triton_ptxas(cc):
+    """Inside the block, simgpu's ptxas is Triton's (:func:`triton_ptxas_path`) -- for the
+    SASS facts of the compile and for the executor's SASS-order rules alike -- unless
+    ``$SIMGPU_PTXAS`` (or settings.override(ptxas=...)) names one, or Triton has none."""
+    path = None if settings.current().ptxas else triton_ptxas_path(cc)
+    if path is None:
+        yield
+        return
+    with settings.override(ptxas=path):
+        yield
 
 
 def target_for(cc):
@@ -263,7 +297,7 @@ class TritonProgram(ForeignProgram):
             bound_args, specialization, options = binder(**call, **kwargs)
         except TypeError as e:
             raise ArgumentError(f"Triton kernel {self.name!r}: {e}") from None
-        key = (tuple(cc), str(specialization), str(options))
+        key = (tuple(cc), str(specialization), str(options), find_tool("ptxas"))   # the SASS is that ptxas'
         done = self.tf.compiled.get(key)
         if done is None:
             if not hasattr(self.tf.jitfn, "_pack_args"):

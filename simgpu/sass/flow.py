@@ -162,10 +162,11 @@ def build_cfg(nodes):
         b.succs = list(dict.fromkeys(succ))
         for s in b.succs:
             blocks[s].preds.append(b.id)
+    dom = _dominates(blocks)
     bodies = {}
-    for b in blocks:                            # back edge: to a block at or before this one
-        for h in b.succs:
-            if h <= b.id:
+    for b in blocks:                            # back edge: to a block that dominates this one
+        for h in b.succs:                       # (unreachable code: to one at or before it)
+            if dom(h, b.id):
                 body = bodies.setdefault(h, {h})
                 stack = [b.id]
                 while stack:
@@ -182,6 +183,63 @@ def build_cfg(nodes):
         for x in lp.body:
             loop_of[x] = lp.id
     return Cfg(blocks, block_of, loops, loop_of)
+
+
+def _dominates(blocks):
+    """``dom(h, b)``: block h dominates block b (every path from the entry, block 0, to b passes
+    h; Cooper, Harvey & Kennedy's iterative algorithm).  A back edge b -> h is one whose target
+    dominates its source: code ptxas places out of line after the jump back -- an mbarrier
+    try_wait's retry loop at the end of the function, branching back into the middle -- is not a
+    loop around everything between.  For a block not reachable from the entry, h <= b (layout)."""
+    n = len(blocks)
+    order, seen = [], [False] * n
+    if n:
+        stack, seen[0] = [(0, iter(blocks[0].succs))], True
+        while stack:                            # depth-first postorder
+            x, it = stack[-1]
+            nxt = next((y for y in it if not seen[y]), None)
+            if nxt is None:
+                order.append(x)
+                stack.pop()
+            else:
+                seen[nxt] = True
+                stack.append((nxt, iter(blocks[nxt].succs)))
+    rpo = order[::-1]
+    num = {b: i for i, b in enumerate(rpo)}
+    idom = {0: 0} if n else {}
+
+    def meet(a, b):
+        while a != b:
+            while num[a] > num[b]:
+                a = idom[a]
+            while num[b] > num[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            ps = [p for p in blocks[b].preds if p in idom]
+            new = ps[0]
+            for p in ps[1:]:
+                new = meet(p, new)
+            if idom.get(b) != new:
+                idom[b] = new
+                changed = True
+
+    def dom(h, b):
+        if b not in idom:
+            return h <= b
+        if h not in idom:
+            return False
+        while True:
+            if b == h:
+                return True
+            if b == 0:
+                return False
+            b = idom[b]
+    return dom
 
 
 # -- the PTX side --------------------------------------------------------------------------
@@ -469,7 +527,41 @@ def plan_function(instructions, ptxf: PtxFunction):
         d = _slow_path_branch(code, at, line, idx[0], idx[-1])
         if d is not None:
             slow.update(range(d + 1, at[_target(code[d])]))
+    slow |= _retry_paths(code, cfg)
     return FunctionPlan(ptxf, cfg, rules, loop_map, unroll, slow, code, _joins(code, at, ptxf))
+
+
+def _retry_paths(code, cfg):
+    """SASS instruction indices of mbarrier try_wait retry loops, which run 0 times here.
+
+    ptxas compiles ``L: mbarrier.try_wait ... p; @!p bra L;`` to a first try in line
+    (``SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [bar], phase; @!P0 BRA retry``) and, out of line at
+    the function's end, the retry loop (``retry: TRYWAIT P0; @!P0 BRA retry``) and the jump back
+    (``BRA next``).  On the card a warp whose barrier phase has not completed goes round the
+    retry loop (each TRYWAIT may suspend the warp up to a system-dependent time before it says
+    no), so ncu's smsp__inst_executed counts 2 per retry and 1 for the jump back: a number that
+    depends on the timing.  simgpu's try_wait succeeds at once (the TMA copies it waits for land
+    first, ptx/ops_mbarrier.py), so the first try passes and the out-of-line blocks never run.
+    Found by shape: a block starting with a TRYWAIT that branches to itself and that no block
+    falls into, with the lone ``BRA`` after it that only it reaches."""
+    out = set()
+    blocks = cfg.blocks
+    for b in blocks:
+        first, last = code[b.start], code[b.end - 1]
+        if not (first.base == "SYNCS" and "TRYWAIT" in first.opcode and b.id in b.succs and last.base == "BRA"):
+            continue
+        entered = [p for p in b.preds if p != b.id]
+        if b.id > 0 and b.id - 1 in entered and code[blocks[b.id - 1].end - 1].base != "BRA":
+            continue                            # fallen into: the first try itself
+        if b.id > 0 and b.id - 1 in entered and code[blocks[b.id - 1].end - 1].predicate:
+            continue
+        out.update(range(b.start, b.end))
+        if b.id + 1 < len(blocks):
+            nb = blocks[b.id + 1]
+            if nb.end - nb.start == 1 and code[nb.start].base == "BRA" and not code[nb.start].predicate \
+                    and nb.preds == [b.id]:
+                out.update(range(nb.start, nb.end))
+    return out
 
 
 def _joins(code, at, ptxf):

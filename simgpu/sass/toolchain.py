@@ -157,16 +157,8 @@ def _select_nvvm():
             raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen[lib]}, but this process has loaded "
                               f"{loaded[0]} already (NVIDIA's libraries are loaded once per process): "
                               f"set SIMGPU_TOOLCHAIN in the environment before the first compile")
-    mode = getattr(os, "RTLD_GLOBAL", 0)
-    if chosen["nvrtc"] is not None:
-        # libNVRTC opens its builtins by file name; loaded first, they are found by it
-        d = os.path.dirname(chosen["nvrtc"])
-        for f in sorted(os.listdir(d)):
-            if re.fullmatch(r"libnvrtc-builtins\.so(\.\d+)*", f):
-                ctypes.CDLL(os.path.join(d, f), mode=mode)
-    for lib in ("nvrtc", "nvvm"):
-        if chosen[lib] is not None:
-            ctypes.CDLL(chosen[lib], mode=mode)
+    _select_nvrtc()
+    ctypes.CDLL(chosen["nvvm"], mode=getattr(os, "RTLD_GLOBAL", 0))
     if chosen["libdevice"] is not None:
         from numba.cuda import cuda_paths
         paths = cuda_paths.get_cuda_paths()
@@ -176,6 +168,34 @@ def _select_nvvm():
                               "point its libdevice at $SIMGPU_TOOLCHAIN")
         paths["libdevice"] = type(paths["libdevice"])("SIMGPU_TOOLCHAIN", chosen["libdevice"])
     _nvvm_selected = chosen["nvvm"]
+
+
+_nvrtc_selected = None
+
+
+def _select_nvrtc():
+    """Load the selected toolchain's libNVRTC (and its builtins) before cuda.bindings loads one:
+    simgpu.cuda_source's and numba's CUDA C then compile with the toolchain's NVRTC, whose PTX
+    ISA its ptxas reads (a newer NVRTC's .version is refused).  SimGPUError if another libNVRTC
+    is loaded already."""
+    global _nvrtc_selected
+    chosen = selected_toolchain()
+    if chosen is None or chosen["nvrtc"] is None or _nvrtc_selected == chosen["nvrtc"]:
+        return
+    want = os.path.realpath(chosen["nvrtc"])
+    loaded = [p for p in _loaded_libraries("libnvrtc.so") if os.path.realpath(p) != want]
+    if loaded:
+        raise SimGPUError(f"$SIMGPU_TOOLCHAIN asks for {chosen['nvrtc']}, but this process has loaded "
+                          f"{loaded[0]} already (NVIDIA's libraries are loaded once per process): "
+                          f"set SIMGPU_TOOLCHAIN in the environment before the first compile")
+    mode = getattr(os, "RTLD_GLOBAL", 0)
+    # libNVRTC opens its builtins by file name; loaded first, they are found by it
+    d = os.path.dirname(chosen["nvrtc"])
+    for f in sorted(os.listdir(d)):
+        if re.fullmatch(r"libnvrtc-builtins\.so(\.\d+)*", f):
+            ctypes.CDLL(os.path.join(d, f), mode=mode)
+    ctypes.CDLL(chosen["nvrtc"], mode=mode)
+    _nvrtc_selected = chosen["nvrtc"]
 
 
 def nvvm_library():
@@ -601,6 +621,7 @@ def nvrtc_ptx_cached(source, name, cc):
 
 @functools.lru_cache(maxsize=None)
 def _nvrtc_version():
+    _select_nvrtc()
     from cuda.bindings import nvrtc
     _, major, minor = nvrtc.nvrtcVersion()
     return f"{major}.{minor}"
@@ -635,6 +656,7 @@ def _nvrtc_text(size_of, get, prog):
 
 def nvrtc_ptx(source, name, cc, lineinfo=True):
     """PTX of CUDA C++ `source` for compute capability `cc` (NVRTC, relocatable device code)."""
+    _select_nvrtc()
     from cuda.bindings import nvrtc
     opts = [f"-arch=compute_{cc[0]}{cc[1]}", "-rdc=true"] + [f"-I{d}" for d in _nvrtc_includes()]
     if lineinfo:
@@ -656,6 +678,7 @@ def nvrtc_kernel_ptx(source, name, arch, filename="kernel.cu", options=()):
     for virtual architecture `arch` ("compute_90", "compute_90a"), with line information naming
     `filename`.  The entry name is NVRTC's lowered (mangled) name of `name` (the name itself
     for an ``extern "C"`` kernel)."""
+    _select_nvrtc()
     from cuda.bindings import nvrtc
     opts = [f"-arch={arch}", "-lineinfo", *[f"-I{d}" for d in _nvrtc_includes()], *options]
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], [])

@@ -1,26 +1,46 @@
-"""Issue 27's targets over all its kernels, from the stored card measurements (no device call).
+"""Issue 27's targets over all its kernels: one H100 run of every case against simgpu (no device call).
 
-Reads the comparisons each sub-suite's script wrote with the current model (re-run here, CPU
-only; each simulates like for like: a do_bench median against ``dobench_seconds(rep)`` on
-``unprofiled(gpu)``, a CUPTI duration against the kernel time on ``unprofiled(gpu)``):
+The card (targets/h100/, 2026-12-07, NVIDIA H100 80GB HBM3, driver 580.159.04, Triton 3.6.0,
+torch 2.11.0+cu130, CUDA 13.0, Nsight Compute 2025.3.1): ``targets_device.sh`` ran every case of
+``targets_cases.py`` with do_bench (median), CUPTI (torch.profiler) and registers
+(``targets_card_time.json``), then once each under ncu (``--clock-control none``:
+smsp__inst_executed.sum, gpu__time_duration.sum, registers, SM clock; ``ncu.csv``,
+``targets_card_ncu.json``); both runs hold the sha256 of every output array.
 
-* ``../triton/results.json``        vector add, fused softmax (H200, do_bench)   ``triton/compare.py``
-* ``wgmma/results.json``           the tutorial fp16 matmul, small shapes (H200)  ``wgmma/compare.py``
-* ``flash/results.json``           FA-2 forward causal and not, TMA matmul (H200) ``flash/compare.py``
-* ``clock/h200_matmul.json``       the matmul at the lecture's sizes (H200)       ``clock/h200_matmul.py``
-* ``lecture/results.json``         the matmul at the lecture's sizes (H100, do_bench + CUPTI) ``lecture/compare.py``
-* ``lecture/fa_h100.json``         FA-2 N = 1024 (H100, do_bench + CUPTI)        ``lecture/fa_h100.py``
+simgpu (``targets_sim.py`` -> ``targets_sim.json``): the same launches, same inputs, on
+``simgpu.validate.unprofiled("H100")`` (the H100's SM clock outside a profiler, 1.83 GHz:
+clock/derive_h100.py), Triton 3.6.0 as on the card (its own ptxas, as its JIT on the card).
 
-and writes ``targets.json`` and the markdown table (``--markdown`` prints it; docs/triton.md,
-"Issue 27's targets over all its kernels", holds it).  Run: ``python targets.py [--markdown]``
-(numpy-free, json only)."""
+Per case: outputs (sha256 equal or not), registers (simgpu / card), smsp__inst_executed ratio
+(simgpu / ncu), do_bench median (simgpu's ``dobench_seconds`` / the card's: the issue's time
+target), and simgpu's kernel time (gpu__time_duration, on the unprofiled clock) against CUPTI's
+duration and against ncu's gpu__time_duration (ncu's adds about 1.5-2 us of launch to CUPTI's on
+short kernels; ncu ran at its own clock, 1.56-1.98 GHz, sm__cycles_elapsed.avg.per_second).  Writes ``targets.json``; ``--markdown`` prints
+the tables (docs/triton.md, "Issue 27's targets over all its kernels").  Run:
+``python targets.py [--markdown]`` (json and csv only)."""
+import csv
 import json
 import os
 import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VAL = os.path.dirname(HERE)
+CARD = os.path.join(HERE, "targets", "h100")
+
+# the issue's kernels (section "Targets") and the cases that stand for each; the rest of the
+# cases (small sm_90a matmuls, the lecture matmul at 512^3, the TMA matmul) are reported too
+ISSUE_KERNELS = [
+    ("vector add", lambda n: n.startswith("add_")),
+    ("fused softmax (incl. width 781)", lambda n: n.startswith("softmax_")),
+    ("fp16 matmul 1024^3", lambda n: n == "lecture_1024x1024x1024"),
+    ("fp16 matmul 2048^3", lambda n: n == "lecture_2048x2048x2048"),
+    ("fp16 matmul 4096^3", lambda n: n == "lecture_4096x4096x4096"),
+    ("fp16 matmul 1000x1500x700 (unaligned)", lambda n: n == "lecture_1000x1500x700"),
+    ("FA-2 forward, causal", lambda n: n.startswith("fa_") and n.endswith("causal")),
+    ("FA-2 forward, not causal", lambda n: n.startswith("fa_") and not n.endswith("causal")),
+    ("CUDA C, mma.sync", lambda n: n.startswith("mma_sync_")),
+    ("CUDA C, wgmma + TMA", lambda n: n.startswith("wgmma_tma_")),
+]
 
 
 def _load(*p):
@@ -28,174 +48,151 @@ def _load(*p):
     return json.load(open(path)) if os.path.exists(path) else None
 
 
-def _day(s):
-    return (s or "")[:10]
+def ncu_rows(path):
+    """ncu's raw CSV: one dict a profiled launch, in launch order (its units row dropped)."""
+    lines = open(path).read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.DictReader(lines[start:]))
+    metrics = ("smsp__inst_executed.sum", "gpu__time_duration.sum", "launch__registers_per_thread",
+               "sm__cycles_elapsed.avg.per_second", "launch__grid_size")
+    return [{**r, **{m: float(r[m].replace(",", "")) for m in metrics}} for r in rows[1:]]
 
 
-def rows():
-    """One row a measured launch: kernel (the issue's name), case, card, date, method, outputs,
-    registers (simgpu, card), inst ratio (None: not measured), predicted and measured us, and
-    whether the row counts for the time target (False for a launch a parameter was derived from)."""
+def card_rows(folder, prefix, sim):
+    """Rows of one card run in ``folder``: {prefix}_time.json, {prefix}_ncu.json, ncu.csv."""
+    time_ = _load(folder, f"{prefix}_time.json")
+    ncu_js = _load(folder, f"{prefix}_ncu.json")
+    if time_ is None or ncu_js is None or not os.path.exists(os.path.join(folder, "ncu.csv")):
+        return []
+    ncu = ncu_rows(os.path.join(folder, "ncu.csv"))
+    names = [n for n, c in ncu_js["cases"].items() if "error" not in c]   # ncu profiled one launch a case, in order
+    assert len(ncu) == len(names), (folder, len(ncu), len(names))
     out = []
-    tr = _load(VAL, "triton", "results.json")
-    if tr:
-        day = _day(tr["h200"].get("date"))
-        for name, r in tr["cases"].items():
-            kern = "vector add" if name.startswith("add") else "fused softmax"
-            if r.get("outputs_bit_identical"):
-                o = "bit-identical"
-            else:
-                o = ("not bit-identical (sha256 differs; the card's array is not stored here, so the distance is "
-                     "not re-measured; 2026-12-02: within 5 ulp)")
-            if "max_ulp" in r:
-                o = f"max {r['max_ulp']} ulp, {100 * r['fraction_of_elements_bit_identical']:.0f} % bit-identical"
-            calib = name == "add_1"
-            out.append(dict(kernel=kern, case=name, card="H200", date=day, method="do_bench median",
-                            outputs=o, outputs_ok=bool(r.get("outputs_bit_identical")),
-                            registers=(r.get("simgpu_registers"), r.get("h200_n_regs")), inst_ratio=None,
-                            pred_us=r["simgpu_dobench_ns"] / 1e3, meas_us=r["h200_time_ns"] / 1e3,
-                            counts_for_time=not calib,
-                            note="H200's do_bench floor derived from this launch" if calib else
-                            ("width 781: not a power of two" if "781" in name else "")))
-    wg = _load(HERE, "wgmma", "results.json")
-    if wg:
-        day = _day(wg["card"].get("date"))
-        for name, r in wg["cases"].items():
-            ok = r["front_door_bit_equal_to_card"]
-            out.append(dict(kernel="fp16 matmul (sm_90a, wgmma)", case=f"{r['M']}x{r['N']}x{r['K']} ({r['family']})",
-                            card="H200", date=day, method="do_bench median",
-                            outputs=f"bit-identical ({r['outputs']:,})" if ok else f"{r['differing_from_card']} differ",
-                            outputs_ok=ok, registers=(r["registers_simgpu"], r["registers_card"]), inst_ratio=None,
-                            pred_us=r["time_us_simgpu_dobench"], meas_us=r["time_us_card"], counts_for_time=True,
-                            note="unaligned" if r["M"] % 16 or r["N"] % 16 or r["K"] % 16 else ""))
-    fl = _load(HERE, "flash", "results.json")
-    if fl:
-        day = _day(fl["card"].get("date"))
-        for name, r in fl["cases"].items():
-            c = r["case"]
-            if name.startswith("fa"):
-                kern = "FA-2 forward, causal" if c["causal"] else "FA-2 forward, not causal"
-                case = f"N={c['N_CTX']}, {'host' if c['host_descriptors'] else 'device'} descriptors, {c['BLOCK_M']}x{c['BLOCK_N']}"
-                ok = r["o_bit_equal"] and r["M_bit_equal"]
-                o = "bit-identical" if ok else (f"O: {r['o_differing']} of {r['outputs']:,} differ (max {r['o_max_ulp_diff']} ulp); "
-                                                 + ("M bit-identical" if r["M_bit_equal"] else
-                                                    f"M: {r['M_differing']} differ (max {r['M_max_abs_diff']:.1e})"))
-            else:
-                kern = "TMA matmul (Triton, host descriptors)"
-                case = f"{c['M']}x{c['N']}x{c['K']}"
-                ok = r["c_bit_equal"]
-                o = f"bit-identical ({r['outputs']:,})" if ok else f"{r['c_differing']} differ"
-            out.append(dict(kernel=kern, case=case, card="H200", date=day, method="do_bench median", outputs=o,
-                            outputs_ok=ok, registers=(r["registers_simgpu"], r["registers_card"]), inst_ratio=None,
-                            pred_us=r["time_us_simgpu_dobench"], meas_us=r["time_us_card"], counts_for_time=True, note=""))
-    lc = _load(HERE, "lecture", "results.json")
-    sim_regs = {k: v["registers_simgpu"] for k, v in (lc or {}).get("matmul", {}).items()}
-    hm = _load(HERE, "clock", "h200_matmul.json")
-    times = _load(HERE, "pipe", "h200", "h200_matmul_times.json")
-    if hm:
-        day = _day((times or {}).get("date"))
-        for name, r in hm["cases"].items():
-            regs = (times or {}).get("cases", {}).get(name, {}).get("n_regs")
-            out.append(dict(kernel="fp16 matmul (lecture config)", case=name, card="H200", date=day,
-                            method="do_bench median", outputs="card only (card = torch); simgpu's not compared",
-                            outputs_ok=None, registers=(sim_regs.get(name), regs), inst_ratio=None,   # same sm_90a compile
-                            pred_us=r["unprofiled"]["simgpu_dobench_us"], meas_us=r["card_dobench_us"],
-                            counts_for_time=True, note="sampled (first and last waves)" if r["blocks"] > 132 else ""))
-    if lc:
-        day = _day(lc["card"].get("date"))
-        for name, r in lc["matmul"].items():
-            base = dict(kernel="fp16 matmul (lecture config)", case=name, card="H100", date=day,
-                        outputs="card only (card = torch); simgpu's not compared", outputs_ok=None,
-                        registers=(r["registers_simgpu"], r["registers_card"]), inst_ratio=None,
-                        note="sampled (first and last waves)" if r.get("sampled") else "")
-            out.append(dict(base, method="do_bench median", pred_us=r["simgpu_dobench_us"], meas_us=r["card_dobench_us"],
-                            counts_for_time=True))
-            out.append(dict(base, method="CUPTI duration", pred_us=r["simgpu_kernel_us"], meas_us=r["card_kernel_us"],
-                            counts_for_time=False))
-    fa = _load(HERE, "lecture", "fa_h100.json")
-    if fa:
-        day = _day(fa["card"].get("date"))
-        base = dict(kernel="FA-2 forward, not causal", case="N=1024, Z=1, H=16, 128x64", card="H100", date=day,
-                    outputs=f"card not stored; simgpu vs float64 max {fa['outputs_vs_float64_max_abs']:.1e}",
-                    outputs_ok=None, registers=(fa["simgpu_registers"], None), inst_ratio=None, note="")
-        out.append(dict(base, method="do_bench median", pred_us=fa["simgpu_dobench_us"], meas_us=fa["card_dobench_us"],
-                        counts_for_time=True))
-        out.append(dict(base, method="CUPTI duration", pred_us=fa["simgpu_kernel_us"], meas_us=fa["card_kernel_us"],
-                        counts_for_time=False))
+    for name, prof in zip(names, ncu):
+        card, s = time_["cases"][name], sim["cases"].get(name)
+        k = next(iter(card["cupti_us"]))
+        assert prof["Kernel Name"] == k, (name, prof["Kernel Name"], k)
+        shas = sorted(x for x in card if x.endswith("_sha256"))
+        out.append({"case": name, "kernel": k, "card": "H100" if "H100" in time_["gpu"] else time_["gpu"],
+                    "date": time_["date"][:10], "issue_kernel": next((ik for ik, f in ISSUE_KERNELS if f(name)), None),
+                    "grid": int(prof["launch__grid_size"]), "card_sm_clock_ncu_hz": prof["sm__cycles_elapsed.avg.per_second"],
+                    "registers": (s and s["registers"], card["n_regs"]), "registers_ncu": prof["launch__registers_per_thread"],
+                    "inst": (s and s["smsp__inst_executed.sum"], prof["smsp__inst_executed.sum"]),
+                    "dobench_us": (s and s["dobench_us"], card["dobench_median_us"]),
+                    "kernel_us": (s and s["kernel_us"], card["cupti_us"][k]),
+                    "ncu_duration_us": (s and s["kernel_us"], prof["gpu__time_duration.sum"] / 1e3),
+                    "outputs": None if s is None else
+                    {x: s.get(x) == card[x] == ncu_js["cases"][name][x] for x in shas}})
     return out
 
 
-# The issue's kernels (section "Targets") and the rows that stand for each.
-ISSUE_KERNELS = [
-    ("vector add", lambda r: r["kernel"] == "vector add"),
-    ("fused softmax (incl. width 781)", lambda r: r["kernel"] == "fused softmax"),
-    ("fp16 matmul 1024^3", lambda r: r["case"] == "1024x1024x1024"),
-    ("fp16 matmul 2048^3", lambda r: r["case"] == "2048x2048x2048"),
-    ("fp16 matmul 4096^3", lambda r: r["case"] == "4096x4096x4096"),
-    ("fp16 matmul 1000x1500x700 (unaligned)", lambda r: r["case"] == "1000x1500x700"),
-    ("FA-2 forward, causal", lambda r: r["kernel"] == "FA-2 forward, causal"),
-    ("FA-2 forward, not causal", lambda r: r["kernel"] == "FA-2 forward, not causal"),
-    ("CUDA C, mma.sync", lambda r: r["kernel"] == "CUDA C mma.sync"),
-    ("CUDA C, wgmma + TMA", lambda r: r["kernel"] == "CUDA C wgmma + TMA"),
-]
+def rows():
+    """Every case of targets/h100 (targets_device.sh) and, once run, cuda_c/h100
+    (cuda_c/wgmma_tma_device.sh); then the simulated cases no card has run."""
+    sim = _load(HERE, "targets_sim.json") or {"cases": {}}
+    out = card_rows(CARD, "targets_card", sim) + card_rows(os.path.join(HERE, "cuda_c", "h100"), "wgmma_tma_card", sim)
+    names = {r["case"] for r in out}
+    for name, s in sim["cases"].items():          # simulated, not measured on the card
+        if name in names:
+            continue
+        out.append({"case": name, "kernel": None, "card": None, "date": None,
+                    "issue_kernel": next((ik for ik, f in ISSUE_KERNELS if f(name)), None),
+                    "registers": (s["registers"], None), "inst": (s["smsp__inst_executed.sum"], None),
+                    "dobench_us": (s["dobench_us"], None), "kernel_us": (s["kernel_us"], None),
+                    "ncu_duration_us": (s["kernel_us"], None), "outputs": None})
+    return out
 
 
-def _err(r):
-    return abs(r["pred_us"] / r["meas_us"] - 1)
+def _ratio(pair):
+    s, c = pair
+    return None if s is None or not c else s / c
+
+
+def _err(pair):
+    q = _ratio(pair)
+    return None if q is None else abs(q - 1)
+
+
+def _factor(pair):
+    q = _ratio(pair)
+    return None if q is None else max(q, 1 / q)
 
 
 def aggregate(rs):
-    timed = [r for r in rs if r["counts_for_time"]]
-    errs = [_err(r) for r in timed]
-    cupti = [_err(r) for r in rs if r["method"] == "CUPTI duration"]
-    named = [r for r in timed if any(f(r) for _, f in ISSUE_KERNELS)]
-    named_errs = [_err(r) for r in named]
-    regs = [r for r in rs if r["registers"][0] is not None and r["registers"][1] is not None
-            and r["method"] != "CUPTI duration"]                       # one row a launch
-    outs = [r for r in rs if r["outputs_ok"] is not None]
-    kernels = {k: [r for r in rs if f(r)] for k, f in ISSUE_KERNELS}
-    # each issue kernel's own error (the median of its do_bench launches), then their median
-    per = {k: statistics.median([_err(r) for r in v if r["counts_for_time"]]) for k, v in kernels.items()
-           if any(r["counts_for_time"] for r in v)}
-    per_kernel = {"kernels": per, "median_error": statistics.median(per.values()) if per else None}
+    sim = [r for r in rs if r["inst"][0] is not None and r["card"] is not None]
+    inst = {r["case"]: _ratio(r["inst"]) for r in sim}
+    within = [n for n, q in inst.items() if abs(q - 1) <= 0.10]
+    regs = [r for r in sim if r["registers"][0] is not None]
+    outs = [r for r in sim if r["outputs"] is not None]
+    per = {}
+    for ik, _ in ISSUE_KERNELS:
+        v = [r for r in sim if r["issue_kernel"] == ik]
+        if v:
+            per[ik] = {"launches": len(v), "dobench_error": statistics.median(_err(r["dobench_us"]) for r in v),
+                       "cupti_error": statistics.median(_err(r["kernel_us"]) for r in v),
+                       "ncu_duration_error": statistics.median(_err(r["ncu_duration_us"]) for r in v),
+                       "inst_within_10pct": sum(r["case"] in within for r in v)}
+
+    def timing(sel, key):
+        v = [r for r in sim if sel(r)]
+        if not v:
+            return None
+        f = [_factor(r[key]) for r in v]
+        return {"launches": len(v), "median_error": statistics.median(_err(r[key]) for r in v),
+                "max_factor": max(f), "beyond_2x": [r["case"] for r in v if _factor(r[key]) > 2]}
     return {
-        "outputs": {"compared": len(outs), "bit_identical": sum(r["outputs_ok"] for r in outs),
-                    "not_bit_identical": sorted({r["kernel"] for r in outs if not r["outputs_ok"]}),
-                    "no_card_outputs": sorted({f"{r['kernel']} {r['case']} ({r['card']})" for r in rs if r["outputs_ok"] is None})},
-        "registers": {"compared": len(regs), "equal": sum(int(r["registers"][0]) == int(r["registers"][1]) for r in regs)},
-        "inst_executed": {"measured": sum(r["inst_ratio"] is not None for r in rs), "launches": len(rs)},
-        "time_all": {"launches": len(timed), "median_error": statistics.median(errs) if errs else None,
-                     "max_factor": max(max(r["pred_us"] / r["meas_us"], r["meas_us"] / r["pred_us"]) for r in timed) if timed else None,
-                     "beyond_2x": [f"{r['kernel']} {r['case']} ({r['card']})" for r in timed
-                                   if max(r["pred_us"] / r["meas_us"], r["meas_us"] / r["pred_us"]) > 2]},
-        "time_issue_kernels": {"launches": len(named), "median_error": statistics.median(named_errs) if named_errs else None},
-        "time_per_issue_kernel": per_kernel,
-        "time_cupti": {"launches": len(cupti), "median_error": statistics.median(cupti) if cupti else None},
-        "kernels_without_card_data": [k for k, v in kernels.items() if not v],
+        "outputs": {"compared": len(outs), "bit_identical": [r["case"] for r in outs if all(r["outputs"].values())],
+                    "sha256_differs": [r["case"] for r in outs if not all(r["outputs"].values())]},
+        "registers": {"compared": len(regs), "equal": sum(int(r["registers"][0]) == int(r["registers"][1]) for r in regs),
+                      "differ": [r["case"] for r in regs if int(r["registers"][0]) != int(r["registers"][1])]},
+        "inst_executed": {"launches": len(inst), "within_10pct": len(within),
+                          "fraction_within_10pct": len(within) / len(inst) if inst else None,
+                          "exact": sum(r["inst"][0] == r["inst"][1] for r in sim),
+                          "outside_10pct": {n: q for n, q in inst.items() if n not in within}},
+        "time_dobench_all": timing(lambda r: True, "dobench_us"),
+        "time_dobench_issue_kernels": timing(lambda r: r["issue_kernel"], "dobench_us"),
+        "time_cupti_all": timing(lambda r: True, "kernel_us"),
+        "time_ncu_duration_all": timing(lambda r: True, "ncu_duration_us"),
+        "time_cupti_issue_kernels": timing(lambda r: r["issue_kernel"], "kernel_us"),
+        "per_issue_kernel": per,
+        "per_issue_kernel_median_dobench_error": statistics.median(v["dobench_error"] for v in per.values()) if per else None,
+        "per_issue_kernel_median_cupti_error": statistics.median(v["cupti_error"] for v in per.values()) if per else None,
+        "per_issue_kernel_median_ncu_duration_error": statistics.median(v["ncu_duration_error"] for v in per.values()) if per else None,
+        "issue_kernels_without_card_data": [ik for ik, f in ISSUE_KERNELS
+                                            if not any(f(r["case"]) and r["card"] for r in rs)],
+        "simulated_not_measured": [r["case"] for r in rs if r["card"] is None],
+        "cases_not_simulated": [r["case"] for r in rs if r["inst"][0] is None],
     }
 
 
-def markdown(rs, agg):
-    L = ["| kernel | case | card, date | outputs vs the card | registers (simgpu / card) | smsp__inst_executed ratio | "
-         "predicted / measured (us) | ratio | method |", "|---|---|---|---|---|---|---|---|---|"]
+def markdown(rs):
+    L = ["| case | kernel (issue's) | outputs (sha256) | registers simgpu / card | smsp__inst_executed simgpu / ncu | ratio | "
+         "do_bench us simgpu / card | ratio | kernel us simgpu / CUPTI | ratio | simgpu / ncu duration | ratio |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rs:
-        s, c = r["registers"]
-        reg = f"{int(s) if s is not None else '-'} / {int(c) if c is not None else 'not stored'}"
-        note = f" ({r['note']})" if r["note"] else ""
-        inst = "not measured" if r["inst_ratio"] is None else f"{r['inst_ratio']:.2f}"
-        L.append(f"| {r['kernel']} | {r['case']}{note} | {r['card']}, {r['date']} | {r['outputs']} | {reg} | "
-                 f"{inst} | "
-                 f"{r['pred_us']:.2f} / {r['meas_us']:.2f} | {r['pred_us'] / r['meas_us']:.2f} | {r['method']}"
-                 f"{'' if r['counts_for_time'] or r['method'] != 'do_bench median' else ' (not counted)'} |")
+        s_reg, c_reg = r["registers"]
+        if r["card"] is None:
+            L.append(f"| {r['case']} | {r['issue_kernel'] or '(extra)'} | not run on a card | {int(s_reg)} / - | "
+                     f"{r['inst'][0]:,.0f} / - | - | {r['dobench_us'][0]:.2f} / - | - | {r['kernel_us'][0]:.2f} / - | - | - | - |")
+            continue
+        o = "-" if r["outputs"] is None else ("identical" if all(r["outputs"].values()) else
+                                              "differs: " + ", ".join(k[:4] for k, v in r["outputs"].items() if not v))
+        f = lambda p, d=2: "-" if p[0] is None else f"{p[0]:,.{d}f} / {p[1]:,.{d}f}"   # noqa: E731
+        q = lambda p: "-" if _ratio(p) is None else f"{_ratio(p):.3f}"                   # noqa: E731
+        L.append(f"| {r['case']} | {r['issue_kernel'] or '(extra)'} | {o} | "
+                 f"{'-' if s_reg is None else int(s_reg)} / {int(c_reg)} | {f(r['inst'], 0)} | {q(r['inst'])} | "
+                 f"{f(r['dobench_us'])} | {q(r['dobench_us'])} | {f(r['kernel_us'])} | {q(r['kernel_us'])} | "
+                 f"{f(r['ncu_duration_us'])} | {q(r['ncu_duration_us'])} |")
     return "\n".join(L)
 
 
 def main():
     rs = rows()
     agg = aggregate(rs)
-    json.dump({"rows": rs, "aggregate": agg}, open(os.path.join(HERE, "targets.json"), "w"), indent=1)
+    json.dump({"card": "H100 80GB HBM3, 2026-12-07 (targets/h100)", "simgpu": (_load(HERE, "targets_sim.json") or {}).get("here"),
+               "rows": rs, "aggregate": agg}, open(os.path.join(HERE, "targets.json"), "w"), indent=1)
     if "--markdown" in sys.argv:
-        print(markdown(rs, agg))
+        print(markdown(rs))
     print(json.dumps(agg, indent=1))
 
 

@@ -113,6 +113,23 @@ def wgmma_grid(M, N):
     return (N // 64, M // 64)
 
 
+# (name, M, N, K): 16 blocks, one wave of 128 blocks, two waves (256 blocks)
+WGMMA_TMA_CASES = [("wgmma_tma_256x256x256", 256, 256, 256), ("wgmma_tma_512x1024x512", 512, 1024, 512),
+                   ("wgmma_tma_1024x1024x1024", 1024, 1024, 1024)]
+
+
+def tiled_map_args(shape, itemsize, box, swizzle):
+    """cuTensorMapEncodeTiled's arguments for a C-order tensor of ``shape`` (numpy order) and
+    ``box`` (numpy order), as simgpu.tensor_map encodes them: globalDim, globalStrides (bytes, of
+    dimensions 1..rank-1), boxDim and elementStrides innermost first; the swizzle's enum
+    (CU_TENSOR_MAP_SWIZZLE_NONE/32B/64B/128B = 0..3); interleave none, L2 promotion none, OOB fill
+    zero (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)."""
+    shape, box = tuple(int(x) for x in shape), tuple(int(b) for b in box)
+    strides = [itemsize * int(np.prod(shape[i + 1:])) for i in range(len(shape))]   # C order, bytes
+    return {"globalDim": list(shape[::-1]), "globalStrides": strides[:-1][::-1], "boxDim": list(box[::-1]),
+            "elementStrides": [1] * len(shape), "swizzle": {0: 0, 32: 1, 64: 2, 128: 3}[swizzle]}
+
+
 # (name, M, N, K): one wave and under (128 blocks), and four waves
 MMA_SYNC_CASES = [("mma_sync_256x256x256", 256, 256, 256), ("mma_sync_512x1024x512", 512, 1024, 512)]
 
