@@ -19,12 +19,13 @@ def _predict(kernel, grid, block, args, **kw):
 
 def test_sass_opcodes_map_to_the_simulator_pipes():
     assert sim_pipe("FFMA") == "fp32" and sim_pipe("DFMA") == "fp64"
-    assert sim_pipe("IMAD.WIDE") == "imad" and sim_pipe("IMAD.MOV.U32") == "iadd"
-    assert sim_pipe("IADD3") == "iadd" and sim_pipe("ISETP.GE.AND") == "int"
+    assert sim_pipe("IMAD.WIDE") == "imad" and sim_pipe("IMAD.MOV.U32") == "imad"
+    assert sim_pipe("IADD3") == "int" and sim_pipe("ISETP.GE.AND") == "int"
+    assert sim_pipe("VIADD") == "imad" and sim_pipe("MOV") == "int"     # measured: no choice of pipe
     assert sim_pipe("MUFU.EX2") == "sfu" and sim_pipe("F2I.TRUNC") == "conv"
     assert sim_pipe("LDG.E.128") == "lsu" and sim_pipe("SHFL.BFLY") == "shfl"
     assert sim_pipe("BAR.SYNC.DEFER_BLOCKING") == "barrier" and sim_pipe("BRA") == "branch"
-    assert sim_pipe("ULDC.64") == "uniform"
+    assert sim_pipe("ULDC.64") == "none" and sim_pipe("UMOV") == "none" and sim_pipe("UIADD3") == "uniform"
 
 
 def test_operand_registers_of_loads_stores_and_guards():

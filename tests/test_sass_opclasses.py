@@ -16,8 +16,9 @@ from simgpu.sass.ptxas import parse_ptxas_log
     ("LDL", "lsu"), ("ATOMG.E.ADD.F32", "lsu"), ("RED.E.ADD", "lsu"), ("SHFL.BFLY", "lsu"),
     ("S2R", "lsu"),
     ("LDC.64", "adu"), ("BAR.SYNC.DEFER_BLOCKING", "adu"), ("BRX", "adu"),
-    ("BRA", "cbu"), ("EXIT", "cbu"), ("CALL.REL.NOINC", "cbu"), ("BSSY", "cbu"), ("RET.REL.NODEC", "cbu"),
-    ("ULDC.64", "uniform"), ("UIADD3", "uniform"), ("R2UR", "uniform"),
+    ("BRA", "none"), ("EXIT", "cbu"), ("CALL.REL.NOINC", "cbu"), ("BSSY", "cbu"), ("RET.REL.NODEC", "cbu"),
+    ("ULDC.64", "none"), ("UMOV", "none"), ("UIADD3", "uniform"), ("ULOP3.LUT", "uniform"), ("R2UR", "uniform"),
+    ("VIADD", "fmaheavy"),
     ("DFMA", "fp64"), ("DADD", "fp64"),
     ("HMMA.16816.F32", "tensor"), ("HGMMA.64x128x16.F32", "tensor"),
 ])

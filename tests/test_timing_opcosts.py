@@ -53,3 +53,20 @@ def test_the_compiled_path_costs_use_it():
     assert sass_latency([], P.latency) is None
     assert P.op_latency({"int": 2}, 8.0) == 8.0 + P.latency["fp32"] * 0.5
     assert opcosts.__all__
+
+
+def test_the_second_runs_opcodes():
+    """The most-executed estimates measured on 2026-12-07 16:51: VIADD on the IMAD pipe, IADD3 on
+    the ALU alone (no choice of pipe), the uniform pipe at 2 cycles, ULDC/UMOV/BRA an issue slot
+    only; ISETP.EX and VIADD latencies; a branch's taken stall is no result's latency; the
+    indexed-constant benches (ULDC, LDC) are not used for the fixed-address forms."""
+    assert sass_mix(["VIADD", "IADD3", "IMAD.IADD", "UIADD3", "ULDC.64", "UMOV", "BRA"]) == {
+        "imad": 2, "int": 1, "uniform": 1, "none": 2, "branch": 1}
+    P = TimingParams.from_gpu(get_gpu("H100"))
+    assert P.interval["uniform"] == 2.0 and P.interval["none"] == 1.0
+    assert sass_latency(["ISETP.GE.U32.AND.EX"], P.latency) == pytest.approx(4.06)
+    assert sass_latency(["VIADD"], P.latency) == pytest.approx(6.2)
+    assert sass_latency(["FCHK", "BSSY", "BRA", "MUFU.RCP"], P.latency) == pytest.approx(18.93)
+    assert sass_latency(["UIADD3"], P.latency) == P.latency["uniform"]
+    assert measured("ULDC.64") is None and measured("LDC") is None
+    assert measured("BRA").latency == pytest.approx(19.8) and measured("UMOV").pipe == "none"

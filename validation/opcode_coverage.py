@@ -95,23 +95,30 @@ def main(argv=None):
     ap.add_argument("--docs", default=os.path.join(ROOT, "docs", "timing.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "data", "opcode_coverage.json"))
     ap.add_argument("--from-json", action="store_true", help="only rewrite the docs' table from --json")
+    ap.add_argument("--recost", action="store_true", help="with --from-json: the pipe, rate, latency and "
+                    "source columns from today's opcosts/params (the opcodes and their counts as stored), "
+                    "and --json rewritten")
     a = ap.parse_args(argv)
+    sys.path.insert(0, ROOT)
     if a.from_json:
         with open(a.json) as fh:
             d = json.load(fh)
+        if a.recost:
+            for r in d["rows"]:
+                r.update(cost_columns(sorted(r["opcodes"])[0]))
+            d["rows"].sort(key=lambda r: (-r["executions"], r["key"]))
+            d["summary"]["measured"] = sum(r["measured"] for r in d["rows"])
+            d["summary"]["executions_measured_share"] = sum(r["share"] for r in d["rows"] if r["measured"])
+            with open(a.json, "w") as fh:
+                json.dump(d, fh, indent=1)
         write_docs(a.docs, d["rows"], d["summary"])
         return 0
     ct.use_toolchain(a.toolchain)
-    sys.path.insert(0, ROOT)
-    from simgpu.hardware import get_gpu
-    from simgpu.timing.opcosts import cost_key, measured
-    from simgpu.timing.params import TimingParams
-    from simgpu.timing.ptx_trace import sim_pipe
+    from simgpu.timing.opcosts import cost_key
     suite = static_opcodes(os.path.join(HERE, "kernels"))
     holdout = static_opcodes(os.path.join(HERE, "holdout"))
     tests, examples = cached_opcodes()
     dyn = dynamic_counts(a.inst)
-    P = TimingParams.from_gpu(get_gpu("H200"))
     keys = collections.defaultdict(lambda: {"opcodes": set(), "suite": set(), "holdout": set(), "numba_tests": 0,
                                             "examples": 0, "executions": 0.0})
     for op in set(suite) | set(holdout) | set(tests) | set(examples) | set(dyn):
@@ -126,20 +133,11 @@ def main(argv=None):
     rows = []
     for key, k in keys.items():
         op = sorted(k["opcodes"])[0]
-        m = measured(op)
-        pipe = sim_pipe(op)
-        row = {"key": key, "opcodes": sorted(k["opcodes"]), "pipe": pipe, "suite_kernels": len(k["suite"]),
+        row = {"key": key, "opcodes": sorted(k["opcodes"]), "suite_kernels": len(k["suite"]),
                "holdout_kernels": len(k["holdout"]), "numba_test_kernels": k["numba_tests"],
                "example_kernels": k["examples"], "executions": k["executions"],
                "share": k["executions"] / total}
-        if m is not None:
-            iv = P.interval.get(m.pipe, 1.0) * m.units
-            row.update(measured=True, issue_per_clk_per_sm=P.schedulers / iv, bench_issue_per_clk_per_sm=m.issue_per_sm,
-                       latency=m.latency, bench=m.bench, units=m.units)
-        else:
-            iv = P.interval.get(pipe, 1.0)
-            row.update(measured=False, issue_per_clk_per_sm=P.schedulers / iv if iv else None,
-                       latency=P.latency.get(pipe, 4.0), bench=None, units=1)
+        row.update(cost_columns(op))
         rows.append(row)
     rows.sort(key=lambda r: (-r["executions"], r["key"]))
     meas_share = sum(r["share"] for r in rows if r["measured"])
@@ -154,6 +152,27 @@ def main(argv=None):
     if a.docs:
         write_docs(a.docs, rows, summary)
     return 0
+
+
+def cost_columns(op):
+    """The model's pipe, rate (warp-instructions per SM cycle, H200 pipes) and latency of one
+    opcode, and whether they are measured (timing/opcosts.py) or its pipe's estimate."""
+    from simgpu.hardware import get_gpu
+    from simgpu.timing.opcosts import measured
+    from simgpu.timing.params import TimingParams
+    from simgpu.timing.ptx_trace import sim_pipe
+    P = TimingParams.from_gpu(get_gpu("H200"))
+    m, pipe = measured(op), sim_pipe(op)
+    if m is not None:
+        iv = P.interval.get(m.pipe, 1.0) * m.units
+        lat = m.latency if m.latency is not None else P.latency.get(pipe, 4.0)
+        return dict(pipe=pipe, measured=True, issue_per_clk_per_sm=P.schedulers / iv,
+                    bench_issue_per_clk_per_sm=m.issue_per_sm, latency=lat, latency_measured=m.latency is not None,
+                    bench=m.bench, units=m.units)
+    iv = P.interval.get(pipe, 1.0)
+    return dict(pipe=pipe, measured=False, issue_per_clk_per_sm=P.schedulers / iv if iv else None,
+                bench_issue_per_clk_per_sm=None, latency=P.latency.get(pipe, 4.0), latency_measured=False,
+                bench=None, units=1)
 
 
 def _fmt(x, nd=2):
@@ -181,6 +200,8 @@ def write_docs(path, rows, summary):
         b = r.get("bench_issue_per_clk_per_sm")
         if r["measured"] and b and abs(b / r["issue_per_clk_per_sm"] - 1) > 0.05:
             src += f" (its loop: {b:.2f}/clk/SM)"
+        if r["measured"] and r.get("latency_measured") is False:
+            src += "; latency: the pipe's (not isolated)"
         lines.append(f"| `{r['key']}` | {r['suite_kernels']} | {r['holdout_kernels']} | {r['numba_test_kernels']} | "
                      f"{r['example_kernels']} | {100 * r['share']:.2f} % | {r['pipe']} | "
                      f"{_fmt(r['issue_per_clk_per_sm'])} | {_fmt(r['latency'], 1)} | {src} |")

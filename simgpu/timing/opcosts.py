@@ -16,6 +16,16 @@ capability 9.x uses the table.
 
 ``units`` is how many issue intervals of its pipe (``params.TimingParams.interval``) one
 instruction holds the pipe: the pipe's measured rate over the opcode's, 1 for nearly all.
+``latency`` None: the bench bounds it but does not isolate it (the pipe's latency is used).
+
+The second run (2026-12-07 16:51 UTC, the same card; ``validation/ncu_bottleneck/device_call.sh``)
+measured the most-executed opcodes that were estimates: ISETP.EX, VIADD, BRA/BSSY/BSYNC, UMOV,
+UIADD3 (with ULOP3), ULDC and LDC, and ran the benches under ncu for each pipe's instruction
+count.  ULDC and LDC are not in the table: their benches time *indexed* constant loads
+(``ULDC UR, c[0x3][UR]`` in a dependent chain; ``LDC R, c[0x3][R]`` with ~25 different
+addresses a warp, which the ADU replays), while every ULDC/LDC the validation kernels run reads
+a fixed address (``c[0x0][imm]``); the card ran those at up to 0.31 ULDC per SM cycle in a kernel
+they did not bound, 5.6x the bench's 0.055 (docs/timing.md).
 """
 from __future__ import annotations
 
@@ -26,7 +36,7 @@ from dataclasses import dataclass
 class OpCost:
     pipe: str            # the simulator's pipe (ptx_trace.sim_pipe's names)
     issue_per_sm: float  # warp-instructions per SM cycle, measured
-    latency: float       # cycles from issue to a dependent instruction's issue
+    latency: float       # cycles from issue to a dependent instruction's issue (None: not isolated)
     units: float         # pipe intervals one instruction occupies
     bench: str           # the microbenchmark (validation/microbench/opcodes.py) it comes from
 
@@ -94,12 +104,41 @@ TABLE = {
     "DSETP": _e("fp64", 0.944, 10.0, 1, "dsetp"),
     # shuffles: 1.0/clk/SM (32 lanes), 24.0 cycles
     "SHFL": _e("shfl", 1.000, 24.0, 1, "shfl_bfly"),
+    # -- second run (16:51 UTC): the most-executed estimated opcodes --------------------------
+    # ISETP.EX (the 64-bit compare's second half): ISETP + ISETP.EX + 2 SEL per step, all ALU
+    # (ncu: 513 ALU instructions per 128 ISETP.EX), 0.499 ISETP.EX/clk/SM = the ALU's 2.0 over
+    # four: one interval.  Step ISETP -> ISETP.EX -> SEL 12.33 cycles less ISETP + SEL 8.27
+    "ISETP.EX": _e("int", 0.499, 4.06, 1, "isetp_ex"),
+    # VIADD issues on the FMA-heavy (IMAD) pipe (ncu: 120 of 120 in fmaheavy), 1.739/clk/SM
+    # beside 137 ALU instructions per 120 (the ALU at 99 %: the IMAD pipe's 2.0 not reached);
+    # VIADD -> LOP3 step 10.02 cycles: (32 x 10.02 - 32 LOP3 x 4.0 - 3 IADD3 x 4.27) / 29
+    "VIADD": _e("imad", 1.739, 6.2, 1, "viadd"),
+    # the uniform datapath: 7 UIADD3 + ULOP3 chains and one vector chain per warp, 32 warps/SM:
+    # UIADD3 0.936/clk/SM and ULOP3 the same, the uniform pipe 1.87/clk/SM (0.47 per SMSP: the
+    # 2-cycle interval of params.py); issue at 54 %.  Latency not isolated: the latency kernel's
+    # step (10.16) is its vector chain's (VIADD -> LOP3, 10.02), the uniform step no longer
+    "UIADD3": _e("uniform", 0.936, None, 1, "uiadd3"),
+    "ULOP3": _e("uniform", 0.936, None, 1, "uiadd3"),
+    # UMOV: no pipe (ncu counts it in none), an issue slot: 131 UMOV + 128 DMUL per iteration
+    # issued at 3.98 per SM cycle (the issue limit), 1.99 UMOV/clk/SM; its latency hides under
+    # the DMUL chain it feeds (8.19 cycles a step against DMUL's 8.10)
+    "UMOV": _e("none", 1.990, None, 1, "umov"),
+    # BRA: no pipe (ncu counts no BRA in cbu or adu), taken, on warp-uniform values: 0.776
+    # BRA/clk/SM with the ALU at 60 % and issue at 59 %: bounded by the taken branches, not a
+    # pipe.  Latency: the step IADD3 -> ISETP -> @P0 BRA (taken) -> next step is 28.19 cycles,
+    # less 4.25 + 4.13: 19.8 cycles from the predicate to the warp's next issue.  (The model
+    # has no such stall: a branch writes no register; docs/design.md lists the difference.)
+    "BRA": _e("branch", 0.776, 19.8, 1, "bra_uniform"),
+    # BSSY / BSYNC around the taken BRA (ncu: both in cbu, 64 per 32 steps): 0.491 steps/clk/SM
+    # (0.952 CBU instructions); the step 41.11 cycles, 12.9 more than without them (not split)
+    "BSSY": _e("branch", 0.491, None, 1, "bra_bssy"),
+    "BSYNC": _e("branch", 0.491, None, 1, "bra_bssy"),
 }
 
 #: base opcode -> modifiers kept in its cost key (the others do not change the cost)
 _KEEP = {
     "IMAD": ("HI", "WIDE"),
-    "ISETP": ("EX",),                   # the 64-bit compare's second half: not measured
+    "ISETP": ("EX",),                   # the 64-bit compare's second half (isetp_ex)
     "HFMA2": ("MMA",),
     "MUFU": None,                       # the function: all kept (EX2, RSQ, ...)
     "F2F": ("F64", "F32", "F16", "BF16"),

@@ -93,7 +93,12 @@ class TimingParams:
                     "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
                     "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
                     "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
-                    "barrier": 1.0, "uniform": 1.0,   # uniform datapath (compiled path): issue only
+                    "barrier": 1.0, "none": 1.0,      # an issue slot, no pipe (BRA, ULDC, UMOV: ncu counts
+                                                      # them in no pipe; validation/ncu_bottleneck)
+                    # the uniform datapath (UIADD3, ULOP3, ...; compiled path): measured on an H100,
+                    # UIADD3 + ULOP3 chains at 1.87 per SM cycle together, 0.47 per SMSP: 2 cycles
+                    # (validation/microbench/opcodes.py `uiadd3`, docs/timing.md)
+                    "uniform": 2.0,
                     "tensor": tensor_unit_cycles(gpu),
                     # mma.sync (HMMA/IMMA/DMMA of one warp): measured per HMMA.16816 (4 units)
                     "tensor_sync": (gpu.mma_sync_16816_cycles / 4.0 if gpu.mma_sync_16816_cycles > 0
@@ -103,7 +108,7 @@ class TimingParams:
                    "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
                    "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
-                   "barrier": 1.0, "uniform": gpu.int_latency_cycles,
+                   "barrier": 1.0, "uniform": gpu.int_latency_cycles, "none": gpu.int_latency_cycles,
                    "tensor": gpu.wgmma_latency_cycles or gpu.fp32_latency_cycles,
                    "tensor_sync": (max(0.0, gpu.mma_sync_latency_cycles - gpu.mma_sync_16816_cycles)
                                    if gpu.mma_sync_latency_cycles > 0 else gpu.fp32_latency_cycles)}

@@ -41,7 +41,6 @@ NO_DST = frozenset(("st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", 
                     "vprintf", "pmevent", "griddepcontrol", "setmaxnreg"))
 IR_OP = {"ld": "ld", "ldu": "ld", "st": "st", "atom": "atomic", "red": "atomic"}
 _FP32 = frozenset("FFMA FFMA32I FADD FADD32I FMUL FMUL32I FSWZADD HFMA2 HADD2 HMUL2 HMNMX2 FMNMX".split())
-_IADD = frozenset("IADD3 IADD IADD32I VIADD MOV MOV32I".split())
 # I2FP (sm_90's int -> float) is not here: it issues on the ALU, measured (timing/opcosts.py)
 _CONV = frozenset("F2F F2I I2F I2I FRND F2IP".split())
 FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I": 1,
@@ -49,7 +48,7 @@ FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I":
 # sass/opclasses pipe (Nsight Compute's names) -> the simulator's pipe (params.py)
 SIM_PIPE = {"fma": "fp32", "fmaheavy": "imad", "alu": "int", "xu": "sfu", "lsu": "lsu", "adu": "lsu",
             "cbu": "branch", "uniform": "uniform", "fp64": "fp64", "fp16": "fp32", "tensor": "tensor",
-            "tex": "lsu", "none": "uniform", "unknown": "int"}
+            "tex": "lsu", "none": "none", "unknown": "int"}
 
 
 _TENSOR_SHAPE = re.compile(r"^[A-Z]+\.(\d+)x(\d+)x(\d+)|^[A-Z]+\.(16|8)(8|16)(4|8|16|32|64|128|256)(?:\.|$)")
@@ -90,12 +89,14 @@ def tensor_units(opcode, ins=None):
 
 
 def sim_pipe(opcode, cc=(9, 0)):
-    """The simulator's pipe for one SASS opcode: integer adds and moves on either integer
-    pipe ("iadd", as ptxas splits IADD3/IMAD.IADD and MOV/IMAD.MOV), conversions on the
-    conversion unit, shuffles and barriers on their own, the rest by sass/opclasses."""
+    """The simulator's pipe for one SASS opcode: conversions on the conversion unit, shuffles,
+    barriers and branches on their own, the rest by sass/opclasses.  Integer adds and moves
+    issue on the pipe their opcode names (measured, validation/microbench/opcodes.py under ncu:
+    IADD3 and MOV on the ALU only, VIADD, IMAD.IADD and IMAD.MOV on the FMA-heavy (IMAD) pipe
+    only), not on whichever frees first ("iadd", the IR path's rule for a PTX add whose SASS
+    it does not know).  BRA, ULDC and UMOV take an issue slot and no pipe ("none"; BRA as
+    "branch"): ncu counts them in no pipe."""
     base = base_opcode(opcode)
-    if base in _IADD or opcode.startswith(("IMAD.MOV", "IMAD.IADD")):
-        return "iadd"
     if base in _FP32:
         return "fp32"
     if base in _CONV:
@@ -104,6 +105,8 @@ def sim_pipe(opcode, cc=(9, 0)):
         return "shfl"
     if base == "BAR":
         return "barrier"
+    if base == "BRA":
+        return "branch"
     return SIM_PIPE.get(pipe_of(opcode, cc), "int")
 
 
@@ -121,7 +124,7 @@ def sass_mix(sass_ops, ins=None, cc=(9, 0)):
         if p == "tensor":
             k = tensor_units(s, ins)
             if not k:                      # WARPGROUP.ARRIVE / DEPBAR: issue only
-                p, k = "uniform", 1
+                p, k = "none", 1
             elif not base_opcode(s).endswith("GMMA"):
                 p = "tensor_sync"          # one warp's mma.sync: its own measured rate
         mix[p] = mix.get(p, 0) + k
@@ -135,7 +138,9 @@ def sass_latency(sass_ops, latency, cc=(9, 0)):
     out = None
     for s in sass_ops:
         m = measured(s, cc)
-        v = m.latency if m is not None else latency.get(sim_pipe(s, cc), 4.0)
+        if m is not None and m.pipe == "branch":
+            continue                    # BRA's measured 19.8 is a taken branch's stall, no result's latency
+        v = m.latency if m is not None and m.latency is not None else latency.get(sim_pipe(s, cc), 4.0)
         out = v if out is None or v > out else out
     return out
 

@@ -111,6 +111,20 @@ BENCHES = {
     "ldc": ("u32", "u32", "LDC", "and.b32 {t}, {x}, 508;\n  cvt.u64.u32 %w, {t};\n  add.u64 %w, %w, %cb;\n"
             "  ld.const.u32 {t}, [%w];\n  add.u32 {x}, {x}, {t};",
             {"match": r"LDC", "expect": 1, "const_words": 128}),
+    # session 32: the fixed-address and one-address forms the validation kernels run (the uldc /
+    # ldc benches above time indexed loads: ~25 addresses a warp for ldc, which the ADU replays).
+    # ldc_warp: LDC c[0x3][R] with an index that is the same in a warp (from the warp's index,
+    # which ptxas does not know to be uniform): one address per warp instruction
+    "ldc_warp": ("u32", "u32", "LDC", "and.b32 {t}, {x}, 508;\n  cvt.u64.u32 %w, {t};\n  add.u64 %w, %w, %cb;\n"
+                 "  ld.const.u32 {t}, [%w];\n  add.u32 {x}, {x}, {t};",
+                 {"match": r"LDC", "expect": 1, "const_words": 128, "warp_seed": True}),
+    # ldc64_imm: chains adding constant words at fixed addresses (c[0x3][imm]), 128 different
+    # words per iteration: ptxas loads them in the loop in pairs (LDC.64 R, c[0x3][imm] ->
+    # IADD3 R, R, Ra, Rb), the fixed-address form the holdout runs (64 LDC.64 in its SASS).
+    # (Written to make ULDC c[0x3][imm] -> UIADD3 on warp-uniform chains; ptxas 13.0.88 puts
+    # them on the vector datapath instead, so ULDC's fixed-address form is still unmeasured)
+    "ldc64_imm": ("u32", "u32", "LDC.64", "ld.const.u32 {t}, [cbuf+{o}];\n  add.u32 {x}, {x}, {t};",
+                  {"uniform": True, "match": r"LDC\.64", "expect": 0.5, "lat_chains": 2, "const_words": 128}),
     # controls: measured before on the H200 ([MB] issue_fma_f32 / fma_f32_latency, issue_fma_f64)
     "ffma": ("f32", None, "FFMA", "fma.rn.f32 {x}, {x}, {a}, {b};"),
     "dfma": ("f64", None, "DFMA", "fma.rn.f64 {x}, {x}, {a}, {b};"),
@@ -163,7 +177,9 @@ def bench_opts(name):
     opcode must match to count, instead of `key`), "lat_chains" (independent chains in the
     latency kernel, default 1: with one, ptxas puts a uniform chain on the vector datapath),
     "const_words" (the size of ``cbuf``), "thr_steps" (steps per chain in the throughput
-    kernel, default R_THR: fewer keeps a long loop body inside the instruction cache)."""
+    kernel, default R_THR: fewer keeps a long loop body inside the instruction cache),
+    "warp_seed" (chains start from the warp's index, not the thread's: values the same in a
+    warp that ptxas does not know to be uniform)."""
     b = BENCHES[name]
     return b[4] if len(b) > 4 else {}
 
@@ -193,8 +209,12 @@ def make_ptx(name, chains, steps):
     lines += ["  ld.param.u64 %rd0, [p_out];", "  ld.param.u64 %rd1, [p_clk];", "  ld.param.u32 %r0, [p_n];",
               "  ld.param.u32 %r1, [p_seed];", "  mov.u32 %r2, %tid.x;", "  mov.u32 %r3, %ctaid.x;",
               "  mov.u32 %r4, %ntid.x;", "  mad.lo.u32 %r5, %r3, %r4, %r2;", "  add.u32 %r6, %r1, %r5;"]
+    seed = "%r1" if uni else "%r6"
+    if opts.get("warp_seed"):          # the warp's index (+ the seed): the same in a warp
+        lines += ["  shr.u32 %r10, %r5, 5;", "  add.u32 %r11, %r1, %r10;"]
+        seed = "%r11"
     for k in range(chains):
-        lines.append("  " + _init(ty, f"%x{k}", "%r1" if uni else "%r6", k))
+        lines.append("  " + _init(ty, f"%x{k}", seed, k))
         if tty:
             if tty in ("u32", "s32"):
                 lines.append(f"  and.b32 %t{k}, %r6, {7 + k};" if ty == "u64" else f"  mov.u32 %t{k}, %r6;")

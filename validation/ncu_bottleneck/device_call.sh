@@ -8,16 +8,26 @@
 # metrics_requested.txt, bneck_holdout.csv, bneck_raw.tgz (CSVs and order files), opcodes.json,
 # opcodes_sass.txt, opcodes_ncu.csv.  Then, here: validation/compare_bottleneck.py --pair ... and
 # validation/ncu_bottleneck/pipe_counts.py (docs/timing.md, "Bottleneck agreement").
+# BNECK=0 skips step 1; ONLY=REGEX picks the benches (default: the second run's set). The third
+# run, the one-address and fixed-address constant loads (about 60 s on the card):
+#   BNECK=0 ONLY='^(ldc_warp|ldc64_imm|ldc|imad_lo|ffma)$' bash validation/ncu_bottleneck/device_call.sh 90
 set -u
 export PYTHONUNBUFFERED=1 PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 T0=$(date +%s)
 TOTAL=${1:-150}
 B=validation
-ONLY='^(isetp_ex|viadd|bra_bssy|bra_uniform|umov|uiadd3|uldc|ldc|isetp_sel|iadd3|lop3_shf|ffma|dmul|imad_lo)$'
+ONLY=${ONLY:-'^(isetp_ex|viadd|bra_bssy|bra_uniform|umov|uiadd3|uldc|ldc|isetp_sel|iadd3|lop3_shf|ffma|dmul|imad_lo)$'}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-SUITE_MODULES="" HOLDOUT_CAP=${HOLDOUT_CAP:-95} bash $B/ncu_bottleneck/device_bneck.sh 120 > /tmp/bneck_stdout.txt 2>&1
-echo "[bneck took $(( $(date +%s) - T0 ))s]" | tee -a $OUT/log.txt
+if [ "${BNECK:-1}" != 0 ]; then
+  SUITE_MODULES="" HOLDOUT_CAP=${HOLDOUT_CAP:-95} bash $B/ncu_bottleneck/device_bneck.sh 120 > /tmp/bneck_stdout.txt 2>&1
+  echo "[bneck took $(( $(date +%s) - T0 ))s]" | tee -a $OUT/log.txt
+else
+  mkdir -p /tmp/bneck
+  NCU0=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  timeout 60 $NCU0 --query-metrics --chip gh100 > /tmp/bneck/query.txt 2>&1
+  { date -u +%FT%TZ; nvidia-smi; $NCU0 --version; nvcc --version 2>/dev/null; } > $OUT/env.txt 2>&1
+fi
 left() { echo $(( TOTAL - ($(date +%s) - T0) )); }
 timeout -k 3 $(( $(left) > 35 ? 35 : $(left) - 2 )) python3 $B/microbench/opcodes.py run --out $OUT --only "$ONLY" 2>&1 | tee -a $OUT/log.txt
 echo "[opcodes done at $(( $(date +%s) - T0 ))s]" | tee -a $OUT/log.txt

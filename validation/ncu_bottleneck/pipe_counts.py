@@ -83,7 +83,11 @@ def compare_holdout(ncu, inst_rows, overrides=None):
         if not m or not r.get("by_opcode"):
             continue
         meas = measured_pipes(m)
-        pred = predicted_pipes(r["by_opcode"], overrides)
+        # by_opcode is the sampled launch's own count (compare_inst.py keeps it unscaled); its
+        # scaled total is the row's "ptx" (smsp__inst_executed of the whole launch)
+        n = sum(r["by_opcode"].values())
+        k = r["ptx"] / n if n and r.get("ptx") == r.get("ptx") and r.get("ptx") else 1.0
+        pred = predicted_pipes({op: v * k for op, v in r["by_opcode"].items()}, overrides)
         rows.append({"name": r["name"], "measured": meas, "predicted": pred})
     return rows
 
@@ -101,25 +105,32 @@ def pipe_errors(rows, pipes=("alu", "fma", "fmaheavy", "xu", "lsu", "adu", "cbu"
 
 
 def bench_pipes(csv_path, bench_json):
-    """Per bench kernel launch (thr then lat, in opcodes.py's order): each pipe's count per warp
-    and loop iteration, beside the loop's opcodes."""
+    """Per bench kernel launch (each bench's throughput kernel, then its latency kernel, as
+    opcodes.py runs them): each pipe's count per warp and loop iteration, beside the loop's
+    opcodes and what the pipe table (sass/opclasses.py) predicts for them.  Launches are matched
+    to benches by kernel name (`bench_<name>`), so ``bench_json`` may hold more benches than
+    the run (validation/data/h100_opcodes.json: both runs)."""
     from simgpu.validate.ncu_csv import parse_csv, rows_to_dicts
     with open(csv_path) as f:
         header, units, data = parse_csv(f.read())
     recs = rows_to_dicts(header, units, data)
     with open(bench_json) as f:
         bj = json.load(f)
-    launches = []
-    for name, rec in bj["benches"].items():
-        for mode in ("thr", "lat"):
-            if isinstance(rec.get(mode), dict) and "loop_opcodes" in rec[mode]:
-                launches.append((name, mode, rec[mode]))
+    seen = {}
     out = []
-    for (name, mode, r), rec in zip(launches, recs):
+    for rec in recs:
         k = rec["_meta"].get("Kernel Name", "")
-        if f"bench_{name}" not in k:
-            out.append({"bench": name, "mode": mode, "error": f"kernel name {k!r}"})
+        name = k[len("bench_"):] if k.startswith("bench_") else None
+        b = bj["benches"].get(name) if name else None
+        if b is None:
+            out.append({"bench": name, "error": f"kernel name {k!r}"})
             continue
+        modes = [m for m in ("thr", "lat") if isinstance(b.get(m), dict) and "loop_opcodes" in b[m]]
+        i = seen[name] = seen.get(name, -1) + 1
+        if i >= len(modes):
+            out.append({"bench": name, "error": f"launch {i + 1} of {k!r}"})
+            continue
+        mode, r = modes[i], b[modes[i]]
         warps = r["blocks"] * (r["threads"] // 32) * r["iterations"]
         meas = measured_pipes(rec["metrics"])
         out.append({"bench": name, "mode": mode, "per_warp_iteration": {p: round(v / warps, 2) for p, v in meas.items()
