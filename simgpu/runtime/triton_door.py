@@ -81,10 +81,16 @@ def _triton():
 
 def triton_ptxas_path(cc):
     """The ptxas Triton's JIT would assemble PTX for ``cc`` with (its NVIDIA backend's
-    ``get_ptxas``: ``knobs.nvidia.ptxas``, or ``ptxas_blackwell`` from sm_100), or None."""
+    ``get_ptxas(arch)``, which also set the PTX's ``.version``: ``knobs.nvidia.ptxas``, or
+    ``ptxas_blackwell`` from sm_100 in Triton 3.6 and from sm_90 in 3.9), or None."""
+    arch = int(cc[0]) * 10 + int(cc[1])
     try:
-        import triton
-        tool = triton.knobs.nvidia.ptxas_blackwell if int(cc[0]) >= 10 else triton.knobs.nvidia.ptxas
+        try:    # the backend's own choice (Triton 3.9 takes ptxas_blackwell from sm_90 on)
+            from triton.backends.nvidia.compiler import get_ptxas
+            tool = get_ptxas(arch)
+        except ImportError:
+            import triton
+            tool = triton.knobs.nvidia.ptxas_blackwell if arch >= 100 else triton.knobs.nvidia.ptxas
         path = tool.path
     except Exception:  # noqa: BLE001 -- a Triton without knobs / without a bundled ptxas
         return None
