@@ -9,7 +9,8 @@ Run on an H100 SXM 2026-12-07 with the two default shapes and no warm-up (tile_r
 first pass at the first shape ran while the card ramped up to its power limit).  Given shapes
 (e.g. the kernel-duration study in README.md: how much of a tile's clock penalty at the power
 limit a 60 us .. 3 ms kernel shows), it times those instead; --warm runs torch.matmul at the first
-shape for that long before any timing, so the card starts every point from the same state.
+shape for that long before any timing, so the card starts every point from the same state.  Run so
+on an H100 SXM 2026-12-07 17:26 UTC (five shapes, --warm 3): tile_rates_durations.json.
 """
 import ctypes
 import json
