@@ -2,6 +2,7 @@
 the power-limited clock, the fallbacks' streaming rate, the small-M families, kernel-name parsing),
 never measured numbers."""
 import importlib
+import math
 
 import pytest
 
@@ -268,37 +269,64 @@ def _without_tile_rates(monkeypatch, *args, **kw):
         return gemm(*args, **kw)
 
 
-@pytest.mark.parametrize("n, power_limited", [(1024, False), (16384, True)])
-def test_a_tile_runs_at_its_per_clock_rate_and_its_power_limited_clock(monkeypatch, n, power_limited):
-    name = ("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])     # BM 128, BN 192: a 5-stage tile
+FIVE_STAGE = ("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])     # BM 128, BN 192
+
+
+def _with_rates(monkeypatch, rates, *args, lag="keep", **kw):
+    with monkeypatch.context() as mp:
+        mp.setattr(G, "_SM90_TILE_RATES", rates)
+        if lag != "keep":
+            mp.setattr(G, "_POWER_LAG_S", lag)
+        return gemm(*args, **kw)
+
+
+@pytest.mark.parametrize("n", [1024, 2048, 4096, 8192, 16384])
+def test_a_tile_runs_at_its_per_clock_rate_and_the_share_of_its_clock_penalty_its_duration_shows(monkeypatch, n):
     per_clock, clock = G._SM90_TILE_RATES[(128, 192)]
     assert clock < 0.9 and abs(per_clock - 1) < 0.02     # the measured picture: same work per clock, lower clock
-    on = gemm(n, n, n, timing="dobench", kernel=name).chosen
-    off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench", kernel=name).chosen
+    on = gemm(n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
+    off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
     assert (on.tile, on.waves, on.l2_s, on.hbm_s) == (off.tile, off.waves, off.l2_s, off.hbm_s)
-    if power_limited:       # a long kernel: per_clock x clock of the reference's throughput
-        assert off.compute_s / on.compute_s == pytest.approx(per_clock * clock, rel=0.01)
-    else:                   # below the power limit (maximum clock): the per-clock factor alone
-        assert off.compute_s / on.compute_s == pytest.approx(per_clock, rel=1e-9)
+    # the per-clock factor alone: the reference kernel's power equation, the tile's work per clock
+    ref = _with_rates(monkeypatch, {(128, 192): (per_clock, 1.0)}, n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
+    share = G._power_lag(ref.compute_s)
+    assert on.compute_s == pytest.approx(ref.compute_s / (1.0 - (1.0 - clock) * share), rel=1e-12)
     fp16 = ("nvjet_sm90_hsh_192x128_64x5_1x2_h_bz_coopB_NNT", [2, 66, 1])
     assert gemm(n, n, n, "fp16", timing="dobench", kernel=fp16).seconds == \
         _without_tile_rates(monkeypatch, n, n, n, "fp16", timing="dobench", kernel=fp16).seconds   # bf16 only
     assert gemm(n, n, n).seconds == _without_tile_rates(monkeypatch, n, n, n).seconds     # loop model unchanged
 
 
-def test_tile_rates_time_the_pick_but_do_not_choose_it(monkeypatch):
-    # cuBLAS's heuristic does not know the measured rates: the same kernel is picked with or without
-    for n in (2304, 3072, 4352, 5824, 8192):
-        on = gemm(n, n, n, timing="dobench")
-        off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench")
-        assert on.kernel == off.kernel and on.chosen.cluster == off.chosen.cluster
-        assert on.chosen.rank_s == off.chosen.rank_s
-        per_clock, clock = G._sm90_tile_rate(*on.chosen.tile[:2])
-        gain = off.chosen.compute_s / on.chosen.compute_s      # between the per-clock and power-limited factors
-        lo, hi = sorted((per_clock, per_clock * clock))
-        assert 0.99 * lo <= gain <= 1.01 * hi
+def test_the_clock_penalty_grows_with_the_kernels_duration():
+    lag, d_col = G._POWER_LAG_S, G._SM90_TILE_RATES_KERNEL_S
+    assert G._power_lag(0.0) == 0.0 and G._power_lag(d_col) == pytest.approx(1.0)
+    shares = [G._power_lag(d) for d in (10e-6, 70e-6, 300e-6, 1e-3, d_col, 10e-3, 1.0)]
+    assert shares == sorted(shares) and len(set(shares)) == len(shares)
+    assert shares[1] < 0.1                                    # a 70 us kernel: almost none of it
+    w = 1.0 - (1.0 - math.exp(-d_col / lag)) / (d_col / lag)
+    assert shares[-1] == pytest.approx(1.0 / w, rel=1e-3)   # a very long one: the lag's asymptote
+    # a short 5-stage kernel runs near its per-clock rate, a long one near its measured clock
+    d = [gemm(n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen.compute_s for n in (1024, 16384)]
+    assert G._power_lag(d[0]) < 0.1 < 0.9 < G._power_lag(d[1])
 
 
-def test_tile_rate_lookup_falls_back_to_the_transposed_tile_then_the_reference():
-    assert G._sm90_tile_rate(320, 128) == G._SM90_TILE_RATES[(128, 320)]
-    assert G._sm90_tile_rate(64, 64) == (1.0, 1.0)
+def test_without_the_lag_a_tiles_clock_scales_the_power_limited_clock(monkeypatch):
+    # _POWER_LAG_S = None: the model before (the tile's clock scales c1 in the power equation)
+    per_clock, clock = G._SM90_TILE_RATES[(128, 192)]
+    for n, power_limited in ((1024, False), (16384, True)):
+        on = _with_rates(monkeypatch, G._SM90_TILE_RATES, n, n, n, lag=None, timing="dobench", kernel=FIVE_STAGE).chosen
+        off = _without_tile_rates(monkeypatch, n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
+        if power_limited:
+            assert off.compute_s / on.compute_s == pytest.approx(per_clock * clock, rel=0.01)
+        else:
+            assert off.compute_s / on.compute_s == pytest.approx(per_clock, rel=1e-9)
+
+
+def test_a_tile_clocked_above_the_reference_never_runs_above_the_maximum_clock(monkeypatch):
+    for n in (1024, 16384):
+        cool = _with_rates(monkeypatch, {(128, 192): (1.0, 1.05)}, n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
+        ref = _with_rates(monkeypatch, {(128, 192): (1.0, 1.0)}, n, n, n, timing="dobench", kernel=FIVE_STAGE).chosen
+        at_max = ref.waves * 2.0 * 128 * 192 * n / (P["tensor_flops"]["bf16"] * H200.clock_hz
+                                                    / P["sustained_sm_clock_hz"] / H200.sm_count)
+        assert at_max <= cool.compute_s <= ref.compute_s      # a cooler tile: faster, up to the maximum clock
+        assert (cool.compute_s == pytest.approx(at_max, rel=1e-12)) == (n == 1024)   # short: already at the maximum

@@ -55,7 +55,9 @@ ranked by the cost without the cluster (``GemmCandidate.rank_s``) but timed with
 (``_CLUSTER_MULTICAST``; docs/model.md, "The large-N ordering with the kernels' clusters").
 A bf16 sm90 tile then runs at its own rate (``_SM90_TILE_RATES``, measured on every tile cuBLASLt
 offers at two shapes in no sweep): a factor per clock on the chip rate and a factor on the
-power-limited clock (the 5-stage 192x128 kernels clock 11-13 % lower at the power limit); the
+power-limited clock (the 5-stage 192x128 kernels clock 11-13 % lower at the power limit on 3-4 ms
+kernels), of which a kernel shows the share its duration lets the power controller act on
+(``_power_lag``: 8 % of it at 70 us, 28 % at 0.3 ms, 80 % at 1.6 ms; measured at five durations); the
 ranking stays blind to them, as cuBLAS's heuristic is (docs/model.md, "Per-tile rates").
 
 The kernel floor is one launch plus the smallest kernel (CUDA-graph replay of a 64^3 matmul);
@@ -75,6 +77,7 @@ is 2 x 256 x 128 x 2048 = 134 MFLOP at 722.8/132 TFLOP/s per SM = 24.5 us; L2 ca
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -132,7 +135,8 @@ _CLUSTER_MULTICAST = True
 # points at the limit only).  Every tile does within 1-2 % as much per clock (96x256: 8 % less);
 # the two 5-stage coopB tiles (192x128 both ways) draw more power: the card clocks them 11-13 %
 # lower at the limit.  A tile runs at per_clock x the chip rate at every
-# clock and at clock x the power-limited clock (_dobench_terms); a tile not listed at the
+# clock and, on a kernel as long as those, at clock x the reference's power-limited clock
+# (_dobench_terms; shorter kernels show less of it, _POWER_LAG_S); a tile not listed at the
 # reference's (1, 1); the rank (cuBLAS's choice) uses neither (see _tile_candidate).  Both are
 # ratios on one card, so they carry from the H100 to the H200 (the same SM; docs/model.md,
 # "Per-tile rates").  Empty: the model before them (derive_tiles.py empties it while it runs).
@@ -141,6 +145,21 @@ _SM90_TILE_RATES = {
     (256, 128): (0.999, 0.981), (128, 192): (0.997, 0.866), (192, 128): (0.988, 0.888),
     (160, 128): (1.023, 0.936), (96, 256): (0.918, 0.976),
 }
+# timing="dobench": how much of a tile's clock penalty a kernel shows against its duration d.  The
+# power controller lowers a tile that draws more power than the reference only once it has seen it:
+# from the kernel's start its clock falls from the reference kernel's clock towards its own as a
+# first-order lag of time constant _POWER_LAG_S, so the penalty averaged over the kernel is
+# P w(d / tau), w(x) = 1 - (1 - e^-x) / x.  validation/gemm_dobench/derive_durations.py on
+# tile_rates_durations.json (every cuBLASLt algorithm at five shapes in no sweep, kernels 60 us ..
+# 3.5 ms; H100 SXM, 2026-12-07): the 5-stage coopB tiles' clock against the reference tiles', each
+# kernel's do_bench time over its time alone under the profiler: none at 70 us, 1 % at 140 us, 2-4 %
+# at 0.3-0.8 ms, 7 % at 3.4 ms; tau fitted there (rms within 5 % of the best for 0.21 .. 1.66 ms).
+# The clock column above was measured on kernels of _SM90_TILE_RATES_KERNEL_S (tile_rates.json's
+# 5-stage points), so it is the penalty at that duration: penalty(d) = (1 - clock) w(d / tau) /
+# w(d_col / tau).  None: the model before (the tile's clock scaled c1 in the power equation at every
+# duration, which held a 69 us 5-stage kernel 12 % slow).
+_POWER_LAG_S = 513e-6
+_SM90_TILE_RATES_KERNEL_S = 3.76e-3
 GEMV_MAX_SMALL_DIM = 2          # cuBLAS runs gemvx at M = 1 and gemmSN (a GEMV-like kernel) at M = 2
 
 
@@ -325,6 +344,16 @@ def _cluster_launches(gpu, bm, bn, launch):
     return out
 
 
+def _power_lag(duration_s):
+    """Share of a tile's clock penalty, as measured on kernels of ``_SM90_TILE_RATES_KERNEL_S``, that
+    a kernel of ``duration_s`` shows: w(d / tau) / w(d_col / tau), w(x) = 1 - (1 - e^-x) / x (the
+    mean of a first-order lag of time constant tau = ``_POWER_LAG_S`` over the kernel).  0 for an
+    empty kernel, 1 at d_col, towards 1 / w(d_col / tau) for long ones."""
+    def w(x):
+        return 1.0 - (1.0 - math.exp(-x)) / x if x > 0 else 0.0
+    return w(duration_s / _POWER_LAG_S) / w(_SM90_TILE_RATES_KERNEL_S / _POWER_LAG_S)
+
+
 def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=None, power_clock=1.0):
     """The terms as ``triton.testing.do_bench`` sees them (L2 flushed before every call, events
     around the call alone).
@@ -338,10 +367,13 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
     proportion to the L2 those bytes replace.  No host floor (the host queues the call while the
     GPU is still flushing).  ``stream_bytes_per_s``: the family's own streaming rate (the
     align1 / align2 / SIMT fallbacks, measured at small M), else the cold GEMV curve's.
-    ``power_clock``: the kernel's power-limited clock over c1 (a tile that draws more power per
-    clock settles lower; ``_SM90_TILE_RATES``)."""
+    ``power_clock``: the kernel's power-limited clock over the reference kernel's, measured on
+    kernels of ``_SM90_TILE_RATES_KERNEL_S`` (a tile that draws more power per clock settles lower;
+    ``_SM90_TILE_RATES``): the kernel runs at the reference's clock c, slowed by the share of
+    ``1 - power_clock`` its duration (this compute term at c) shows (``_power_lag``)."""
     d = p["dobench"]
-    cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"] * power_clock
+    lagged = _POWER_LAG_S is not None and power_clock != 1.0
+    cmax, c1 = gpu.clock_hz, d["power_limited_sm_clock_hz"] * (1.0 if lagged else power_clock)
     a = compute_max_clock * cmax                       # t(c) = a / c
     head = d["flush_s"] * (1.0 - d["flush_power_share"])
 
@@ -356,6 +388,8 @@ def _dobench_terms(gpu, p, compute_max_clock, nbytes, split, stream_bytes_per_s=
             lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
         c = lo
     compute = a / c if a > 0 else 0.0
+    if lagged:      # the tile's own penalty, the share its duration shows; never above the maximum clock
+        compute = max(compute / (1.0 - (1.0 - power_clock) * _power_lag(compute)), compute_max_clock)
     start = d["stream_start_s"] * min(1.0, nbytes / gpu.l2.size_bytes)
     hbm = start + nbytes / (stream_bytes_per_s or d["stream_bytes_per_s"])
     floor = d["floor_s"] + (p["kernel_floor_s"] if split > 1 else 0.0)

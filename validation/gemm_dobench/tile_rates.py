@@ -3,13 +3,17 @@ offers for two large square-ish bf16 shapes in no sweep (16384 x 16384 x 4096, 1
 each timed with triton.testing.do_bench (L2 flushed, median) and named by torch.profiler (kernel
 name, grid).  Issue 24, large-N ordering: the model's sm90 rate per tile shape.
 
-    PYTHONUNBUFFERED=1 python3 tile_rates.py $OUT [MxNxK,MxNxK,...] [--warm SECONDS]
+    PYTHONUNBUFFERED=1 python3 tile_rates.py $OUT [MxNxK,MxNxK,...] [--warm SECONDS] [--passes N]
 
 Run on an H100 SXM 2026-12-07 with the two default shapes and no warm-up (tile_rates.json; the
 first pass at the first shape ran while the card ramped up to its power limit).  Given shapes
 (e.g. the kernel-duration study in README.md: how much of a tile's clock penalty at the power
 limit a 60 us .. 3 ms kernel shows), it times those instead; --warm runs torch.matmul at the first
-shape for that long before any timing, so the card starts every point from the same state.
+shape for that long before any timing, so the card starts every point from the same state.  Run so
+on an H100 SXM 2026-12-07 17:26 UTC (five shapes, --warm 3): tile_rates_durations.json.  --passes
+(default 2) passes over the algorithms, alternately ascending and descending; the card's UUID and
+NVML's temperature (a third number in each read) are recorded since then (the two runs above differ
+2x in the 5-stage tiles' penalty at 3-4 ms, and neither says which card it ran on).
 """
 import ctypes
 import json
@@ -28,6 +32,11 @@ WARM_S = 0.0
 if "--warm" in ARGS:
     i = ARGS.index("--warm")
     WARM_S = float(ARGS[i + 1])
+    del ARGS[i:i + 2]
+PASSES = 2
+if "--passes" in ARGS:
+    i = ARGS.index("--passes")
+    PASSES = int(ARGS[i + 1])
     del ARGS[i:i + 2]
 OUT = ARGS[0] if ARGS else "."
 T0 = time.time()
@@ -52,10 +61,15 @@ def nvml():
     if NV is None:
         return None
     try:
-        return [pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
+        read = [pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
                 round(pynvml.nvmlDeviceGetPowerUsage(NV) / 1000.0, 1)]
     except Exception:
         return None
+    try:
+        read.append(pynvml.nvmlDeviceGetTemperature(NV, pynvml.NVML_TEMPERATURE_GPU))
+    except Exception:
+        pass
+    return read
 
 
 e = R["env"]
@@ -64,7 +78,7 @@ p = torch.cuda.get_device_properties(0)
 e["gpu"], e["sm_count"] = p.name, p.multi_processor_count
 e["date_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 try:
-    e["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,power.limit,ecc.mode.current",
+    e["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,power.limit,ecc.mode.current,uuid",
                                       "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
 except Exception as exc:
     e["nvidia_smi"] = repr(exc)
@@ -174,7 +188,7 @@ def names(fn):
 SHAPES = [(16384, 16384, 4096), (12288, 12288, 8192)]
 if len(ARGS) > 1:
     SHAPES = [tuple(int(x) for x in sh.split("x")) for sh in ARGS[1].split(",")]
-R["shapes_asked"], R["warm_s"] = [list(sh) for sh in SHAPES], WARM_S
+R["shapes_asked"], R["warm_s"], R["passes"] = [list(sh) for sh in SHAPES], WARM_S, PASSES
 torch.manual_seed(0)
 if WARM_S > 0:
     m, n, k = SHAPES[0]
@@ -209,7 +223,8 @@ for (m, n, k) in SHAPES:
     R["shapes"][key] = {"m": m, "n": n, "k": k, "algos": rows,
                         "torch_matmul": {"ms": tm, "nvml": nvml(), "kernels": names(lambda: torch.matmul(a, b))}}
     save()
-    for rep, order in enumerate((list(range(len(rows))), list(reversed(range(len(rows)))))):
+    orders = [list(range(len(rows))) if p % 2 == 0 else list(reversed(range(len(rows)))) for p in range(PASSES)]
+    for rep, order in enumerate(orders):
         for i in order:
             r = rows[i]
             if "error" in r:
