@@ -27,6 +27,12 @@ timing model the same view, per warp:
    per-line rule stays: the PTX line's own SASS, once per execution of the line
    (``per_line`` counts the instructions issued that way).
 
+6. Latency of a routine with a slow path (``region_routines``, ``routine_timing``): where a
+   line's SASS branches over a CALL to a slow-path subroutine inside a BSSY/BSYNC region (IEEE
+   sqrt, division, reciprocal), its result comes after its fast path's critical path over the
+   SASS registers plus the measured cost of the taken branch (``GPU.branch_region_cycles``),
+   and the warp goes on when the routine's BSYNC issued (program.OpSpec.hold).
+
 The memory access of a PTX instruction stays where the PTX made it (its trace entry); the
 SASS instructions issued with it carry that entry's dependencies (the PTX registers).  Pipes,
 tensor work and latency per SASS opcode are the compiled path's (``ptx_trace.sass_mix``).
