@@ -157,3 +157,83 @@ def test_a_two_interval_opcode_has_its_own_latency_not_a_routines():
     # IMAD.WIDE: one instruction holding the IMAD pipe two intervals; 8.0 cycles measured
     assert P.op_latency({"imad": 2}, 8.0, instructions=1) == 8.0
     assert P.op_latency({"imad": 2}, 8.0, instructions=2) > 8.0     # two instructions: a routine
+
+
+# ptxas's IEEE sqrt.rn.f32 (validation/data/latency_mlp/h100_latency_mlp_card.json, mb_sqrt_chain):
+# a MUFU fast path behind a branch over a CALL to the slow-path subroutine, in a BSSY/BSYNC region
+SQRT = [(7, "", "FADD", "R11, R0, 1.5", ""),
+        (8, "", "BSSY", "B0, `(.L_x_2)", ""),
+        (8, "", "VIADD", "R0, R11, 0xf3000000", ""),
+        (8, "", "MUFU.RSQ", "R10, R11", ""),
+        (9, "", "IADD3", "R12, P0, R12, 0x1, RZ", ""),
+        (8, "", "ISETP.GT.U32.AND", "P1, PT, R0, 0x727fffff, PT", ""),
+        (8, "@!P1", "BRA", "`(.L_x_3)", ""),
+        (8, "", "IMAD.MOV.U32", "R0, RZ, RZ, R11", ""),
+        (8, "", "MOV", "R16, 0x390", ""),
+        (8, "", "CALL.REL.NOINC", "`($__internal_0_$__cuda_sm20_sqrt_rn_f32_slowpath)", ""),
+        (8, "", "BRA", "`(.L_x_4)", ""),
+        (8, "", "FMUL.FTZ", "R0, R11, R10", ".L_x_3"),
+        (8, "", "FMUL.FTZ", "R10, R10, 0.5", ""),
+        (8, "", "FFMA", "R11, -R0, R0, R11", ""),
+        (8, "", "FFMA", "R0, R11, R10, R0", ""),
+        (8, "", "BSYNC", "B0", ".L_x_4,.L_x_2")]
+
+
+def _sqrt_code():
+    return [SassInstr(offset=16 * k, opcode=op, operands=ops, predicate=pred, ptx_line=line, function="k",
+                      label=label) for k, (line, pred, op, ops, label) in enumerate(SQRT)]
+
+
+def test_a_slow_path_region_routine_is_its_fast_path_with_the_branch_taken():
+    from simgpu.timing.sass_stream import operand_registers, region_routines
+    code = _sqrt_code()
+    got = region_routines(code)
+    assert set(got) == {8}                              # the sqrt's line; not the FADD's, not the IADD3's
+    path, others = got[8]
+    assert [i.opcode for i, _ in path] == ["VIADD", "MUFU.RSQ", "ISETP.GT.U32.AND", "BRA", "FMUL.FTZ", "FMUL.FTZ",
+                                           "FFMA", "FFMA", "BSYNC"]     # no slow-path instruction
+    assert [how for _, how in path].count("taken") == 1 and path[3][1] == "taken"
+    assert others == 1                                  # the IADD3 ptxas put inside it
+    assert operand_registers(code[4]) == (("R12", "P0"), ("R12",))          # a carry out is written
+    assert operand_registers(code[6]) == ((), ("P1",))                      # the guard is read
+    assert operand_registers(code[13]) == (("R11",), ("R0", "R0", "R11"))   # negation is no register
+
+
+def test_a_region_routine_costs_its_critical_path_and_the_taken_branch():
+    from simgpu.timing.sass_stream import region_routines, routine_timing
+    path, _ = region_routines(_sqrt_code())[8]
+    lat = {"VIADD": 4.0, "MUFU.RSQ": 17.0, "ISETP.GT.U32.AND": 4.0, "FMUL.FTZ": 4.0, "FFMA": 4.0}.get
+    free, _ = routine_timing(path, lambda op: lat(op, 0.0), 0.0)
+    # MUFU (issued second) bounds it: FMUL at 1 + 17, then FMUL -> FFMA -> FFMA
+    assert free == 1 + 17 + 4 + 4 + 4
+    slow, resume = routine_timing(path, lambda op: lat(op, 0.0), 32.0)
+    # the branch waits for VIADD -> ISETP (issued at 8); the fast path 32 cycles after it
+    assert slow == 8 + 32 + 4 + 4 + 4
+    assert resume == 8 + 32 + 1 + 4 + 4 + 1            # the BSYNC issued: the warp may go on
+
+
+def test_dram_latencies_spread_keep_their_mean_and_k_loads_wait_for_the_slowest():
+    dram = MemStat(1.0, 0.0, 1.0)              # every request missing the L1 and the L2
+    f = MemFacts(sectors=1, lines=1)
+    spread = P.dram_spread_cycles
+    assert spread > 0                          # the H200 preset's (H100-measured) spread
+    fixed = replace(P, dram_spread_cycles=0.0)
+
+    def cycles(prog, params=P):
+        return simulate_sm(params, [([prog], 132)], 1, 1)[0]
+
+    def chase(n):
+        return [(_ld(1, 1, (1,), dram), f) for _ in range(n)]
+
+    step = (cycles(chase(400)) - cycles(chase(200))) / 200
+    assert abs(step - (cycles(chase(400), fixed) - cycles(chase(200), fixed)) / 200) < 0.1 * spread
+
+    def k_loads(k, n=100, params=P):           # n steps of k independent chains
+        prog = []
+        for _ in range(n):
+            prog += [(_ld(c + 1, c + 1, (c + 1,), dram), f) for c in range(k)]
+        return cycles(prog, params)
+
+    one, four = k_loads(1), k_loads(4)
+    assert four - one > 0.1 * spread * 100     # the slowest of four, less what the next step overlaps
+    assert abs(k_loads(4, params=fixed) - k_loads(1, params=fixed)) < 0.05 * spread * 100

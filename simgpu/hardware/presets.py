@@ -16,6 +16,8 @@ Sources (abbreviations used below):
   [DEV]      CUDA device attributes read on the lent H200 (torch.cuda.get_device_properties:
              132 SMs, 60 MiB L2) -- see validation/README.md.
   [MB]       our microbenchmarks on the H200, validation/microbench/ (method and data there).
+  [LAT]      validation/microbench/latency_mlp.py on an H100 SXM under ncu (2026-12-07):
+             validation/data/latency_mlp/ (docs/timing.md, latency-bound launches).
   [LEC]      library-level microbenchmarks on the H200 through PyTorch/cuBLAS/Triton,
              validation/lecture/ (data: validation/data/lecture_h200*.json).
 """
@@ -57,6 +59,17 @@ H200 = H100.with_(
     # 1.9795 GHz (the clock ncu read): chase over 128 MiB, one word per line [MB chaseu_128MB]
     # access 64 B: an isolated read costs 64 B of DRAM traffic [MB granularity, gran_read; validation/README.md]
     dram=DramSpec(bandwidth_bytes_per_s=4.8e12, size_bytes=141 * 10**9, access_bytes=64, latency_ns=330.6),
+    # DRAM latencies differ from access to access: K independent chases in one warp (one warp per
+    # SM, cold, 256 MiB) take 736.5 / 830.2 / 901.9 / 984.9 cycles a step for K = 1 / 2 / 4 / 8
+    # [LAT chase*_dram, H100]; the model's loads all took the mean, and its K-steps were 742.7 /
+    # 752.2 / 754.5 for K = 2 / 4 / 8.  With each DRAM-served load's latency spread uniformly over
+    # +-a (sim.SM._dram_latency) a warp waits for the slowest of its loads in flight; the model's
+    # K-steps grow linearly in a (a = 198 cycles: +60.8 / +71.5 / +135.5) and meet the card's at
+    # a = 288 / 418 / 340 cycles: a = 349 cycles = 175 ns (the mean of the three).  With it the
+    # few-block f64 streams (not fitted) come out 1.11 / 1.00 / 1.07 / 0.98 of the card's times
+    # (0.89 / 0.81 / 0.86 / 0.80 without).  Measured on the H100 (HBM3); the H200 (HBM3e, the
+    # same GH100 memory controllers) takes it unmeasured.
+    dram_latency_spread_ns=175.0,
     # L2 60 MiB [DEV]; hit latency 287.5 - 8.0 = 279.5 cycles: chase over 1-16 MiB [MB chaseu_1MB..16MB]
     l2=CacheSpec(size_bytes=60 * MiB, line_bytes=128, sector_bytes=32, ways=16, hit_latency_cycles=279.5),
     # L1 hit latency 39.6 - 8.0 = 31.6 cycles: chase over 8 KiB / 192 KiB [MB latency, chaseu_8KB]
@@ -117,6 +130,11 @@ H200 = H100.with_(
     sfu_latency_cycles=18.0,
     conv_latency_cycles=18.0,
     shared_latency_cycles=24.3,              # [MB latency, chaseu_shared: 28.56 cycles/step - 4.24 (IMAD, opcosts)]
+    # a taken branch over the slow path of a BSSY/BSYNC region (IEEE sqrt.rn, div.rn/rcp.rn), its
+    # BSYNC included, costs the warp 32 cycles beyond its instructions' latencies [LAT sqrt_chain,
+    # div_chain: validation/data/latency_mlp/, H100 (same SM), 67.7 and 88.0 cycles a step; the
+    # model's step without it 44.7 (of which 9.9 hidden behind MUFU.RSQ) and 57.0: 32.9 and 31.0]
+    branch_region_cycles=32.0,
     dram_read_bytes_per_s=4.43e12,           # [MB bandwidth, dram_read8_2GiB: 2 GiB read, 8 loads in flight]
     dram_write_cost=1.52,                    # [MB memcpy d2d 1 GiB: 3.51 TB/s read+write => (1 + c) / 4.43 = 2 / 3.51]
     atomic_same_address_ns=1.76,             # [MB atomic_one_addr_f32: 1,081,344 float REDs on one word in 1,904.7 us]
@@ -148,13 +166,26 @@ SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lane
             "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
             "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
             "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",
+            "branch_region_cycles", "dram_latency_spread_ns",
             "l2_read_bytes_per_s", "l2_read_wide_bytes_per_s", "l2_bandwidth_bytes_per_s", "l2_store_sector_cost",
             "l2_store_request_sectors", "atomic_same_address_ns", "atomic_pass_ns", "atomic_unit_bytes",
-            "launch_overhead_ns", "block_launch_cycles")
+            "block_launch_cycles")
+# Measured on an H100 SXM itself [LAT] (validation/microbench/latency_mlp.py under ncu, 2026-12-07,
+# validation/data/latency_mlp/): the DRAM's load-to-use latency and the launch floor.
+#  * DRAM: a chase step over 256 MiB (cold, 64 B of DRAM a step) 736.5 cycles, over 16 KiB (L1
+#    hits) 65.5: the step's own arithmetic is 65.5 - 31.6 (the L1's load-to-use, same SM) = 33.9,
+#    so 702.6 cycles at the 1.994 GHz ncu read = 352.3 ns (the datasheet-less 480 ns before).
+#  * launch: one block of 32 threads storing a word, gpu__time_duration 2,240 ns; simgpu's time
+#    of that block 205 cycles (103.5 ns at 1.98 GHz): 2,136.5 ns (the H200's 1,484 before).
+#    do_bench's floor was derived as do_bench's median less simgpu's time of eight launches
+#    (derive_floor.py, 2,310 ns); every one of them is now 652.5 ns longer: 1,657.5 ns.
+H100_LAUNCH_OVERHEAD_NS = 2136.5
 H100 = H100.with_(
     l1=H200.l1, l2=CacheSpec(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16,
                              hit_latency_cycles=H200.l2.hit_latency_cycles),
-    dobench_floor_ns=DOBENCH_FLOOR_H100_NS,
+    dram=DramSpec(bandwidth_bytes_per_s=3.35e12, size_bytes=80 * GiB, access_bytes=32, latency_ns=352.3),
+    launch_overhead_ns=H100_LAUNCH_OVERHEAD_NS,
+    dobench_floor_ns=DOBENCH_FLOOR_H100_NS - (H100_LAUNCH_OVERHEAD_NS - H200.launch_overhead_ns),
     # outside a profiler the H100 ran dense wgmma at 1.811-1.860 GHz when launched as do_bench
     # launches (a 256 MB memset before each; 10-300 us kernels; %clock64 against %globaltimer in
     # every block): the median of the four lengths' medians [validation/tensor_cores/clock/h100,

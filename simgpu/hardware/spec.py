@@ -124,6 +124,12 @@ class GPU:
     sfu_latency_cycles: float = 18.0         # MUFU
     conv_latency_cycles: float = 12.0        # F2I/I2F/F2F
     shared_latency_cycles: float = 30.0      # LDS with no bank conflict
+    # a taken branch over a slow path inside a BSSY/BSYNC region (IEEE sqrt, division), BSYNC
+    # included: cycles the warp loses beyond the instructions' latencies (0: not measured)
+    branch_region_cycles: float = 0.0
+    # DRAM load-to-use latencies differ from access to access: half-width of a uniform spread
+    # about dram.latency_ns (a warp waiting for several loads waits for the slowest; 0: none)
+    dram_latency_spread_ns: float = 0.0
     dram_read_bytes_per_s: float = 0.0       # sustained DRAM read bandwidth (0: the datasheet's)
     l2_read_bytes_per_s: float = 0.0         # sustained L2 -> SM read bandwidth (0: l2_bandwidth_bytes_per_s)
     l2_read_wide_bytes_per_s: float = 0.0    # the same for 16-byte-per-lane requests (cp.async, TMA, ld.v4; 0: as above)

@@ -79,6 +79,12 @@ class TimingParams:
     # L2 time of a byte of a 16-byte-a-lane request (a warp's request of >= WIDE_SECTORS sectors:
     # cp.async 16, TMA, ld.v4), in narrow read bytes: the two measured read rates' ratio
     l2_wide_cost: float = 1.0
+    # what a taken branch over the slow path of a BSSY/BSYNC region (IEEE sqrt, division) costs
+    # the warp beyond its instructions (GPU.branch_region_cycles; sass_stream.routine_timing)
+    region_cycles: float = 0.0
+    # half-width of the uniform spread of a DRAM-served load's latency about dram_cycles
+    # (GPU.dram_latency_spread_ns; sim.SM._dram_latency)
+    dram_spread_cycles: float = 0.0
 
     @classmethod
     def from_gpu(cls, gpu):
@@ -130,7 +136,9 @@ class TimingParams:
             l2_store_sector_cost=gpu.l2_store_sector_cost, l2_store_request_sectors=gpu.l2_store_request_sectors,
             launch_overhead_s=gpu.launch_overhead_ns * 1e-9, block_launch_cycles=gpu.block_launch_cycles,
             sm_count=gpu.sm_count, dram_access_bytes=gpu.dram.access_bytes,
-            l2_wide_cost=min(1.0, l2_bw / gpu.l2_read_wide_bytes_per_s) if gpu.l2_read_wide_bytes_per_s else 1.0)
+            l2_wide_cost=min(1.0, l2_bw / gpu.l2_read_wide_bytes_per_s) if gpu.l2_read_wide_bytes_per_s else 1.0,
+            region_cycles=gpu.branch_region_cycles,
+            dram_spread_cycles=gpu.dram_latency_spread_ns * 1e-9 * clk)
 
     def op_latency(self, mix, first=None, instructions=None):
         """Latency of an op whose SASS instructions are {pipe: count}; ``first``: the slowest

@@ -17,6 +17,7 @@ from ..sass.costs import pipe_mix, sass_count
 from .memfacts import MemFacts, OnChipFacts
 from .memstats import default_stat
 from .ptx_trace import PtxOp, sass_latency, sass_mix
+from .sass_stream import routine_timing
 
 ALIAS, ALU, LD, ST, ATOM, SLD, SST, SATOM, CLD, BAR, BRANCH = range(11)
 ON_CHIP = (SLD, SST, SATOM, CLD)      # served by the SM's shared memory / constant cache
@@ -27,13 +28,15 @@ SHARE_ALIKE = True
 
 
 class OpSpec:
-    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result", "smem")
+    __slots__ = ("kind", "n", "pipes", "latency", "dst", "deps", "line", "iid", "stat", "mem_result", "smem", "hold")
 
     def __init__(self, kind, n, pipes, latency, dst, deps, line, iid, stat=None):
         self.kind, self.n, self.pipes, self.latency = kind, n, pipes, latency
         self.dst, self.deps, self.line, self.iid, self.stat = dst, deps, line, iid, stat
         self.mem_result = kind in (LD, CLD, SLD, SATOM, ATOM)
         self.smem = 0.0         # L1 / shared data-path cycles of a tensor op's shared operands
+        self.hold = 0.0         # cycles the warp waits after its issue cycles before its next
+                                # instruction (a routine whose own instructions wait in order)
 
     def __repr__(self):
         return f"<OpSpec {KIND_NAMES[self.kind]} n={self.n} line={self.line}>"
@@ -72,6 +75,7 @@ class ProgramBuilder:
         self.slots = {}
         self.specs = {}
         self.branch_specs = {}
+        self._op_latency = {}
 
     def branch_spec(self, ins):
         key = loop_kind(ins, self.var_types)
@@ -144,10 +148,26 @@ class ProgramBuilder:
         if kind in (ALU, BRANCH):
             ops = op.sass_ops if sass is None else sass
             lat = self.params.op_latency(mix, sass_latency(ops, self.params.latency, op.cc), len(ops))
+        hold = 0.0
+        if kind == ALU and self.stream is not None and (got := self.stream.routine(op.id)) is not None:
+            # a slow-path branch in a BSSY/BSYNC region (IEEE sqrt, division): its fast path's
+            # critical path, and the warp waits until its last instruction issued, less the
+            # issue cycles of other lines' instructions ptxas placed inside it (they are
+            # issued after it here)
+            path, others = got
+            lat, resume = routine_timing(path, self._opcode_latency, self.params.region_cycles)
+            hold = max(0.0, resume - n - others)
         sp = self.specs[key] = OpSpec(kind, n, merge_units(mix), lat, dst, deps, op.line, op.id, stat)
+        sp.hold = hold
         if op.smem_operand_bytes and kind == ALU:   # wgmma: a warp's quarter of its warpgroup's reads
             sp.smem = op.smem_operand_bytes / 4.0 / self.params.l1_bytes_per_cycle
         return sp
+
+    def _opcode_latency(self, opcode):
+        got = self._op_latency.get(opcode)
+        if got is None:
+            got = self._op_latency[opcode] = sass_latency((opcode,), self.params.latency)
+        return got
 
     def programs(self, group, keep_iterations=None):
         """Per-warp programs of `group`; loop instances in `keep_iterations` (LoopInstance ->

@@ -27,6 +27,12 @@ timing model the same view, per warp:
    per-line rule stays: the PTX line's own SASS, once per execution of the line
    (``per_line`` counts the instructions issued that way).
 
+6. Latency of a routine with a slow path (``region_routines``, ``routine_timing``): where a
+   line's SASS branches over a CALL to a slow-path subroutine inside a BSSY/BSYNC region (IEEE
+   sqrt, division, reciprocal), its result comes after its fast path's critical path over the
+   SASS registers plus the measured cost of the taken branch (``GPU.branch_region_cycles``),
+   and the warp goes on when the routine's BSYNC issued (program.OpSpec.hold).
+
 The memory access of a PTX instruction stays where the PTX made it (its trace entry); the
 SASS instructions issued with it carry that entry's dependencies (the PTX registers).  Pipes,
 tensor work and latency per SASS opcode are the compiled path's (``ptx_trace.sass_mix``).
@@ -34,7 +40,10 @@ tensor work and latency per SASS opcode are the compiled path's (``ptx_trace.sas
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
+
+from ..sass.paths import _target
 
 FIRST = 0              # host "line" of instructions the warp has no executed line for
 _EPS = 1e-9
@@ -62,6 +71,7 @@ class SassStream:
         self.watch = set(self.heads) | set(self.exits)
         self._cache = {}
         self._order_cache = {}
+        self._routines = None       # PTX line -> its fast path's SASS (region_routine), or None
         # per watched PTX loop (fn, loop): its units (k, SASS loop or None), largest k first,
         # the PTX lines of its own body, and per SASS loop of k > 1 copies each PTX line's
         # SASS positions in that loop's body (layout order)
@@ -244,6 +254,122 @@ class SassStream:
             out.by_line[host] = [tuple(sorted(p)) for p in per]
         out.leftover = tuple(sorted(left))
         return out
+
+
+    def routine(self, line):
+        """The fast path of PTX line ``line``'s SASS where it branches over a slow path inside a
+        BSSY/BSYNC region (IEEE ``sqrt.rn``, ``div.rn``, ``rcp.rn``: ``region_routines``), else None."""
+        if self._routines is None:
+            self._routines = {}
+            for fp in self.plan.plans.values():
+                for ln, r in region_routines(fp.instructions).items():
+                    self._routines.setdefault(ln, r)
+        return self._routines.get(line)
+
+
+# -- the latency of a routine with a slow-path branch --------------------------------------------
+_REG = re.compile(r"\b(U?R\d+|U?P\d)(\.64)?\b")
+
+
+def _regs(text):
+    out = []
+    for m in _REG.finditer(text):
+        r = m.group(1)
+        out.append(r)
+        if m.group(2) and r[0] in "RU":         # a 64-bit pair: the register and the next one
+            head = r.rstrip("0123456789")
+            out.append(f"{head}{int(r[len(head):]) + 1}")
+    return out
+
+
+def operand_registers(ins):
+    """(registers written, registers read) of one SASS instruction, from nvdisasm's operands:
+    the first operand and the predicates right after it are written (IADD3 R0, P1, P2, ...;
+    ISETP P1, PT, ...), the rest and the guard predicate read; stores, branches and region
+    markers write nothing.  RZ, PT, URZ and UPT are no registers."""
+    ops = [o.strip() for o in ins.operands.split(",")]
+    srcs = _regs(ins.predicate) if ins.predicate else []
+    base = ins.base
+    if not ops or not ops[0] or base.startswith(("ST", "RED", "BRA", "BSSY", "BSYNC", "CALL", "RET", "EXIT",
+                                                  "BAR", "WARPSYNC")):
+        return (), tuple(srcs + _regs(ins.operands))
+    dsts = _regs(ops[0])
+    k = 1
+    while k < len(ops) and re.fullmatch(r"U?P\d|U?PT", ops[k]):
+        dsts += _regs(ops[k])
+        k += 1
+    for o in ops[k:]:
+        srcs += _regs(o)
+    return tuple(dsts), tuple(srcs)
+
+
+def region_routines(code):
+    """{PTX line: ([(SassInstr, 'taken' for the fast path's branch or '')], others)} of one function's
+    SASS ``code`` (address order): for each line with a predicated forward BRA that jumps over
+    a CALL to a ``$__internal_`` slow-path subroutine made by the same line, inside a BSSY /
+    BSYNC region (ptxas's IEEE sqrt, division, reciprocal), its first copy's fast path: the
+    line's instructions up to that branch, then from its target up to the region's BSYNC (the
+    branch is taken: the slow path is what it jumps over).  ``others``: the instructions of other
+    lines ptxas placed inside that path (they issue in the routine's waits)."""
+    at = {}
+    for i, ins in enumerate(code):
+        for name in filter(None, ins.label.split(",")):
+            at[name] = i
+    out = {}
+    for i, ins in enumerate(code):
+        ln = ins.ptx_line
+        if ln is None or ln in out or ins.base != "BRA" or not ins.predicate:
+            continue
+        t = at.get(_target(ins))
+        if t is None or t <= i or not any(
+                code[j].base == "CALL" and code[j].ptx_line == ln
+                and (_target(code[j]) or "").startswith("$__internal_") for j in range(i + 1, t)):
+            continue
+        # the region the branch sits in: a BSSY before it (any line's: ptxas moves them), with
+        # no BSYNC between
+        j = i - 1
+        while j >= 0 and code[j].base not in ("BSSY", "BSYNC") and code[j].base != "BRA":
+            j -= 1
+        if j < 0 or code[j].base != "BSSY":
+            continue
+        own = [x for x in range(j + 1, i) if code[x].ptx_line == ln]
+        path = [(code[x], "") for x in own]
+        path.append((ins, "taken"))
+        others = sum(1 for x in range(own[0] if own else i, i) if code[x].ptx_line != ln)
+        x = t
+        while x < len(code) and code[x].base != "BSYNC":
+            if code[x].ptx_line == ln:
+                path.append((code[x], ""))
+            else:
+                others += 1
+            if code[x].base in ("BRA", "EXIT", "RET", "CALL"):
+                break
+            x += 1
+        if x < len(code) and code[x].base == "BSYNC":
+            path.append((code[x], ""))
+            out[ln] = (path, others)
+    return out
+
+
+def routine_timing(path, latency_of, region_cycles):
+    """(latency, resume) of a routine (``path``: a fast path of ``region_routines``), in cycles
+    from its first issue: the warp issues it in order, one instruction a cycle, each waiting
+    for the registers it reads (``latency_of(opcode)`` after their producer's issue), and the
+    instruction after the taken branch ``region_cycles`` after the branch (what a taken branch
+    over the slow path of a BSSY/BSYNC region costs the warp beyond its instructions, BSYNC
+    included: validation/microbench/latency_mlp.py's sqrt and 1/x chains).  ``latency``: its
+    last result is ready; ``resume``: the warp's next instruction may issue (after the
+    BSYNC), so what follows the routine waits for it as an in-order warp does."""
+    ready, t, done, after = {}, -1.0, 0.0, None
+    for ins, how in path:
+        dsts, srcs = operand_registers(ins)
+        t = max([t + 1.0] + [ready.get(r, 0.0) for r in srcs] + ([after] if after is not None else []))
+        after = t + region_cycles if how == "taken" else None
+        lat = latency_of(ins.opcode)
+        for r in dsts:
+            ready[r] = t + lat
+            done = max(done, t + lat)
+    return max(done, t + 1.0), t + 1.0
 
 
 def _respect_registers(keys, lines, regs):

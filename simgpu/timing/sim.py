@@ -259,6 +259,7 @@ class SM:
         self.cache_draws = {}           # instruction id -> CacheDraw
         self.in_flight = {}             # (instruction instance, wave) -> cycle its data in flight arrives
         self.drain = 0.0                # the last cycle the memory system is busy with this SM's requests
+        self.dram_draws = 0             # DRAM-served loads so far (their latency's place in its spread)
         self.counters = listener or Counters(P.interval)
         self.timeline = timeline
         self.active_sms = None
@@ -346,6 +347,9 @@ class SM:
             start = self._issue(sp, smsp, wid, now)
             end = start + sp.n
             if k == ALU or k == BRANCH:
+                if sp.hold:                 # a routine's own in-order waits (program.OpSpec.hold)
+                    end += sp.hold
+                    self.counters.on_stall(STALL_DEPENDENCY, sp.hold, sp)
                 if sp.smem:                 # wgmma's shared operands take the SM's data path
                     regs.write(sp.dst, self._tensor_operands(sp, start), False)
                 else:
@@ -546,7 +550,7 @@ class SM:
         their own hit latency, if they come later), so SMs' blocks in lockstep pay the miss
         latency every time and blocks out of phase do not."""
         P = self.P
-        miss = max(t_l2, t_l1 + wf) + (P.dram_cycles if in_flight == LEVEL_DRAM else P.l2_hit_cycles)
+        miss = max(t_l2, t_l1 + wf) + (self._dram_latency() if in_flight == LEVEL_DRAM else P.l2_hit_cycles)
         if f.instance is None:
             return miss
         instance = (f.instance, wave)
@@ -563,7 +567,28 @@ class SM:
             return t_l1 + wf + P.l1_hit_cycles
         if level == LEVEL_L2:
             return max(t_l2, t_l1 + wf) + P.l2_hit_cycles
-        return max(t_l2, t_dram) + P.dram_cycles
+        return max(t_l2, t_dram) + self._dram_latency()
+
+    def _dram_latency(self):
+        """A DRAM-served load's latency: the mean, spread uniformly over +- dram_spread_cycles
+        (the card's latencies differ from access to access, so a warp waiting for K loads
+        waits for the slowest: validation/microbench/latency_mlp.py's K-chase at DRAM).  The
+        n-th load of this SM takes the n-th value of a fixed hash sequence (no random numbers:
+        the same launch gives the same cycles)."""
+        P = self.P
+        if not P.dram_spread_cycles:
+            return P.dram_cycles
+        n = self.dram_draws
+        self.dram_draws = n + 1
+        return P.dram_cycles + P.dram_spread_cycles * (2.0 * _unit_hash(n) - 1.0)
+
+
+def _unit_hash(n):
+    """splitmix64's finaliser of n, as a fraction in [0, 1): consecutive n far apart."""
+    z = (n * 0x9E3779B97F4A7C15 + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return ((z ^ (z >> 31)) >> 11) / float(1 << 53)
 
 
 TOTALS = ("cycles", "issued", "l1", "l2", "dram", "atomic", "launch", "warp_cycles") + \

@@ -19,8 +19,10 @@ import numpy as np
 def read_ncu_csv(path):
     with open(path) as f:
         rows = list(csv.reader(f))
-    hdr = rows[0]
-    body = [r for r in rows[2:] if len(r) == len(hdr)]
+    # the program's own output (ncu's ==PROF== lines, prints) may come before the table
+    start = next(i for i, r in enumerate(rows) if r[:1] == ["ID"])
+    hdr = rows[start]
+    body = [r for r in rows[start + 1:] if len(r) == len(hdr) and r[0] != ""]
     out = []
     for r in body:
         d = dict(zip(hdr, r))
