@@ -79,3 +79,41 @@ def test_the_setting_turns_it_off():
     with settings.override(race_check=False):
         rep, w = _launch(tile_loop_racy)
     assert rep.races == [] and w == []
+
+
+def blocks_part_ways(x, out, ntiles):
+    """Blocks alike at first (racy tile loop), then block 2 writes more and reads at its own
+    offsets, and blocks >= 1 skip the barrier of the last tile."""
+    tile = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    acc = 0.0
+    for k in range(ntiles):
+        if t < 48:
+            tile[t] = x[k * T + t]
+        cuda.syncthreads()
+        acc += tile[(t + 32) % T]
+    if b == 2:
+        tile[(t + b) % T] = acc
+    if b == 0:
+        cuda.syncthreads()
+    acc += tile[(t * 3 + b) % T]
+    out[b * T + t] = acc
+
+
+@pytest.mark.parametrize("kernel, block", [(tile_loop_racy, T), (blocks_part_ways, T), (blocks_part_ways, 40)])
+def test_alike_blocks_find_what_each_block_finds(kernel, block, monkeypatch):
+    """The check keeps one row of state while the blocks of a chunk do the same: its findings
+    (kinds, lines, first block, counts) are those of a row per block."""
+    from simgpu.sanitize.hazards import HazardCheck
+    found = []
+    for alike in (True, False):
+        monkeypatch.setattr(HazardCheck, "alike_blocks", alike)
+        x = np.arange(4 * T, dtype=np.float32)
+        out = np.zeros(5 * T, np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rep = simgpu.launch(kernel, 5, block, (x, out, 4), timing=False, memory=False)
+        found.append(sorted(map(repr, rep.races)))
+    assert found[0] == found[1]
+    assert found[0] and all("'count': 0" not in r for r in found[0])
