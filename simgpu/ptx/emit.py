@@ -226,9 +226,7 @@ class Emitter:
         lanes = np.asarray(lanes, np.int64)
         addr = np.zeros(c.n_lanes, np.int64)
         addr[lanes] = np.asarray(addresses, np.uint64).astype(np.int64)
-        arr = np.zeros(c.n_lanes, bool)
-        arr[lanes] = True
-        return addr, Mask(arr, c), addr[lanes[0]] if n else 0
+        return addr, Mask.of_lanes(lanes, c), addr[lanes[0]] if n else 0
 
     def _array(self, space, a0):
         if space == "global":
