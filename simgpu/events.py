@@ -255,6 +255,8 @@ class MemEvent:
     array: ArrayHandle
     chunk: Chunk
     pc: int | None = None       # PTX path: the instruction's program counter (InstrEvent.pc)
+    rows_alike: bool | None = None  # every block's row of lanes repeats block 0's (the same lanes
+    #                                 at the same addresses), where the executor knows it; None: unknown
 
 
 @dataclass(eq=False)

@@ -117,3 +117,39 @@ def test_alike_blocks_find_what_each_block_finds(kernel, block, monkeypatch):
         found.append(sorted(map(repr, rep.races)))
     assert found[0] == found[1]
     assert found[0] and all("'count': 0" not in r for r in found[0])
+
+
+def blocks_own_offsets(x, out, ntiles):
+    tile = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    tile[t] = x[t]
+    cuda.syncthreads()
+    out[b * T + t] = tile[(t + b) % T] + tile[(t + 1) % T]
+
+
+def test_the_executors_rows_alike_is_what_the_addresses_say():
+    """MemEvent.rows_alike, where the executor sets it (a shared [reg+off] access by every lane),
+    says what comparing the blocks' rows of addresses says: True for a tile loop whose blocks
+    index shared memory alike, False where blocks use their own offsets."""
+    from simgpu.events import Observer
+    from simgpu.ptx.memory import rows_repeat
+
+    class Seen(Observer):
+        def __init__(self):
+            self.flags = []
+
+        def mem(self, ev):
+            if ev.space == "shared" and ev.rows_alike is not None:
+                m = ev.mask
+                self.flags.append((ev.rows_alike, rows_repeat(m.arr, ev.addr, ev.chunk.lanes_per_block, True)))
+
+    for kernel, want in ((tile_loop_racy, {True}), (blocks_own_offsets, {True, False})):
+        seen = Seen()
+        x = np.arange(4 * T, dtype=np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            simgpu.launch(kernel, 5, T, (x, np.zeros(5 * T, np.float32), 4), timing=False, memory=False,
+                          observers=[seen])
+        assert seen.flags and all(a == b for a, b in seen.flags)
+        assert {a for a, _ in seen.flags} == want

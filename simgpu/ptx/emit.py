@@ -199,8 +199,9 @@ class Emitter:
             o.branch(be)
 
     # -- memory ----------------------------------------------------------------------------
-    def mem(self, pc, space, kind, width, lanes, addresses):
-        """Instruction ``pc`` accessed ``space`` at ``addresses`` (per lane of ``lanes``)."""
+    def mem(self, pc, space, kind, width, lanes, addresses, rows_alike=None):
+        """Instruction ``pc`` accessed ``space`` at ``addresses`` (per lane of ``lanes``);
+        rows_alike: MemEvent.rows_alike."""
         if space == "param":
             return
         if space == "local" and not self.local_issued:
@@ -208,7 +209,7 @@ class Emitter:
         c = self.chunk
         addr, mask, a0 = self._lanes_of(lanes, addresses, c)
         me = MemEvent(self.insts(pc, space), space, _KIND[kind], addr, mask, int(width),
-                      self._array(space, a0), c, pc=pc)
+                      self._array(space, a0), c, pc=pc, rows_alike=rows_alike)
         for o in self.mem_obs:
             o.mem(me)
 

@@ -95,6 +95,27 @@ def _span(addrs):
     return o, lo, hi
 
 
+@numba.njit(cache=True, nogil=True)
+def rows_repeat(mask, off, L, check_off):
+    """Whether every block's row of `L` lanes repeats block 0's: the same lanes in `mask` and,
+    with `check_off`, the same offsets in `off` at those lanes."""
+    for r in range(L, mask.shape[0], L):
+        for t in range(L):
+            if mask[r + t] != mask[t] or (check_off and mask[t] and off[r + t] != off[t]):
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def offsets_repeat(off, L):
+    """Whether every block's row of `L` offsets repeats block 0's (every lane executing)."""
+    for r in range(L, off.shape[0], L):
+        for t in range(L):
+            if off[r + t] != off[t]:
+                return False
+    return True
+
+
 def _check_align(addrs, w, space, orv=None):
     # one pass: the OR of all addresses has a low bit set iff some address has (orv: that OR)
     if orv is None and w > 1:
