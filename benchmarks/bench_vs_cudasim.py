@@ -8,7 +8,9 @@ executor="ir" (simgpu's own IR interpreter).  The timing model is on where the P
 supports it (``get_executor("ptx").supports_timing``) and then on both paths, else off on
 both, so the two simgpu columns always do the same modelling.  The kernel is compiled (and
 its numba helpers warmed) before the timed runs; a timed simgpu run is one ``launch`` call.
-Prints the median of ``--repeat`` runs per side and the ratios of the medians.
+Prints the median of ``--repeat`` runs per side and the ratios of the medians, from wall-clock
+time and from CPU time (the process' CPU seconds, every thread's: on a loaded machine the wall
+clock also counts time the process waited for a core), and simgpu's CPU seconds per launch.
 
 ``--startup`` also measures, in fresh subprocesses with an empty ``SIMGPU_CACHE_DIR``, the
 PTX path's first compile (numba-cuda -> PTX, ptxas/nvdisasm for the SASS facts) and the cached
@@ -73,30 +75,32 @@ def kernel_for(kernel, sim):
 
 
 def run_here(kernel, n, sim):
-    """Work units per second of one launch of `kernel` at size n on side `sim`."""
+    """(work units per second of wall-clock time, per second of CPU time) of one launch of
+    `kernel` at size n on side `sim`."""
     rng = np.random.default_rng(0)
     grid, block, args, work = make(kernel, n, rng)
     fn = kernel_for(kernel, sim)
     if sim == "cudasim":
         from numba import cuda
         k = cuda.jit(fn)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         k[grid, block](*args)
     else:
         import simgpu
-        t = time.perf_counter()
-        simgpu.launch(fn, grid, block, args, memory=True, timing=ptx_timing(), executor=sim)
-    return work / (time.perf_counter() - t)
+        timing = ptx_timing()
+        t, c = time.perf_counter(), time.process_time()
+        simgpu.launch(fn, grid, block, args, memory=True, timing=timing, executor=sim)
+    return work / (time.perf_counter() - t), work / (time.process_time() - c)
 
 
 def run_cudasim(kernel, n):
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     code = (f"import sys; sys.path.insert(0, {HERE!r}); import bench_vs_cudasim as b; "
-            f"print(b.run_here({kernel!r}, {n}, 'cudasim'))")
+            f"print(*b.run_here({kernel!r}, {n}, 'cudasim'))")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(r.stderr[-2000:])
-    return float(r.stdout.strip().splitlines()[-1])
+    return tuple(float(v) for v in r.stdout.strip().splitlines()[-1].split())
 
 
 def startup_child(kernel):
@@ -143,12 +147,16 @@ def measure_startup(kernel, repeat):
 
 
 def measure(kernel, n_sim, n_ours, repeat):
+    """(median rate per side, every rate per side, median CPU rate per side): rates from the
+    wall clock, CPU rates from the CPU time."""
     for sim in ("ir", "ptx"):                   # compile and warm up outside the timings
         run_here(kernel, 64 if kernel.startswith("matmul") else 1024, sim)
-    rates = {"cudasim": [run_cudasim(kernel, n_sim) for _ in range(repeat)]}
+    both = {"cudasim": [run_cudasim(kernel, n_sim) for _ in range(repeat)]}
     for sim in ("ir", "ptx"):
-        rates[sim] = [run_here(kernel, n_ours, sim) for _ in range(repeat)]
-    return {s: statistics.median(v) for s, v in rates.items()}, rates
+        both[sim] = [run_here(kernel, n_ours, sim) for _ in range(repeat)]
+    rates = {s: [w for w, _ in v] for s, v in both.items()}
+    cpu = {s: statistics.median(c for _, c in v) for s, v in both.items()}
+    return {s: statistics.median(v) for s, v in rates.items()}, rates, cpu
 
 
 def print_rows(rows, timing):
@@ -161,6 +169,12 @@ def print_rows(rows, timing):
         print(f"{r['case']:36s} {r['unit']:>14s} {m['cudasim']:14,.0f} {m['ir']:14,.0f} {m['ptx']:14,.0f} "
               f"{m['ptx'] / m['cudasim']:11,.0f}x {m['ir'] / m['cudasim']:10,.0f}x "
               f"{m['ptx'] / m['ir']:6.2f}x")
+    print("from CPU time (medians; simgpu's CPU seconds per launch at its size):")
+    print(f"{'kernel':36s} {'PTX/cudasim':>12s} {'IR/cudasim':>11s} {'PTX s':>8s} {'IR s':>8s}")
+    for r in rows:
+        c = r["cpu_median"]
+        print(f"{r['case']:36s} {c['ptx'] / c['cudasim']:11,.0f}x {c['ir'] / c['cudasim']:10,.0f}x "
+              f"{r['work'] / c['ptx']:8.2f} {r['work'] / c['ir']:8.2f}")
 
 
 def main():
@@ -174,9 +188,12 @@ def main():
     for title, (kernel, n_sim, n_ours, unit) in CASES.items():
         if a.quick:
             n_ours = QUICK[kernel]
-        med, all_rates = measure(kernel, n_sim, n_ours, a.repeat)
-        rows.append(dict(case=title, unit=unit, cudasim_size=n_sim, simgpu_size=n_ours,
-                         median=med, rates=all_rates, ptx_vs_cudasim=med["ptx"] / med["cudasim"],
+        med, all_rates, cpu = measure(kernel, n_sim, n_ours, a.repeat)
+        work = n_ours ** 3 if kernel.startswith("matmul") else n_ours      # make()'s work units
+        rows.append(dict(case=title, unit=unit, cudasim_size=n_sim, simgpu_size=n_ours, work=work,
+                         median=med, rates=all_rates, cpu_median=cpu,
+                         ptx_vs_cudasim_cpu=cpu["ptx"] / cpu["cudasim"],
+                         ptx_vs_cudasim=med["ptx"] / med["cudasim"],
                          ir_vs_cudasim=med["ir"] / med["cudasim"], ptx_vs_ir=med["ptx"] / med["ir"]))
     print_rows(rows, ptx_timing())
     result = {"timing": ptx_timing(), "cases": rows}

@@ -94,20 +94,21 @@ def _bank_conflict_scan(addr, mask, base, group, size, bank_shift, bank_mask, fi
 
 
 @njit(cache=True, _nrt=False)
-def shared_event(addr, mask, mask8, size, n_warps, bank_shift, bank_mask, warps_per_block, scratch):
+def shared_event(addr, mask, mask8, size, n_warps, bank_shift, bank_mask, warps_per_block, scratch, alike=-1):
     """(requests, wavefronts, ideal wavefronts, bytes) for one shared-memory instruction
     executed by `n_warps` warps (lanes w*32 .. w*32+31 of `addr`/`mask`).  Banks are
     2**bank_shift bytes wide and there are bank_mask + 1 (at most 64) of them.  When all
     blocks repeat the first block's pattern, the first block is counted and multiplied.
     mask8 is `mask` viewed as uint8, scratch = new_scratch(banks): compiled without
-    reference counting, nothing here allocates.
+    reference counting, nothing here allocates.  alike: whether the blocks repeat the first
+    block's pattern where the caller knows it (1 yes, 0 no; -1: unknown, compared here).
 
     Fast path per group: while every bank sees at most one distinct word, one wavefront;
     at the first bank holding a second word, the group is counted exactly by
     _group_wavefronts."""
     times = 1
     seen, first, cnt = scratch
-    if n_warps > warps_per_block and blocks_repeat(addr, mask8, warps_per_block * 32):
+    if n_warps > warps_per_block and (alike == 1 or alike < 0 and blocks_repeat(addr, mask8, warps_per_block * 32)):
         times = n_warps // warps_per_block
         n_warps = warps_per_block
     banks = bank_mask + 1

@@ -100,8 +100,10 @@ class MemoryModel(Observer):
         mask = read_only(ev.mask.arr)
         space = ev.space
         if space == "shared":
+            # the executor's rows_alike, for an access by every lane: blocks_repeat's answer
+            alike = -1 if ev.rows_alike is None or not ev.mask.full else int(ev.rows_alike)
             r = shared_event(addr, mask, mask.view(np.uint8), ev.size, ev.chunk.n_warps, self.bank_shift,
-                             self.bank_mask, ev.chunk.wpb, self._bank_scratch)
+                             self.bank_mask, ev.chunk.wpb, self._bank_scratch, alike)
             for col, v in zip(_SHARED_COUNTER_COLUMNS[ev.kind], r):
                 self.cnt[slot, col] += v
         elif space == "const":

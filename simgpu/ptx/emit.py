@@ -199,8 +199,9 @@ class Emitter:
             o.branch(be)
 
     # -- memory ----------------------------------------------------------------------------
-    def mem(self, pc, space, kind, width, lanes, addresses):
-        """Instruction ``pc`` accessed ``space`` at ``addresses`` (per lane of ``lanes``)."""
+    def mem(self, pc, space, kind, width, lanes, addresses, rows_alike=None):
+        """Instruction ``pc`` accessed ``space`` at ``addresses`` (per lane of ``lanes``);
+        rows_alike: MemEvent.rows_alike."""
         if space == "param":
             return
         if space == "local" and not self.local_issued:
@@ -208,7 +209,7 @@ class Emitter:
         c = self.chunk
         addr, mask, a0 = self._lanes_of(lanes, addresses, c)
         me = MemEvent(self.insts(pc, space), space, _KIND[kind], addr, mask, int(width),
-                      self._array(space, a0), c, pc=pc)
+                      self._array(space, a0), c, pc=pc, rows_alike=rows_alike)
         for o in self.mem_obs:
             o.mem(me)
 
@@ -226,9 +227,7 @@ class Emitter:
         lanes = np.asarray(lanes, np.int64)
         addr = np.zeros(c.n_lanes, np.int64)
         addr[lanes] = np.asarray(addresses, np.uint64).astype(np.int64)
-        arr = np.zeros(c.n_lanes, bool)
-        arr[lanes] = True
-        return addr, Mask(arr, c), addr[lanes[0]] if n else 0
+        return addr, Mask.of_lanes(lanes, c), addr[lanes[0]] if n else 0
 
     def _array(self, space, a0):
         if space == "global":

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import sys
 
+import numba
 import numpy as np
 
 from simgpu import settings
@@ -147,7 +148,7 @@ class Executor:
         self.reg_version = {}       # register -> writes so far (keys ops_mem's shared_idx)
         self.shared_idx = {}        # register -> its shared element indices (ops_mem)
         self._next = None           # (lanes, key) of lanes that advanced alone (see _pick)
-        self._key = self._klanes = self._k = self._omin = None
+        self._k = self._omin = None
         self.prints = []            # vprintf records (printf.py), written when the chunk ends
         self.epoch = 0              # barrier releases so far (orders a block's printed lines)
         self.grid_barriers = 0      # grid-wide barriers (grid.sync()) the chunk passed
@@ -288,9 +289,6 @@ class Executor:
         if self.steps + m > max_steps or not r.ready():
             return False
         if not self.conv:
-            if self._omin is None:
-                self._key[self._klanes] = BIG
-                self._omin = int(self._key.min())
             if self._k + m - 1 >= self._omin:
                 return False
         notify = self.notify_instr if self.wants_inst else None
@@ -313,9 +311,6 @@ class Executor:
         if lp is None or pc in self._loops_off:
             return False
         if not self.conv:
-            if self._omin is None:
-                self._key[self._klanes] = BIG
-                self._omin = int(self._key.min())
             if self._k + lp.npcs - 1 >= self._omin:
                 return False
         em = self.emit
@@ -356,20 +351,15 @@ class Executor:
         g, self._next = self._next, None
         if g is not None:
             lanes, k = g
-            if self._omin is None:
-                self._key[self._klanes] = BIG
-                self._omin = int(self._key.min())
             if k < self._omin:
                 self._k = k
                 return k % DEPTH_W, lanes
             self.pc[lanes] = k % DEPTH_W        # the deferred advance
-        key = np.where(self.status == RUN, self.pc + (MAX_DEPTH - self.depth) * DEPTH_W, BIG)
-        k = int(key.min())
+        k, lanes, self._omin = _scan_keys(self.status, self.pc, self.depth)
         if k == BIG:
             return None
-        lanes = np.flatnonzero(key == k)
         pc = k % DEPTH_W
-        self._key, self._klanes, self._k, self._omin = key, lanes, k, None
+        self._k = k
         if len(lanes) == self.n_running:
             self.conv, self.upc = True, pc
             lanes = self.run_lanes = None if len(lanes) == self.ch.L else lanes
@@ -446,6 +436,30 @@ class Executor:
         self.conv = False
         finish_barrier_reductions(self)
         return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan_keys(status, pc, depth):
+    """_pick's scan: (the smallest key over the running lanes, those lanes in order, the
+    smallest key of the other running lanes); BIG where there is none."""
+    k1 = k2 = BIG
+    n = 0
+    for i in range(status.shape[0]):
+        if status[i] == RUN:
+            key = pc[i] + (MAX_DEPTH - depth[i]) * DEPTH_W
+            if key < k1:
+                k1, k2, n = key, k1, 1
+            elif key == k1:
+                n += 1
+            elif key < k2:
+                k2 = key
+    lanes = np.empty(n, np.int64)
+    j = 0
+    for i in range(status.shape[0] if n else 0):
+        if status[i] == RUN and pc[i] + (MAX_DEPTH - depth[i]) * DEPTH_W == k1:
+            lanes[j] = i
+            j += 1
+    return k1, lanes, k2
 
 
 def finish_barrier_reductions(ex):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 
+import numba
 import numpy as np
 
 GLOBAL_BASE = 1 << 40
@@ -80,9 +81,46 @@ def _typed(buf, dtype, cache):
     return v
 
 
-def _check_align(addrs, w, space):
-    # one pass: the OR of all addresses has a low bit set iff some address has
-    if w > 1 and int(np.bitwise_or.reduce(addrs, axis=None)) & (w - 1):
+@numba.njit(cache=True, nogil=True)
+def _span(addrs):
+    """(OR, smallest, largest) of a non-empty uint64 address array, in one pass."""
+    o = lo = hi = addrs[0]
+    for i in range(1, addrs.shape[0]):
+        a = addrs[i]
+        o |= a
+        if a < lo:
+            lo = a
+        elif a > hi:
+            hi = a
+    return o, lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def rows_repeat(mask, off, L, check_off):
+    """Whether every block's row of `L` lanes repeats block 0's: the same lanes in `mask` and,
+    with `check_off`, the same offsets in `off` at those lanes."""
+    for r in range(L, mask.shape[0], L):
+        for t in range(L):
+            if mask[r + t] != mask[t] or (check_off and mask[t] and off[r + t] != off[t]):
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def offsets_repeat(off, L):
+    """Whether every block's row of `L` offsets repeats block 0's (every lane executing)."""
+    for r in range(L, off.shape[0], L):
+        for t in range(L):
+            if off[r + t] != off[t]:
+                return False
+    return True
+
+
+def _check_align(addrs, w, space, orv=None):
+    # one pass: the OR of all addresses has a low bit set iff some address has (orv: that OR)
+    if orv is None and w > 1:
+        orv = np.bitwise_or.reduce(addrs, axis=None)
+    if w > 1 and int(orv) & (w - 1):
         bad = (addrs & np.uint64(w - 1)) != 0
         if bad.any():
             pos = int(np.argmax(bad))
@@ -145,10 +183,11 @@ class DeviceMemory:
 
     def resolve(self, addrs, w, dtype, lane_ids=None):
         addrs = np.asarray(addrs, np.uint64)
-        _check_align(addrs, w, "global")
+        span = _span(addrs) if addrs.ndim == 1 and addrs.size else None
+        _check_align(addrs, w, "global", span[0] if span is not None else None)
         if not self.bases:
             raise MemFault(f"global access at address {int(addrs[0]):#x} with no memory", 0)
-        one = self._one_allocation(addrs, w, dtype)
+        one = self._one_allocation(addrs, w, dtype, span)
         if one is not None:
             return one
         k = np.searchsorted(self._bases_arr, addrs, side="right") - 1
@@ -194,12 +233,13 @@ class DeviceMemory:
         return out
 
 
-    def _one_allocation(self, addrs, w, dtype):
+    def _one_allocation(self, addrs, w, dtype, span):
         """The groups when every address lies in bounds of one allocation (the common case:
-        found from the smallest and largest address, no per-lane search), else None."""
-        if addrs.ndim != 1 or not addrs.size:
+        found from the smallest and largest address, no per-lane search), else None.
+        span: _span(addrs), None for no or a non-flat address array."""
+        if span is None:
             return None
-        lo, hi = int(addrs.min()), int(addrs.max())
+        lo, hi = int(span[1]), int(span[2])
         a = bisect.bisect_right(self.bases, lo) - 1
         if a < 0 or hi + w > self.bases[a] + self.bufs[a].size:
             return None
@@ -228,8 +268,10 @@ class RowMemory:
     def resolve(self, addrs, w, dtype, rows=None, row_off=None):
         """``rows``: row per lane, or ``row_off``: row * self.size per lane (int64)."""
         addrs = np.asarray(addrs, np.uint64)
-        _check_align(addrs, w, self.space)
-        if addrs.size and int(addrs.max()) + w > self.size:
+        span = _span(addrs) if addrs.ndim == 1 and addrs.size else None
+        _check_align(addrs, w, self.space, span[0] if span is not None else None)
+        hi = int(span[2]) if span is not None else (int(addrs.max()) if addrs.size else 0)
+        if addrs.size and hi + w > self.size:
             p = int(np.argmax(addrs > np.uint64(self.size - w)))
             raise MemFault(f"out-of-bounds {self.space} access: address {int(addrs[p]):#x}, "
                            f"{self.space} size {self.size} bytes", p)

@@ -18,7 +18,7 @@ import numpy as np
 from simgpu.ptx.types import nbytes, np_dtype
 from simgpu.ptx.instrs import guarded, reader, unsupported, writer
 from simgpu.ptx.memory import (_SHIFT, CONST_WINDOW, LOCAL_WINDOW, SHARED_WINDOW, MemFault,
-                               classify_generic, load, store)
+                               classify_generic, load, offsets_repeat, store)
 
 SPACES = ("global", "shared", "local", "const", "param")
 _WINDOWS = (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW), ("const", CONST_WINDOW))
@@ -122,13 +122,13 @@ def _file_overruns(ex, ins, kind):
     pend.clear()
 
 
-def _emit(ex, ins, pc, kind, w, lanes, events):
+def _emit(ex, ins, pc, kind, w, lanes, events, rows_alike=None):
     if getattr(ex, "overrun_pending", None):
         _file_overruns(ex, ins, kind)
     if not ex.wants_mem:
         return
     for space, pos, addrs in events:
-        ex.emit.mem(pc, space, kind, w, lanes[pos], addrs)
+        ex.emit.mem(pc, space, kind, w, lanes[pos], addrs, rows_alike)
 
 
 def _space(ins):
@@ -196,7 +196,7 @@ def build_ld(ctx, ins):
             hit = fast and shared_fast(ex, fast, w, T, sub)
             if hit:
                 writes[0](ex, load(hit[0], len(sub), T), sub)
-                _emit(ex, ins, pc, "load", w, sub, [("shared", slice(None), hit[1])])
+                _emit(ex, ins, pc, "load", w, sub, [("shared", slice(None), hit[1])], hit[2])
                 return ex.advance(lanes)
             a = np.broadcast_to(addr(ex, sub), (len(sub),))
             _check_vec_align(ex, a, w * n, sub)
@@ -227,9 +227,12 @@ def _shared_reg(ctx, op, space, n, w):
 
 
 def shared_fast(ex, fast, w, T, sub):
-    """(groups, addresses) of a shared access [reg+off] from the register's element indices,
-    kept until the register is written; None where the general path must check (misaligned or
-    out of bounds: it raises the fault).  Addresses only for memory observers."""
+    """(groups, addresses, rows alike) of a shared access [reg+off] from the register's element
+    indices, kept until the register is written; None where the general path must check
+    (misaligned or out of bounds: it raises the fault).  Addresses only for memory observers,
+    and with them, for an access by every lane, whether every block's row of addresses repeats
+    block 0's (MemEvent.rows_alike; the register's, as the offset is the same for all), else
+    None."""
     key, off = fast
     ver = ex.reg_version.get(key, 0)
     c = ex.shared_idx.get(key)
@@ -242,12 +245,14 @@ def shared_fast(ex, fast, w, T, sub):
             return None
         row = ex.ch.row_offsets(ex.shared.size)
         row = row if sub is ex.ch.all_idx else row[sub]
-        c = ex.shared_idx[key] = (ver, sub, w, base, mx, (row + base.view(np.int64)) >> _SHIFT[w])
-    _, _, _, base, mx, idx = c
+        alike = offsets_repeat(base, ex.ch.pad) if ex.wants_mem and sub is ex.ch.all_idx \
+            and ex.ch.nblocks > 1 else None
+        c = ex.shared_idx[key] = (ver, sub, w, base, mx, (row + base.view(np.int64)) >> _SHIFT[w], alike)
+    _, _, _, base, mx, idx, alike = c
     if mx + off + w > ex.shared.size:
         return None
     a = base + np.uint64(off) if ex.wants_mem else None
-    return [(ex.shared.typed(T)[off // w:], idx, slice(None))], a
+    return [(ex.shared.typed(T)[off // w:], idx, slice(None))], a, alike
 
 
 def _check_vec_align(ex, a, total, sub):
@@ -285,7 +290,7 @@ def build_st(ctx, ins):
         hit = len(sub) and fast and shared_fast(ex, fast, w, T, sub)
         if hit:
             store(hit[0], np.broadcast_to(np.asarray(reads[0](ex, sub), T), (len(sub),)))
-            _emit(ex, ins, pc, "store", w, sub, [("shared", slice(None), hit[1])])
+            _emit(ex, ins, pc, "store", w, sub, [("shared", slice(None), hit[1])], hit[2])
         elif len(sub):
             a = np.broadcast_to(addr(ex, sub), (len(sub),))
             _check_vec_align(ex, a, w * n, sub)
