@@ -126,6 +126,23 @@ def test_compiling_is_counted_once_not_extrapolated(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_slow_first_chunk_is_not_extrapolated(monkeypatch, capsys):
+    """A first chunk that pays one-off costs (8 s) before chunks of 0.5 s: the estimate is the
+    first chunk plus the later chunks' rate (8 + 9 x 0.5), and it is not said after the first
+    chunk (80 s extrapolated) but after the second, where it is under the threshold."""
+    times = iter([0.0, 8.0] + [8.0 + 0.5 * k for k in range(1, 10)])
+    monkeypatch.setattr(progress_mod, "clock", lambda: next(times))
+    p = LaunchProgress("k", None, threshold=30.0)
+    p.begin([1] * 10)
+    p.done(1)
+    assert p.estimate == pytest.approx(80.0)        # under 3 x 30 s: not said yet
+    p.done(1)
+    assert p.estimate == pytest.approx(8.0 + 0.5 * 9)
+    for _ in range(8):
+        p.done(1)
+    assert capsys.readouterr().err == ""
+
+
 def test_seconds_text():
     assert seconds_text(3.21) == "3.2 s" and seconds_text(42) == "42 s"
     assert seconds_text(185) == "3 min 5 s" and seconds_text(7800) == "2 h 10 min"

@@ -5,7 +5,11 @@ when the first chunk to run is done, its wall time per block -- the executor wit
 observer attached: the memory model, the timing model's recording of its sampled blocks, the
 sanitizer -- times the blocks of all the chunks to run is the launch's estimate (a sampled
 launch, ``sample=True``, counts only the chunks holding sampled blocks).  After each later
-chunk the estimate is made again from all the chunks so far: the bar's ETA.  What numba
+chunk the estimate is made again: the first chunk as it ran, the later chunks' rate per block
+times the blocks after the first (the first chunk pays one-off costs -- first writes into fresh
+arrays, caches filling -- that extrapolated would overstate a short launch several times); that
+is the bar's ETA.  After the first chunk alone only an estimate of at least ``SURE`` (3) times
+the threshold is said; otherwise the line waits for the second chunk's rate.  What numba
 compiles on first use while a chunk runs (simgpu's compiled memory model, the first time it
 runs on a machine: numba's "numba:compile" events, :func:`compile_seconds`) is a one-time cost:
 it is counted once, not extrapolated.  Not in it: the
@@ -31,6 +35,7 @@ from .. import settings
 clock: Callable[[], float] = time.perf_counter     # the wall clock (tests put a fake one here)
 BAR_WIDTH = 30
 PLAIN_STEPS = 4         # without a terminal: a line at each quarter
+SURE = 3.0              # a first chunk's estimate this many times the threshold is said at once
 
 
 _COMPILING = {"seconds": 0.0, "depth": 0, "since": 0.0, "listening": False}
@@ -109,6 +114,7 @@ class LaunchProgress:
         self.chunks_done = 0
         self.t0 = 0.0
         self.estimate: float | None = None      # seconds, once the first chunk is done
+        self.first = (0.0, 0)                   # the first chunk's work seconds and blocks
         self.compiling = 0.0                    # of the time so far: numba compiling (once)
         self.c0 = 0.0
         self.said = False                       # the one line is out
@@ -134,8 +140,20 @@ class LaunchProgress:
         elapsed = clock() - self.t0
         self.compiling = min(elapsed, max(0.0, compile_seconds() - self.c0))
         work = elapsed - self.compiling         # what grows with the blocks
-        self.estimate = self.compiling + work * self.total_blocks / max(1, self.blocks_done)
-        if not self.said and self.estimate > self.threshold and self.chunks_done < len(self.sizes):
+        if self.chunks_done == 1:
+            self.first = (work, self.blocks_done)
+            self.estimate = self.compiling + work * self.total_blocks / max(1, self.blocks_done)
+        else:
+            # the first chunk pays one-off costs besides compiling (first writes into fresh
+            # arrays, caches filling): it counts as it ran, the later chunks' rate is extrapolated
+            # (the 16M-thread vector add: 19 s estimated from its first chunk alone, 2 s taken)
+            w1, b1 = self.first
+            later = max(0.0, work - w1) / max(1, self.blocks_done - b1)
+            self.estimate = self.compiling + w1 + later * (self.total_blocks - b1)
+        # after the first chunk only a clearly long launch speaks; the others wait for a
+        # second chunk's rate (where there is one) before saying anything
+        sure = self.chunks_done > 1 or len(self.sizes) <= 2 or self.estimate > SURE * self.threshold
+        if not self.said and sure and self.estimate > self.threshold and self.chunks_done < len(self.sizes):
             self.say()
             self.showing = True
         if self.showing:
