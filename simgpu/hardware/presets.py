@@ -25,6 +25,8 @@ from .spec import GPU, CacheSpec, DramSpec, KiB, MiB, GiB
 
 DOBENCH_FLOOR_H200_NS = 2307.0          # validation/tensor_cores/lecture/derive_floor.py (H200: add_1)
 DOBENCH_FLOOR_H100_NS = 2310.0          # the same (H100: empty and one-store kernels, 8 launches)
+DOBENCH_HOST_DESC_H100_NS = 105.0       # the same (H100: near-empty kernels of 1, 2, 4 host TensorDescriptors)
+DOBENCH_DEVICE_DESC_H100_NS = 506.0     # the same (H100: 1, 2 tl.make_tensor_descriptor)
 
 H100 = GPU(
     name="H100 SXM",
@@ -155,6 +157,7 @@ H100 = H100.with_(
     l1=H200.l1, l2=CacheSpec(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16,
                              hit_latency_cycles=H200.l2.hit_latency_cycles),
     dobench_floor_ns=DOBENCH_FLOOR_H100_NS,
+    dobench_host_desc_ns=DOBENCH_HOST_DESC_H100_NS, dobench_device_desc_ns=DOBENCH_DEVICE_DESC_H100_NS,
     # outside a profiler the H100 ran dense wgmma at 1.811-1.860 GHz when launched as do_bench
     # launches (a 256 MB memset before each; 10-300 us kernels; %clock64 against %globaltimer in
     # every block): the median of the four lengths' medians [validation/tensor_cores/clock/h100,
