@@ -35,7 +35,7 @@ class TimingResult:
     registers_estimated: bool
     cycles: float                 # the simulated SM's cycles (SM 0's or a busier one's), extrapolated over loops and waves
     time_s: float                 # cycles / clock + launch overhead
-    totals: dict                  # sim.TOTALS of SM 0, extrapolated like the time
+    totals: dict                  # sim.TOTALS of the simulated SM, extrapolated like the time
     rep_sm: object                # the representative simulation (per-line stalls, timeline)
     timeline: object
     flops: float
@@ -85,7 +85,7 @@ class TimingResult:
 
 
 def utilisation(r):
-    """Busy fraction of each resource of SM 0 (and its bandwidth share) over the launch."""
+    """Busy fraction of each resource of the simulated SM (and its bandwidth share) over the launch."""
     t, P = r.totals, r.params
     T = t["cycles"]
     if T <= 0:
