@@ -5,8 +5,9 @@ blocks w*W .. w*W+W-1 (W = blocks_per_sm x sm_count) and block q of a wave goes 
 q % sm_count.  Where every block does the same work SM 0 is the busiest SM (it gets a block of
 the partial last wave first), so the kernel ends when SM 0 ends; the model simulates SM 0 with
 its share of the L2 and DRAM bandwidth (1 / the number of SMs busy at the time).  Where blocks
-differ in work (a causal attention's query tiles, a triangular loop bound), the kernel ends
-with the SM of the longest blocks: the recorder also keeps the blocks of a few other SMs
+differ in work (a causal attention's query tiles, a triangular loop bound) and the grid is at
+most one wave (every block resident from the start), the kernel ends with the SM of the longest
+blocks: the recorder also keeps the blocks of a few other SMs
 (`candidate_sms`: the grid's corners, its last block of the first wave, a few spread over the
 wave) and TimingModel.predict simulates the one whose warps issued the most, if more than SM
 0's, and keeps whichever SM takes longer.  The SM simulated is the prediction's
@@ -15,11 +16,12 @@ wave) and TimingModel.predict simulates the one whose warps issued the most, if 
 Sampled groups of blocks (traces recorded by `trace.TraceRecorder`):
     main   SM 0's blocks of the first wave (of the whole grid if it is under one wave)
     tail   SM 0's blocks of the partial last wave, if the grid has one after full waves
-    main@SMk, tail@SMk   the same of candidate SM k (`sm_blocks`)
+    main@SMk   candidate SM k's blocks (`sm_blocks`; grids of at most one wave)
 With sample=True only the chunks holding SM 0's blocks run: a candidate whose blocks are in
 other chunks issues nothing and is never chosen (a grid that runs as one chunk is timed as
-with sample=False).  Imbalance between waves is not seen: the
-simulated SM's first-wave blocks stand for every full wave.
+with sample=False).  Grids of more than one wave record no candidates: the block scheduler
+gives each freed slot the next block, so a wave's imbalance between SMs does not persist, and
+SM 0's first-wave blocks stand for every full wave (imbalance between waves is not seen).
 
 Extrapolation (`combine_waves`, `combine_loops`):
     waves  full waves are alike: simulate q1 and q2 full waves and extrapolate linearly,
