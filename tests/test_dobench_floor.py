@@ -164,3 +164,36 @@ def test_an_sm_bound_launch_slows_by_the_clock_ratio_outside_a_profiler():
     t = lambda r: r.metrics["gpu__time_duration.sum"] * 1e-9 - over
     ratio = t(b) / t(a)
     assert ratio == pytest.approx(H100.clock_hz / H100.unprofiled_clock_hz, rel=0.01)
+
+
+def _launch_floor_kernels():
+    spec = importlib.util.spec_from_file_location(
+        "_simgpu_launch_floor_kernels", os.path.join(LECTURE, "launch_floor_kernels.py"))
+    K = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(K)
+    return K
+
+
+def test_dobench_floor_of_tensor_descriptor_launches():
+    """Triton's launcher encodes a tensor map per host TensorDescriptor and allocates the global
+    scratch of the kernel's tl.make_tensor_descriptor per call: do_bench's floor grows by the
+    GPU's measured cost per descriptor of each kind (lecture/h100/launch_floor)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    K = _launch_floor_kernels()
+    mats = [np.ones((64, 64), np.float16) for _ in range(2)]
+    descs = [TensorDescriptor.from_tensor(simgpu.as_tensor(m), [16, 16]) for m in mats]
+    o = np.zeros(16, np.float16)
+    host = simgpu.jit(K.host_desc_2)[(1,)](o, *descs, gpu="H100", num_warps=4)
+    dev = simgpu.jit(K.dev_desc_1)[(1,)](o, mats[0], gpu="H100", num_warps=4)
+    plain = simgpu.jit(K.empty_ptr)[(1,)](o, gpu="H100", num_warps=4)
+    assert host.extras["triton_launch"]["host_tensor_descriptors"] == 2
+    assert host.extras["triton_launch"]["device_tensor_descriptors"] == 0
+    assert dev.extras["triton_launch"] == {"host_tensor_descriptors": 0, "device_tensor_descriptors": 1,
+                                           "global_scratch_bytes": 128}
+    assert plain.extras["triton_launch"]["host_tensor_descriptors"] == 0
+    t = lambda r: r.metrics["gpu__time_duration.sum"] * 1e-9                          # noqa: E731
+    assert dobench_seconds(plain) == pytest.approx(t(plain) + H100.dobench_floor_ns * 1e-9)
+    assert dobench_seconds(host) == pytest.approx(t(host) + (H100.dobench_floor_ns + 2 * H100.dobench_host_desc_ns) * 1e-9)
+    assert dobench_seconds(dev) == pytest.approx(t(dev) + (H100.dobench_floor_ns + H100.dobench_device_desc_ns) * 1e-9)
+    assert 0 < H100.dobench_host_desc_ns < H100.dobench_device_desc_ns < 1000         # measured: 105 and 506 ns
+    assert dobench_seconds(host, gpu=A100) == pytest.approx(t(host))                  # not measured there: nothing

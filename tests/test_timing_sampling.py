@@ -2,12 +2,14 @@
 the sampled waves change the prediction by little, and the bounds here are the ones
 docs/timing.md reports."""
 import numpy as np
+from numba import cuda
 import pytest
 
 import simgpu
 from simgpu.hardware import H200
 from simgpu import predict
 from simgpu.timing import TimingModel
+from simgpu.timing.analysis import section
 from simgpu.timing.sampling import combine_loops, combine_waves, plan_waves
 
 from test_timing_model import _f32, copy, divergent, fma_loop
@@ -99,3 +101,47 @@ def test_extrapolated_launch_with_a_tail_runs_only_the_extrapolations_simulation
     assert res.n_sims == 4
     assert len(res.timeline.blocks) == 2 * 8        # SM 0's blocks of the two full waves
     assert res.tail_cycles > 0
+
+
+@cuda.jit
+def _last_block_loops(x, n):
+    """Every block copies; only the grid's last block also runs a dependent loop of n FMAs."""
+    i = cuda.grid(1)
+    acc = x[i]
+    if cuda.blockIdx.x == cuda.gridDim.x - 1:
+        for _ in range(n):
+            acc = acc * np.float32(0.999) + np.float32(0.001)
+    x[i] = acc
+
+
+def test_grid_of_uneven_blocks_is_timed_by_its_busiest_sm():
+    """16 blocks, one an SM: SM 0's block only copies, SM 15's also loops.  The kernel ends with
+    SM 15, so the time grows with its loop (it did not while only SM 0 was simulated)."""
+    t = {}
+    for n in (300, 600):
+        rep = simgpu.launch(_last_block_loops, 16, 128, (_f32(16 * 128), np.int32(n)), gpu=H200)
+        r = rep.extras["timing"]
+        assert r.sm == 15 and r.sms_recorded > 1
+        t[n] = r.cycles
+        s = predict(_last_block_loops, 16, 128, (_f32(16 * 128), np.int32(n)), gpu=H200, sample=True)
+        assert s.extras["timing"].sm == 15 and s.extras["timing"].cycles == pytest.approx(r.cycles, rel=0.02)
+    assert t[600] > 1.6 * t[300]
+    assert "simulated SM 15 (" in section(rep)
+
+
+def test_balanced_grid_is_timed_by_sm0_as_before():
+    """Every block does the same work: no recorded SM issues more than SM 0, so SM 0 is the one
+    simulated, once (the prediction it had before other SMs were recorded)."""
+    tm = TimingModel(H200)
+    simgpu.launch(fma_loop, 1061, 128, (_f32(1061 * 128), np.zeros(1061 * 128, np.float32), np.int32(40)),
+                  observers=(tm,), timing=False)
+    assert tm.candidates and tm.busiest_candidate() is None
+    per_block = {sum(g.work for g in gs) / sum(len(g.blocks) for g in gs) for _, gs in tm.candidates}
+    assert per_block == {sum(g.work for g in tm.groups) / sum(len(g.blocks) for g in tm.groups)}
+    r = tm.predict()
+    assert r.sm == 0
+    tm2 = TimingModel(H200)
+    simgpu.launch(fma_loop, 1061, 128, (_f32(1061 * 128), np.zeros(1061 * 128, np.float32), np.int32(40)),
+                  observers=(tm2,), timing=False)
+    tm2.candidates = []
+    assert tm2.predict().cycles == r.cycles

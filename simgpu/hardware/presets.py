@@ -27,6 +27,8 @@ from .spec import GPU, CacheSpec, DramSpec, KiB, MiB, GiB
 
 DOBENCH_FLOOR_H200_NS = 2307.0          # validation/tensor_cores/lecture/derive_floor.py (H200: add_1)
 DOBENCH_FLOOR_H100_NS = 2310.0          # the same (H100: empty and one-store kernels, 8 launches)
+DOBENCH_HOST_DESC_H100_NS = 105.0       # the same (H100: near-empty kernels of 1, 2, 4 host TensorDescriptors)
+DOBENCH_DEVICE_DESC_H100_NS = 506.0     # the same (H100: 1, 2 tl.make_tensor_descriptor)
 
 H100 = GPU(
     name="H100 SXM",
@@ -186,6 +188,7 @@ H100 = H100.with_(
     dram=DramSpec(bandwidth_bytes_per_s=3.35e12, size_bytes=80 * GiB, access_bytes=32, latency_ns=352.3),
     launch_overhead_ns=H100_LAUNCH_OVERHEAD_NS,
     dobench_floor_ns=DOBENCH_FLOOR_H100_NS - (H100_LAUNCH_OVERHEAD_NS - H200.launch_overhead_ns),
+    dobench_host_desc_ns=DOBENCH_HOST_DESC_H100_NS, dobench_device_desc_ns=DOBENCH_DEVICE_DESC_H100_NS,
     # outside a profiler the H100 ran dense wgmma at 1.811-1.860 GHz when launched as do_bench
     # launches (a 256 MB memset before each; 10-300 us kernels; %clock64 against %globaltimer in
     # every block): the median of the four lengths' medians [validation/tensor_cores/clock/h100,

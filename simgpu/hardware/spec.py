@@ -148,6 +148,8 @@ class GPU:
     launch_overhead_ns: float = 2000.0       # gpu__time_duration of an empty kernel, less one block start
     block_launch_cycles: float = 0.0         # SM cycles to start each block (one at a time per SM)
     dobench_floor_ns: float = 0.0            # what triton.testing.do_bench's median adds to the predicted time
+    dobench_host_desc_ns: float = 0.0        # ... more per host TensorDescriptor of a Triton launch
+    dobench_device_desc_ns: float = 0.0      # ... more per tl.make_tensor_descriptor of a Triton kernel
     sources: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):

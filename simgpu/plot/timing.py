@@ -26,7 +26,8 @@ def _timing(rep):
 def sm_schedule(r, max_sms=16):
     """Block residency per SM for the whole launch, in microseconds: [(sm, slot, t0, t1, tail)].
 
-    The model simulates SM 0; every SM runs its full waves alike (each wave lasting the
+    The model simulates one SM (SM 0, or the busiest recorded one: ``r.sm``) and draws every
+    SM's full waves alike (each wave lasting the
     launch's full-wave time / full waves) and SMs 0..k-1 run the k blocks of the partial wave."""
     plan, clk = r.plan, r.params.clock_hz
     total = r.cycles
@@ -87,7 +88,7 @@ def timeline(rep, sm_rows=16, warps=32):
             by_state.setdefault(state, []).append((t0 / clk * 1e6, (t1 - t0) / clk * 1e6))
         for state, spans in by_state.items():
             bottom.broken_barh(spans, (y, 0.8), facecolors=STATE_COLORS.get(state, "k"), edgecolor="none")
-    bottom.set(xlabel="simulated time on SM 0 (us; long loops cut, see the sampling line of print(rep))",
+    bottom.set(xlabel=f"simulated time on SM {getattr(r, 'sm', 0)} (us; long loops cut, see the sampling line of print(rep))",
                ylabel="warp (slot, index)", yticks=[k + 0.4 for k in range(len(keys))],
                yticklabels=[f"{a},{b}" for a, b in keys])
     bottom.tick_params(axis="y", labelsize=6)

@@ -44,7 +44,7 @@ import numpy as np
 from .. import settings
 from ..errors import ArgumentError, LaunchError, SimGPUError
 from ..ptx.args import MappedOnly
-from ..ptx.ops_tma import encode_tiled, tensormap_param
+from ..ptx.ops_tma import TENSORMAP_BYTES, encode_tiled, tensormap_param
 from ..sass import analyze_ptx
 from ..sass.kernel import CompiledKernel
 from ..sass.toolchain import find_tool
@@ -342,6 +342,16 @@ class TritonProgram(ForeignProgram):
         for size in (md.global_scratch_size, getattr(md, "profile_scratch_size", 0)):
             args.append(np.zeros(int(size) * n_programs, np.uint8) if size else None)
         return done.ck, args
+
+    def launch_facts(self):
+        """What Triton's launcher does on the host per call of the last compiled launch:
+        ``host_tensor_descriptors`` (each a tensor map encoded per call, driver.make_tensordesc_arg)
+        and ``device_tensor_descriptors`` (tl.make_tensor_descriptor: Triton 3.6 keeps each one's
+        128-byte tensor map in the global scratch its launcher allocates per call)."""
+        md = self.last.kernel.metadata
+        return {"host_tensor_descriptors": sum(ty.startswith("tensordesc") for _, ty in self.last.runtime),
+                "device_tensor_descriptors": int(md.global_scratch_size or 0) // TENSORMAP_BYTES,
+                "global_scratch_bytes": int(md.global_scratch_size or 0)}
 
     @staticmethod
     def descriptor_args(desc, work, address, meta):

@@ -33,9 +33,9 @@ class TimingResult:
     occupancy: object
     registers: int
     registers_estimated: bool
-    cycles: float                 # SM 0's cycles, extrapolated over loops and waves
+    cycles: float                 # the simulated SM's cycles (SM 0's or a busier one's), extrapolated over loops and waves
     time_s: float                 # cycles / clock + launch overhead
-    totals: dict                  # sim.TOTALS of SM 0, extrapolated like the time
+    totals: dict                  # sim.TOTALS of the simulated SM, extrapolated like the time
     rep_sm: object                # the representative simulation (per-line stalls, timeline)
     timeline: object
     flops: float
@@ -47,6 +47,8 @@ class TimingResult:
     loop_k1: int | None
     detail: str
     kernel: str = ""
+    sm: int = 0                   # the simulated SM (TimingModel.predict: SM 0, or a busier one)
+    sms_recorded: int = 1         # the SMs whose blocks were recorded to choose it from
     utilisation: dict = field(default_factory=dict)
     stalls: dict = field(default_factory=dict)
     bottleneck: str = ""
@@ -83,7 +85,7 @@ class TimingResult:
 
 
 def utilisation(r):
-    """Busy fraction of each resource of SM 0 (and its bandwidth share) over the launch."""
+    """Busy fraction of each resource of the simulated SM (and its bandwidth share) over the launch."""
     t, P = r.totals, r.params
     T = t["cycles"]
     if T <= 0:
@@ -243,7 +245,9 @@ def section(rep):
     if u:
         parts = [f"{k} {100 * v:.0f}%" for k, v in sorted(u.items(), key=lambda kv: -kv[1]) if v >= 0.01]
         rows.append(f"  busy (simulated SM)                       {', '.join(parts)}")
-    how = f"simulated SM 0 ({r.n_sims} runs"
+    how = f"simulated SM {r.sm} ({r.n_sims} runs"
+    if r.sm:
+        how += f"; the busiest of {r.sms_recorded} SMs recorded, SM 0's blocks issue less"
     if r.loop_factors:
         how += f"; long loops cut to {r.loop_k1}/{2 * r.loop_k1} iterations and extrapolated"
     if len(r.waves_simulated) > 1:

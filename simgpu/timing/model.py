@@ -22,7 +22,7 @@ from .ir_code import IrCode
 from .ptx_trace import PtxCode
 from .registers import estimate_registers
 from .sass_stream import SassStream
-from .sampling import combine_loops, combine_waves, plan_waves
+from .sampling import candidate_sms, combine_loops, combine_waves, plan_waves, sm_blocks
 from .sim import CYCLES, TOTALS, simulate_sm, totals
 from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
@@ -90,7 +90,20 @@ class TimingModel(Observer):
         self.groups = [GroupTrace("main", self.plan.main_blocks, wpb)]
         if self.plan.tail_blocks:
             self.groups.append(GroupTrace("tail", self.plan.tail_blocks, wpb))
-        self.recorder = TraceRecorder(self.groups, self.max_iterations, self._memory_info, self._code)
+        # other SMs' blocks, recorded too: the busiest SM's are simulated (predict).  Only for a
+        # grid of at most one wave: every block is resident from the start, so the kernel ends
+        # with the SM whose blocks take longest.  With more waves the block scheduler gives each
+        # freed slot the next block, so one wave's imbalance between SMs does not persist (the
+        # H200's collatz_steps, 2 chunks of data-dependent work: 419.7 -> 515.9 us against the
+        # card's 265.5 when the busiest first-wave SM stood for every wave); SM 0 stands for all.
+        self.simulated_sm = 0
+        self.candidates = []
+        for sm in (candidate_sms(self.plan, info.grid) if self.plan.full_waves == 0 else ()):
+            mb, tb = sm_blocks(self.plan, sm)
+            self.candidates.append((sm, [GroupTrace(f"main@SM{sm}", mb, wpb)]
+                                    + ([GroupTrace(f"tail@SM{sm}", tb, wpb)] if tb else [])))
+        recorded = self.groups + [g for _, gs in self.candidates for g in gs]
+        self.recorder = TraceRecorder(recorded, self.max_iterations, self._memory_info, self._code)
 
     def sass_stream(self):
         """The per-warp SASS issue of the compiled code (sass_stream.SassStream), or None: the
@@ -151,8 +164,36 @@ class TimingModel(Observer):
 
     # -- prediction ---------------------------------------------------------------------------
     def predict(self) -> TimingResult:
+        """The launch's time: the simulation of SM 0's blocks or, where a recorded SM's blocks
+        issued more warp instructions (a grid whose blocks differ in work), of the busiest such
+        SM if it takes longer -- the kernel ends with its last SM.  A grid whose recorded SMs
+        all issue as much as SM 0 or less is SM 0's prediction, simulated once."""
         if self.result is not None:
             return self.result
+        res = self._predict_groups()
+        busiest = self.busiest_candidate()
+        if busiest is not None:
+            kept = (self.groups, self.tail_cycles, self.sass_issue, res)
+            self.simulated_sm, self.groups = busiest
+            self.result = None
+            other = self._predict_groups()
+            if other.cycles <= res.cycles:
+                self.groups, self.tail_cycles, self.sass_issue, self.result = kept
+                self.simulated_sm = 0
+        return self.result
+
+    def busiest_candidate(self):
+        """(SM, its groups) of the recorded SM whose warps issued the most warp instructions,
+        if more than SM 0's did; else None.  (With sample=True only the SMs whose blocks share
+        a chunk with SM 0's ran: the others issued nothing.)"""
+        work0 = sum(g.work for g in self.groups)
+        best = max(self.candidates, key=lambda c: sum(g.work for g in c[1]), default=None)
+        if best is None or sum(g.work for g in best[1]) <= work0:
+            return None
+        return best
+
+    def _predict_groups(self) -> TimingResult:
+        """predict() for the SM whose groups are self.groups."""
         configs, factors, K1 = self._loop_configs()
         tl = Timeline()
         sims = Simulations(self, configs, factors, timeline=(self._rep_key(factors), tl))
@@ -237,7 +278,7 @@ class TimingModel(Observer):
             time_s=cycles / P.clock_hz + P.launch_overhead_s, totals=named_totals, rep_sm=rep_sm,
             timeline=tl, flops=self.recorder.flops * self.scale_counts, dram_bytes=dram, n_sims=n_sims,
             waves_simulated=waves_simulated, tail_cycles=self.tail_cycles, loop_factors=factors, loop_k1=K1, detail=self.detail,
-            kernel=self.info.kernel_name)
+            kernel=self.info.kernel_name, sm=self.simulated_sm, sms_recorded=1 + len(self.candidates))
         self.result = res
         return res
 

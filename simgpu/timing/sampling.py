@@ -2,13 +2,26 @@
 
 Blocks go to SMs as the memory model's schedule puts them (docs/memory.md): wave w holds
 blocks w*W .. w*W+W-1 (W = blocks_per_sm x sm_count) and block q of a wave goes to SM
-q % sm_count.  SM 0 is the busiest SM (it gets a block of the partial last wave first), so
-the kernel ends when SM 0 ends; the model simulates SM 0 with its share of the L2 and DRAM
-bandwidth (1 / the number of SMs busy at the time).
+q % sm_count.  Where every block does the same work SM 0 is the busiest SM (it gets a block of
+the partial last wave first), so the kernel ends when SM 0 ends; the model simulates SM 0 with
+its share of the L2 and DRAM bandwidth (1 / the number of SMs busy at the time).  Where blocks
+differ in work (a causal attention's query tiles, a triangular loop bound) and the grid is at
+most one wave (every block resident from the start), the kernel ends with the SM of the longest
+blocks: the recorder also keeps the blocks of a few other SMs
+(`candidate_sms`: the grid's corners, its last block of the first wave, a few spread over the
+wave) and TimingModel.predict simulates the one whose warps issued the most, if more than SM
+0's, and keeps whichever SM takes longer.  The SM simulated is the prediction's
+(``TimingResult.sm``, "simulated SM k" in the report).
 
 Sampled groups of blocks (traces recorded by `trace.TraceRecorder`):
     main   SM 0's blocks of the first wave (of the whole grid if it is under one wave)
     tail   SM 0's blocks of the partial last wave, if the grid has one after full waves
+    main@SMk   candidate SM k's blocks (`sm_blocks`; grids of at most one wave)
+With sample=True only the chunks holding SM 0's blocks run: a candidate whose blocks are in
+other chunks issues nothing and is never chosen (a grid that runs as one chunk is timed as
+with sample=False).  Grids of more than one wave record no candidates: the block scheduler
+gives each freed slot the next block, so a wave's imbalance between SMs does not persist, and
+SM 0's first-wave blocks stand for every full wave (imbalance between waves is not seen).
 
 Extrapolation (`combine_waves`, `combine_loops`):
     waves  full waves are alike: simulate q1 and q2 full waves and extrapolate linearly,
@@ -22,6 +35,8 @@ benchmarks/bench_timing.py, and reported in docs/timing.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+CANDIDATE_SPREAD = 4     # candidate SMs spread evenly over the first wave (besides the grid's corners)
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,47 @@ def plan_waves(n_blocks, blocks_per_sm, sm_count) -> WavePlan:
     return WavePlan(n_blocks, sm_count, blocks_per_sm, full, r, main, tail, sm_count, min(sm_count, r))
 
 
+def sm_blocks(plan: WavePlan, sm: int):
+    """SM ``sm``'s blocks as plan_waves places them: (its blocks of the first wave -- of the
+    whole grid if it is under one wave --, its blocks of the partial last wave).  SM 0's are
+    ``plan.main_blocks`` and ``plan.tail_blocks``.
+
+    >>> p = plan_waves(1061, 8, 132)
+    >>> sm_blocks(p, 3)[0][:3], sm_blocks(p, 3)[1], sm_blocks(p, 7)[1]
+    ((3, 135, 267), (1059,), ())
+    """
+    W = plan.wave_size
+    if plan.full_waves == 0:
+        return tuple(range(sm, plan.n_blocks, plan.sm_count)), ()
+    main = tuple(slot * plan.sm_count + sm for slot in range(plan.blocks_per_sm))
+    tail = tuple(plan.full_waves * W + q for q in range(sm, plan.tail_blocks_total, plan.sm_count))
+    return main, tail
+
+
+def candidate_sms(plan: WavePlan, grid, spread=CANDIDATE_SPREAD):
+    """The SMs besides SM 0 whose blocks the trace recorder also keeps, so that a grid whose
+    blocks differ in work is timed by its busiest SM, not by SM 0 (TimingModel.predict).
+
+    Blocks differ in work along the grid's axes (a causal attention's query tile, a triangular
+    loop bound over a row index, the boundary tiles of an unaligned shape), so the candidates
+    are the SMs holding the first wave's blocks at the grid's corners (each coordinate at 0 or
+    at its last value: block ``x + gx (y + gy z)``), its last block, and ``spread`` more SMs
+    evenly over the wave; SM 0 itself is never one.  Sorted, each once.
+
+    >>> p = plan_waves(128, 1, 132)            # a causal FA-2 grid (8, 16): 8 query tiles x 16 heads
+    >>> candidate_sms(p, (8, 16, 1))
+    (7, 25, 51, 76, 102, 120, 127)
+    """
+    gx, gy, gz = (tuple(grid) + (1, 1, 1))[:3]
+    first = min(plan.n_blocks, plan.wave_size)          # the blocks of the first wave
+    blocks = {x + gx * (y + gy * z) for x in {0, gx - 1} for y in {0, gy - 1} for z in {0, gz - 1}}
+    blocks.add(first - 1)
+    blocks.update(first * (i + 1) // (spread + 1) for i in range(spread))
+    sms = {b % plan.sm_count for b in blocks if 0 <= b < first}
+    sms.discard(0)
+    return tuple(sorted(sms))
+
+
 def combine_loops(t_base, t_loop, factors):
     """T(K1) plus each long loop's extra iterations at the per-iteration cost measured
     between K1 and K2 (factors: (N - K1) / (K2 - K1) per loop)."""
@@ -78,4 +134,4 @@ def combine_waves(full_waves, t_q1, t_q2, q1, q2, t_tail_extra=0.0):
     return t_q2 + (full_waves - q2) * per_wave + t_tail_extra
 
 
-__all__ = ["WavePlan", "plan_waves", "combine_loops", "combine_waves"]
+__all__ = ["WavePlan", "plan_waves", "sm_blocks", "candidate_sms", "combine_loops", "combine_waves"]

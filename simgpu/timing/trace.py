@@ -67,6 +67,7 @@ class GroupTrace:
         self.name, self.blocks, self.wpb = name, list(blocks), wpb
         self.entries = []          # chunk by chunk, in execution order
         self.loops = []            # LoopInstance, in order of first iteration
+        self.work = 0.0            # warp instructions its warps issued (SASS where known), every iteration
 
     @property
     def n_warps(self):
@@ -177,6 +178,9 @@ class TraceRecorder(Observer):
     # -- entries ------------------------------------------------------------------------
     def _record(self, ev, op, acts):
         code = self.code
+        n = getattr(op, "n", 1) or 1            # PtxOp: its SASS instructions; an IR op: one
+        for (g, *_), act in zip(self.views, acts):
+            g.work += n * np.count_nonzero(act)  # counted before loops are cut (sampling.py)
         pos = code.where(ev)
         if pos in code.heads:
             self._iteration(pos)

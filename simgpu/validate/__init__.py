@@ -42,11 +42,19 @@ def dobench_seconds(rep, gpu=None):
     for a GPU without the measurement).  do_bench runs the kernel at the card's unprofiled
     clock: simulate it on ``unprofiled(gpu)``.  Compare a do_bench median with this, a kernel's
     own duration (CUPTI on ``unprofiled(gpu)``, ncu on the GPU itself) with
-    ``rep.metrics["gpu__time_duration.sum"]``."""
+    ``rep.metrics["gpu__time_duration.sum"]``.
+
+    A Triton launch with tensor descriptors adds the GPU's ``dobench_host_desc_ns`` per host
+    TensorDescriptor and ``dobench_device_desc_ns`` per ``tl.make_tensor_descriptor``
+    (``rep.extras["triton_launch"]``), measured with near-empty kernels of 1-4 descriptors
+    (derive_floor.py, h100/launch_floor): about 0.1 and 0.5 us each on the H100."""
     g = gpu if gpu is not None else rep.gpu
     if isinstance(g, str):
         g = get_gpu(g)
-    return rep.metrics["gpu__time_duration.sum"] * 1e-9 + g.dobench_floor_ns * 1e-9
+    d = rep.extras.get("triton_launch") or {}
+    floor = (g.dobench_floor_ns + d.get("host_tensor_descriptors", 0) * g.dobench_host_desc_ns
+             + d.get("device_tensor_descriptors", 0) * g.dobench_device_desc_ns)
+    return rep.metrics["gpu__time_duration.sum"] * 1e-9 + floor * 1e-9
 
 
 def _copy_args(args):

@@ -1,4 +1,4 @@
-"""On the card (one call, about a minute; NOT RUN YET): do_bench's floor for Triton launches that
+"""On the card (one call, about a minute; run on an H100 2026-12-07 17:26 UTC: h100/launch_floor/): do_bench's floor for Triton launches that
 take tensor descriptors -- a microbenchmark, no kernel of the targets.
 
 On the H100 (targets/h100, 2026-12-07) do_bench's median exceeds CUPTI's kernel duration by
@@ -25,43 +25,13 @@ import traceback
 
 import torch
 import triton
-import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 OUT = os.environ.get("OUT", "/tmp/out")
 
 
-@triton.jit
-def empty_ptr(x_ptr):
-    pass
-
-
-@triton.jit
-def host_desc_1(o_ptr, d0):
-    tl.store(o_ptr + tl.arange(0, 16), tl.sum(d0.load([0, 0]), 0))
-
-
-@triton.jit
-def host_desc_2(o_ptr, d0, d1):
-    tl.store(o_ptr + tl.arange(0, 16), tl.sum(d0.load([0, 0]) + d1.load([0, 0]), 0))
-
-
-@triton.jit
-def host_desc_4(o_ptr, d0, d1, d2, d3):
-    tl.store(o_ptr + tl.arange(0, 16), tl.sum(d0.load([0, 0]) + d1.load([0, 0]) + d2.load([0, 0]) + d3.load([0, 0]), 0))
-
-
-@triton.jit
-def dev_desc_1(o_ptr, a_ptr):
-    d0 = tl.make_tensor_descriptor(a_ptr, [64, 64], [64, 1], [16, 16])
-    tl.store(o_ptr + tl.arange(0, 16), tl.sum(d0.load([0, 0]), 0))
-
-
-@triton.jit
-def dev_desc_2(o_ptr, a_ptr, b_ptr):
-    d0 = tl.make_tensor_descriptor(a_ptr, [64, 64], [64, 1], [16, 16])
-    d1 = tl.make_tensor_descriptor(b_ptr, [64, 64], [64, 1], [16, 16])
-    tl.store(o_ptr + tl.arange(0, 16), tl.sum(d0.load([0, 0]) + d1.load([0, 0]), 0))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_floor_kernels import dev_desc_1, dev_desc_2, empty_ptr, host_desc_1, host_desc_2, host_desc_4  # noqa: E402
 
 
 def cupti_us(fn, n=20):
