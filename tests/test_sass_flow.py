@@ -289,3 +289,65 @@ def test_an_mbarrier_retry_loop_out_of_line_is_no_loop_around_the_kernel_and_run
     counts = plan.block_counts({P: 3, TW: 3, TB: 3, ST: 3, RT: 3}, {0: {1: 3}})   # 3 warps, no retry
     per = {i: c for b, c in zip(cfg.blocks, counts) for i in range(b.start, b.end)}
     assert [per[i] for i in range(5)] == [3] * 5
+
+
+def test_per_pipe_counts_put_a_block_index_read_on_the_adu_and_a_thread_index_read_on_the_lsu():
+    """smsp__inst_executed_pipe_* of a launch take each SASS instruction's pipe with its operands
+    (measured on the H100, sass/opclasses.py): here S2R SR_CTAID.X and every S2UR count on the
+    ADU, S2R SR_TID.X on the LSU, by hand from the kernel's SASS (one execution per warp)."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def scale(a):
+        i = ncuda.blockIdx.x * ncuda.blockDim.x + ncuda.threadIdx.x
+        a[i] = a[i] * np.float32(2)
+
+    a = np.ones(4 * 64, np.float32)
+    rep = simgpu.launch(scale, 4, 64, [a], executor="ptx", memory=False, timing=False)
+    assert np.all(a == 2)
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(scale, [np.ones(4, np.float32)]).sass.instructions
+    assert all(not ins.predicate for ins in code if ins.base in ("S2R", "S2UR", "LDC", "LDG", "STG"))
+    uniform_sr = [ins for ins in code if ins.base == "S2UR" or (ins.base == "S2R" and "SR_CTAID" in ins.operands)]
+    assert uniform_sr, "ptxas no longer reads the block index with S2R/S2UR"
+    warps = 4 * 2
+    adu = sum(ins.base in ("S2UR", "LDC") or ins in uniform_sr for ins in code)
+    lsu = sum(ins.base in ("LDG", "STG") or (ins.base == "S2R" and "SR_TID" in ins.operands) for ins in code)
+    assert rep.metrics["smsp__inst_executed_pipe_adu.sum"] == warps * adu
+    assert rep.metrics["smsp__inst_executed_pipe_lsu.sum"] == warps * lsu
+    assert rep.metrics.get("smsp__inst_executed_pipe_uniform.sum", 0) == warps * sum(
+        ins.pipe == "uniform" for ins in code)
+
+
+def test_code_ptxas_copied_behind_a_predicated_exit_runs_only_for_the_warps_that_stay():
+    """ptxas turns ``@p bra RET`` into ``@P EXIT`` and copies the PTX return block (an EXIT)
+    after the code only lane 0 runs: warp 1, all of whose lanes leave at ``@P EXIT``, runs
+    neither (by hand from the SASS, as ncu counts it on the GPU-Puzzles dot product), though
+    the PTX return block runs for both warps."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def first_lane_writes(out, a):
+        i = ncuda.threadIdx.x
+        s = ncuda.shared.array(64, np.float32)
+        s[i] = a[i]
+        ncuda.syncthreads()
+        if i == 0:
+            out[ncuda.blockIdx.x] = s[0] + s[63]
+
+    a, out = np.arange(64, dtype=np.float32), np.zeros(1, np.float32)
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(first_lane_writes, [out, a]).sass.instructions
+    ex = [i for i, ins in enumerate(code) if ins.base == "EXIT"]
+    assert len(ex) == 2 and code[ex[0]].predicate and not code[ex[1]].predicate and ex[1] == len(code) - 1, \
+        "ptxas no longer leaves through a predicated EXIT and a copied final EXIT"
+    assert not any(ins.base == "BRA" for ins in code)
+    rep = simgpu.launch(first_lane_writes, 1, 64, [out, a], executor="ptx", memory=False, timing=False)
+    assert out[0] == 63
+    # two warps up to the @P EXIT, then warp 0 alone
+    assert rep.metrics["smsp__inst_executed.sum"] == 2 * (ex[0] + 1) + (len(code) - ex[0] - 1)
+    assert rep.metrics["smsp__inst_executed_pipe_cbu.sum"] == 2 + 1

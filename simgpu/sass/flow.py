@@ -514,6 +514,7 @@ def plan_function(instructions, ptxf: PtxFunction):
             rules.append(BlockRule("iters", line, sass_loop=s))
         else:
             rules.append(BlockRule("line", line))
+    _follow_sole_predecessors(code, cfg, rules, pblock)
     slow = set()
     at = {}
     for i, ins in enumerate(code):
@@ -609,6 +610,28 @@ def _straight_neighbour(cfg, b):
     if len(b.preds) == 1 and cfg.blocks[b.preds[0]].succs == [b.id] and b.preds[0] != b.id:
         return b.preds[0]
     return None
+
+
+def _follow_sole_predecessors(code, cfg, rules, pblock):
+    """A block whose only way in is from one block that can go nowhere else runs as often as
+    that block (every warp that runs it runs the other, and no warp leaves between them), so a
+    'line' block of another PTX block than its sole predecessor's takes that block's count
+    ('same').  This is ptxas's tail duplication: a PTX block reached from several places (the
+    return block, after ``@p bra RET``) is copied into one of them, and ``@p bra RET`` becomes
+    ``@P EXIT``; the copy runs only for the warps that fell through (GPU-Puzzles dot product:
+    warps 1-7 of a block leave at ``@P1 EXIT`` and never run the final EXIT, which counted
+    every warp of the PTX return block).  A predecessor ending in a predicated EXIT is not one
+    to follow (warps leave there)."""
+    blocks = cfg.blocks
+    for b in blocks:
+        if rules[b.id].kind != "line" or rules[b.id].undecided or len(b.preds) != 1:
+            continue
+        a = blocks[b.preds[0]]
+        if a.id == b.id or a.succs != [b.id] or rules[a.id].kind != "line" or pblock[a.id] == pblock[b.id]:
+            continue
+        if code[a.end - 1].base in ("EXIT", "RET", "BPT"):
+            continue
+        rules[b.id] = BlockRule("same", same=a.id)
 
 
 def _ptx_chain(pcfg, lp):
