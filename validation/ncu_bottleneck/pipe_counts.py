@@ -76,7 +76,26 @@ def predicted_pipes(by_opcode, overrides=None):
     return out
 
 
+def launch_pipes(by_pipe):
+    """{ncu pipe: count} from simgpu's own per-pipe counts (smsp__inst_executed_pipe_<p>.sum,
+    each SASS instruction's pipe with its operands: an S2R by its special register), "fma" and
+    "total" as in predicted_pipes."""
+    out = dict.fromkeys(PIPES, 0.0)
+    out["total"] = 0.0
+    for p, n in by_pipe.items():
+        out["total"] += n
+        if p == "fmaheavy":
+            out["fmaheavy"] += n
+            out["fma"] += n
+        elif p in out:
+            out[p] += n
+    return out
+
+
 def compare_holdout(ncu, inst_rows, overrides=None):
+    """Per kernel, ncu's counts per pipe against simgpu's: the launch's own per-pipe counts
+    (rows[].by_pipe) where compare_inst.py stored them and no override is tried, else the pipe
+    table over the executed SASS per opcode (rows[].by_opcode)."""
     rows = []
     for r in inst_rows:
         m = ncu.get(r["name"])
@@ -87,7 +106,10 @@ def compare_holdout(ncu, inst_rows, overrides=None):
         # scaled total is the row's "ptx" (smsp__inst_executed of the whole launch)
         n = sum(r["by_opcode"].values())
         k = r["ptx"] / n if n and r.get("ptx") == r.get("ptx") and r.get("ptx") else 1.0
-        pred = predicted_pipes({op: v * k for op, v in r["by_opcode"].items()}, overrides)
+        if r.get("by_pipe") and not overrides:
+            pred = launch_pipes(r["by_pipe"])
+        else:
+            pred = predicted_pipes({op: v * k for op, v in r["by_opcode"].items()}, overrides)
         rows.append({"name": r["name"], "measured": meas, "predicted": pred})
     return rows
 
