@@ -127,6 +127,23 @@ def test_an_unrolled_by_4_loop_and_its_remainder_follow_the_trip_counts():
     assert ldg == iters
 
 
+def test_the_set_up_of_a_main_loop_runs_only_on_the_trips_that_enter_it():
+    """ptxas's set-up between the main loop's guard and the loop (the GPU-Puzzles axis sum's
+    16-load loop: 3 instructions that ran on every trip of 4, 1.7 % of the kernel) runs on the
+    trips of at least k iterations, as the loop is entered, not once per entry."""
+    setup = [(INC, "", "IADD3", "R21, R6, -0x3, RZ", "")]
+    f, plan = _plan(UNROLLED[:5] + setup + UNROLLED[5:])
+    blocks = plan.sass_cfg.blocks
+    b = next(b for b in blocks if b.start == 5)
+    assert b.end == 6 and plan.rules[b.id].kind == "preheader"
+    trips = {0: {10: 3, 3: 2, 4: 1}}
+    iters = 10 * 3 + 3 * 2 + 4
+    counts = plan.block_counts({PARAM: 7, LD: iters, ADD: iters, ST: 7, RET: 7}, trips)
+    assert counts[b.id] == 3 + 1                        # the trips of 10 and 4 enter the main loop
+    main = next(c for bb, c in zip(blocks, counts) if bb.start == 6)
+    assert main == 3 * (10 // 4) + 2 * (3 // 4) + 4 // 4
+
+
 def test_straight_line_copies_of_a_remainder_run_at_most_once_a_trip():
     rows = UNROLLED[:5] + _body(4, ".L_x_0") + UNROLLED[13:16] + [
         (CMP, "", "ISETP.GE.AND", "P2, PT, R9, 0x2, PT", ".L_x_1"),

@@ -330,10 +330,10 @@ def sass_nodes(instructions):
 @dataclass
 class BlockRule:
     """How one SASS block's executions follow from the PTX execution."""
-    kind: str                   # 'line' 'loop' 'copies' 'entries' 'iters' 'same' 'prev'
+    kind: str                   # 'line' 'loop' 'copies' 'entries' 'preheader' 'iters' 'same' 'prev'
     line: int | None = None     # the PTX block's first line ('line', 'loop': the share)
     ptx_loop: int | None = None  # 'entries' (of this PTX loop)
-    sass_loop: int | None = None  # 'loop', 'iters'
+    sass_loop: int | None = None  # 'loop', 'iters', 'preheader'
     copies: int = 0             # 'copies': copies of the PTX loop's body in this block
     same: int | None = None     # 'same': the straight-line neighbour block it runs with
     undecided: bool = False
@@ -384,6 +384,8 @@ class FunctionPlan:
                     q = r // k if s is not None else min(1, r // k)
                     if s is not None:
                         loops[s] += q * cnt
+                        if q:                   # the loop is entered on this trip
+                            blocks[("enter", s)] += cnt
                     else:
                         blocks[b] += q * cnt
                     r -= q * k
@@ -406,6 +408,8 @@ class FunctionPlan:
                 c = once.get(b, 0)
             elif r.kind == "entries":
                 c = sum(trips.get(r.ptx_loop, {}).values())
+            elif r.kind == "preheader":
+                c = once.get(("enter", r.sass_loop), 0)
             elif r.kind == "iters":
                 c = iters.get(r.sass_loop, 0)
             elif r.kind == "same":
@@ -506,8 +510,11 @@ def plan_function(instructions, ptxf: PtxFunction):
                     break
                 q = x
             k = copies(range(b.start, b.end), p) if q == p else None
+            h = _preheader_of(cfg, b, loop_map, p) if q == p else None
             if k is not None:           # straight-line copies of P's body: at most once a trip
                 rules.append(BlockRule("copies", line, ptx_loop=p, copies=k))
+            elif h is not None:         # the set-up of P's k-copy SASS loop: the trips that enter it
+                rules.append(BlockRule("preheader", line, sass_loop=h))
             else:
                 rules.append(BlockRule("entries", line, ptx_loop=q))
         elif s is not None:
@@ -610,6 +617,21 @@ def _straight_neighbour(cfg, b):
     if len(b.preds) == 1 and cfg.blocks[b.preds[0]].succs == [b.id] and b.preds[0] != b.id:
         return b.preds[0]
     return None
+
+
+def _preheader_of(cfg, b, loop_map, p):
+    """The SASS loop of PTX loop ``p`` that block ``b`` (outside it) leads into and nowhere else:
+    ``b`` is its set-up, which a warp runs only on the trips that enter the loop (ptxas guards a
+    k-copy main loop by the iterations left, and branches around the set-up when fewer are left:
+    the GPU-Puzzles axis sum's 16-load loop, whose 3 set-up instructions ran on every trip of
+    4); None if ``b`` is not such a block."""
+    if len(b.succs) != 1:
+        return None
+    h = b.succs[0]
+    s = cfg.loop_of.get(h)
+    if s is None or cfg.loops[s].header != h or b.id in cfg.loops[s].body or loop_map.get(s) != p:
+        return None
+    return s
 
 
 def _follow_sole_predecessors(code, cfg, rules, pblock):
