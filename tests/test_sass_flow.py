@@ -368,3 +368,42 @@ def test_code_ptxas_copied_behind_a_predicated_exit_runs_only_for_the_warps_that
     # two warps up to the @P EXIT, then warp 0 alone
     assert rep.metrics["smsp__inst_executed.sum"] == 2 * (ex[0] + 1) + (len(code) - ex[0] - 1)
     assert rep.metrics["smsp__inst_executed_pipe_cbu.sum"] == 2 + 1
+
+
+def test_a_bsync_counts_the_split_of_a_branch_whose_sass_bra_carries_another_line():
+    """GPU-Puzzles pooling's shape (0.996x of the H100's count before): ptxas decides `if t - k
+    >= 0` by a BRA that carries a neighbouring line (the next bra.uni, or code after it), found
+    from the BRA's predicate, which the PTX setp of that branch wrote.  Warp 0 splits on each of
+    the two ifs (lanes 0..k-1 go the other way), so each BSYNC runs 3 times: once for each
+    warp and once more for warp 0's second part; BSSY and EXIT once a warp.  By hand from the
+    SASS: the cbu pipe's count."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def pooling(out, a, size):
+        s = ncuda.shared.array(64, np.float32)
+        i = ncuda.blockIdx.x * ncuda.blockDim.x + ncuda.threadIdx.x
+        t = ncuda.threadIdx.x
+        if i < size:
+            s[t] = a[i]
+        ncuda.syncthreads()
+        if i < size:
+            acc = s[t]
+            for k in range(1, 3):
+                if t - k >= 0:
+                    acc += s[t - k]
+                elif i - k >= 0:
+                    acc += a[i - k]
+            out[i] = acc
+
+    a, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    args = [out, a, np.int64(64)]
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(pooling, args).sass.instructions
+    n = {op: sum(ins.base == op for ins in code) for op in ("BSSY", "BSYNC", "EXIT")}
+    assert n["BSYNC"] == 2, "ptxas no longer makes one convergence region per if"
+    rep = simgpu.launch(pooling, 1, 64, args, executor="ptx", memory=False, timing=False)
+    assert np.array_equal(out, a + np.concatenate([[0], a[:-1]]) + np.concatenate([[0, 0], a[:-2]]))
+    assert rep.metrics["smsp__inst_executed_pipe_cbu.sum"] == 2 * n["BSSY"] + 3 * n["BSYNC"] + 2 * n["EXIT"]

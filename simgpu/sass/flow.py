@@ -251,6 +251,7 @@ class PtxFunction:
     text: list                  # each instruction's text (predicate stripped)
     cfg: Cfg
     index: dict                 # PTX line -> instruction index
+    guards: dict = field(default_factory=dict)   # PTX line -> its guard predicate ("%p1", "!%p1")
 
     def block_of_line(self, line):
         i = self.index.get(line)
@@ -288,10 +289,12 @@ def ptx_functions(ptx):
         per_fn[numbered.function_of_line.get(n)].append(n)
     out = {}
     for name, lines in per_fn.items():
-        nodes, texts = [], []
+        nodes, texts, guards = [], [], {}
         for n in lines:
             s = raw[n - 1].split("//")[0].strip()
-            pred = bool(_PTX_PRED.match(s))
+            pred = bool(gm := _PTX_PRED.match(s))
+            if pred:
+                guards[n] = gm.group(0).strip().lstrip("@").strip()
             body = _PTX_PRED.sub("", s)
             op = body.split(None, 1)[0] if body else ""
             kind, target = "other", None
@@ -305,7 +308,7 @@ def ptx_functions(ptx):
                 kind = "exit"
             nodes.append(Node(labels_before.get(n, ()), kind, target, pred))
             texts.append(body)
-        out[name] = PtxFunction(name, lines, texts, build_cfg(nodes), {n: i for i, n in enumerate(lines)})
+        out[name] = PtxFunction(name, lines, texts, build_cfg(nodes), {n: i for i, n in enumerate(lines)}, guards)
     return out
 
 
@@ -597,6 +600,34 @@ def _joins(code, at, ptxf):
         inside = [(j - i, j) for i, j in regions if i < k < j]
         if inside:
             owner.setdefault(ln, []).append(min(inside)[1])
+    # a SASS BRA that carries another line than its PTX branch's (ptxas laid the two ways out so
+    # that the BRA carries a neighbour's line: GPU-Puzzles pooling's `if local_i - k >= 0`, whose
+    # BRA carries the next line's bra.uni or a line of the code after it): its predicate's
+    # latest write before it is the SASS of a PTX setp, and the PTX branches on that setp's
+    # predicate are the ones it decides
+    guard_of = defaultdict(list)            # PTX predicate register -> conditional bra lines
+    for ln, g in ptxf.guards.items():
+        if ptxf.text[ptxf.index[ln]].startswith("bra") and not ptxf.text[ptxf.index[ln]].startswith("bra.uni"):
+            guard_of[g.lstrip("!")].append(ln)
+    linked = set()
+    for k, ins in enumerate(code):
+        ln = ins.ptx_line
+        if ins.base != "BRA" or not ins.predicate or any(ln in lines for lines in guard_of.values()):
+            continue                        # (a BRA of its own PTX conditional branch: above)
+        inside = [(j - i, j) for i, j in regions if i < k < j]
+        pred = ins.predicate.lstrip("@!")
+        src = next((code[m] for m in range(k - 1, -1, -1)
+                    if code[m].operands.split(",")[0].strip() == pred and code[m].base != "BRA"), None)
+        if not inside or src is None or src.ptx_line not in ptxf.index:
+            continue
+        setp = ptxf.text[ptxf.index[src.ptx_line]]
+        if not setp.startswith("setp"):
+            continue
+        dst = setp.split(None, 1)[1].split(",")[0].split("|")[0].strip() if " " in setp else ""
+        for bl in guard_of.get(dst, ()):
+            if (bl, min(inside)[1]) not in linked and not any(bl == c.ptx_line for c in code if c.base == "BRA"):
+                linked.add((bl, min(inside)[1]))
+                owner.setdefault(bl, []).append(min(inside)[1])
     out = defaultdict(dict)
     for ln, js in owner.items():
         for j in js:
