@@ -144,6 +144,24 @@ def test_the_set_up_of_a_main_loop_runs_only_on_the_trips_that_enter_it():
     assert main == 3 * (10 // 4) + 2 * (3 // 4) + 4 // 4
 
 
+def test_a_guard_holding_hoisted_parameter_loads_runs_with_its_branch_not_with_the_loop():
+    """ULDCs of kernel parameters hoisted into a loop's guard carry the line of the loop body
+    that uses them; they do not vote (layernorm: the guard of its skipped remainder loop ran 0
+    times a warp instead of 1), so the guard, whose only other instruction is its predicated
+    BRA, runs with the BRA's PTX block: once a warp, also for the warp that skips the loop."""
+    rows = [(PARAM, "", "LDC", "R6, c[0x0][0x218]", ""),
+            (GUARD, "", "ISETP.NE.AND", "P0, PT, R6, RZ, PT", ""),
+            (PARAM, "@!P0", "BRA", "`(.L_x_9)", ""),
+            (LD, "", "ULDC.64", "UR4, c[0x0][0x210]", ".L_x_9"),
+            (ADD, "", "ULDC.64", "UR6, c[0x0][0x220]", ""),
+            (GUARD, "@!P0", "BRA", "`(.L_x_3)", "")] + UNROLLED[3:]
+    f, plan = _plan(rows)
+    b = plan.sass_cfg.blocks[plan.sass_cfg.block_of[3]]
+    assert b.start == 3 and b.end == 6 and plan.rules[b.id].kind == "line"
+    counts = plan.block_counts({PARAM: 6, LD: 36, ADD: 36, ST: 6, RET: 6}, {0: {10: 3, 3: 2}})
+    assert counts[b.id] == 6                            # not the loop's 5 entries
+
+
 def test_straight_line_copies_of_a_remainder_run_at_most_once_a_trip():
     rows = UNROLLED[:5] + _body(4, ".L_x_0") + UNROLLED[13:16] + [
         (CMP, "", "ISETP.GE.AND", "P2, PT, R9, 0x2, PT", ".L_x_1"),

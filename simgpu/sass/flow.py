@@ -635,9 +635,12 @@ def _joins(code, at, ptxf):
     return dict(out)
 
 
-# SASS that marks control flow without doing the PTX's work: it says nothing of which PTX block
-# a SASS block runs with (a BSYNC at a join carries the line of the code before it)
-_NO_VOTE = frozenset({"BSYNC", "BSSY", "WARPSYNC", "NOP", "BMOV"})
+# SASS that says nothing of which PTX block a SASS block runs with: control-flow marks without
+# the PTX's work (a BSYNC at a join carries the line of the code before it), and ULDC, a kernel
+# parameter's load, which ptxas hoists wherever it pleases with the line of the parameter's
+# first use (layernorm's guard of its remainder loop held two ULDCs from the loops' bodies
+# beside its predicated BRA, and ran as the skipped loop's entries: 0 a warp instead of 1)
+_NO_VOTE = frozenset({"BSYNC", "BSSY", "WARPSYNC", "NOP", "BMOV", "ULDC"})
 
 
 def _straight_neighbour(cfg, b):
