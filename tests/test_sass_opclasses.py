@@ -11,7 +11,7 @@ from simgpu.sass.ptxas import parse_ptxas_log
     ("IMAD.WIDE.U32", "fmaheavy"), ("IMAD.MOV.U32", "fmaheavy"),
     ("IADD3", "alu"), ("LOP3.LUT", "alu"), ("ISETP.GE.U32.AND", "alu"), ("FSETP.GTU.FTZ.AND", "alu"),
     ("SHF.R.S32.HI", "alu"), ("LEA.HI.X", "alu"), ("SEL", "alu"),
-    ("MUFU.RCP", "xu"), ("I2F.F64", "xu"), ("F2I.TRUNC", "xu"), ("POPC", "xu"),
+    ("MUFU.RCP", "xu"), ("I2F.F64", "xu"), ("F2I.TRUNC", "xu"), ("POPC", "xu"), ("FCHK", "xu"),
     ("LDG.E.128", "lsu"), ("STG.E", "lsu"), ("LDS", "lsu"), ("STS", "lsu"), ("LD.E", "lsu"),
     ("LDL", "lsu"), ("ATOMG.E.ADD.F32", "lsu"), ("RED.E.ADD", "lsu"), ("SHFL.BFLY", "lsu"),
     ("S2R", "lsu"), ("S2UR", "adu"),

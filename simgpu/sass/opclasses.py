@@ -15,7 +15,9 @@ Pipe names are those of the ``smsp__inst_executed_pipe_<name>`` metrics and of t
                instructions ... integer instructions, excluding IMAD and IMUL")
 * ``xu``       transcendentals (MUFU), int<->float conversions, and the quarter-rate bit ops
                (POPC/FLO/BREV: 16 results/clk/SM in the CUDA C Programming Guide's arithmetic
-               throughput table, the XU rate)
+               throughput table, the XU rate); FCHK, the fp32 division's range check (the
+               holdout's layernorm on the H100: its 2 FCHK a warp are in ncu's XU count, not
+               the ALU's; no bench)
 * ``lsu``      loads/stores/atomics to global, local, shared (and generic) memory, S2R, SHFL
                (guide: "also issues special register reads (S2R), shuffles")
 * ``adu``      indirect branches (BRX/JMX), constant loads (LDC) and block barriers (BAR)
@@ -48,10 +50,10 @@ _TABLE = {
     "fma": "FFMA FFMA32I FADD FADD32I FMUL FMUL32I FSWZADD",
     "fmaheavy": "IMAD IMAD32I IMUL IMUL32I IDP IDP4A IMADSP VIADD",
     "alu": ("IADD3 IADD IADD32I IABS IMNMX VIMNMX VIMNMX3 VIADDMNMX ISETP ISCADD ISCADD32I LEA "
-            "LOP LOP3 LOP32I SHF SHL SHR SGXT BMSK PRMT SEL FSEL FSET FSETP FMNMX FCHK PLOP3 "
+            "LOP LOP3 LOP32I SHF SHL SHR SGXT BMSK PRMT SEL FSEL FSET FSETP FMNMX PLOP3 "
             "PSETP P2R R2P MOV MOV32I CS2R F2FP I2FP F2IP I2IP VABSDIFF VABSDIFF4 VOTE "
             "LEPC ELECT"),
-    "xu": "MUFU F2F F2I I2F I2I FRND POPC FLO BREV",
+    "xu": "MUFU F2F F2I I2F I2I FRND POPC FLO BREV FCHK",
     "lsu": ("LD LDG LDL LDS LDSM ST STG STL STS STSM ATOM ATOMG ATOMS RED REDG REDAS ATOMAS "
             "LDGSTS LDGDEPBAR MEMBAR FENCE ERRBAR CCTL CCTLL CCTLT MATCH SHFL S2R QSPC "
             "ARRIVES SYNCS REDUX"),
