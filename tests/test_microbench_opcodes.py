@@ -110,12 +110,18 @@ def test_pipe_table_matches_the_cards_counts_on_the_holdout(pc):
     sys.path.insert(0, str(ROOT / "validation"))
     from compare_bottleneck import load_ncu
     ncu, problems = load_ncu([(str(HOLDOUT / "bneck_holdout.csv"), str(HOLDOUT / "profile_order_holdout.json"))])
-    inst = json.loads((ROOT / "validation" / "data" / "inst_holdout_vs_h200_tc130.json").read_text())["rows"]
-    rows = pc.compare_holdout(ncu, inst)
+    inst = json.loads((ROOT / "validation" / "data" / "inst_holdout_vs_h100_tc130.json").read_text())["rows"]
+    rows = pc.compare_holdout(ncu, inst)       # the launches' own per-pipe counts (S2R by operand)
     assert len(rows) == 36
     err = pc.pipe_errors(rows)
     for p in ("alu", "fmaheavy", "cbu", "uniform", "lsu"):
         assert err[p] < 0.02, (p, err[p])
+    for p in ("adu", "xu", "cbu", "uniform"):   # S2R/S2UR on the ADU, FCHK on the XU
+        assert err[p] < 0.001, (p, err[p])
+    # by opcode alone with S2UR on the uniform pipe and FCHK on the ALU (the table before; every
+    # S2R then on the LSU): the ADU, LSU and uniform pipe were off
+    was = pc.pipe_errors(pc.compare_holdout(ncu, inst, {"S2UR": "uniform", "FCHK": "alu"}))
+    assert was["adu"] > 0.01 and was["lsu"] > 0.004 and was["uniform"] > 0.005
     # the table before the card's counts (VIADD on fma, BRA on cbu, ULDC/UMOV uniform) was not
     old = pc.pipe_errors(pc.compare_holdout(ncu, inst, {"VIADD": "fma", "BRA": "cbu", "ULDC": "uniform",
                                                         "UMOV": "uniform"}))

@@ -36,7 +36,6 @@ def observe():
 def dump(title, rep, out):
     """The largest observed call: every SASS instruction with its warp executions, slow-path
     mark, PTX line, predicate, opcode and operands, block by block with the block's rule."""
-    from simgpu.sass.opclasses import pipe_of
     plan_k, rows = max(_CALLS, key=lambda c: sum(x[1] for x in c[1]))
     count = {id(ins): c for ins, c, *_ in rows}
     print(f"{title}: smsp__inst_executed.sum {rep.metrics['smsp__inst_executed.sum']:,.0f}", file=out)
@@ -46,7 +45,7 @@ def dump(title, rep, out):
             for i in range(blk.start, blk.end):
                 ins = plan.instructions[i]
                 slow = " slow" if i in plan.slow else ""
-                print(f"{count.get(id(ins), 0):12,.0f}{slow:5s} {pipe_of(ins.opcode):8s} L{ins.ptx_line} "
+                print(f"{count.get(id(ins), 0):12,.0f}{slow:5s} {ins.pipe:8s} L{ins.ptx_line} "
                       f"{ins.predicate} {ins.opcode} {ins.operands}", file=out)
 
 
