@@ -609,10 +609,12 @@ def _joins(code, at, ptxf):
     for ln, g in ptxf.guards.items():
         if ptxf.text[ptxf.index[ln]].startswith("bra") and not ptxf.text[ptxf.index[ln]].startswith("bra.uni"):
             guard_of[g.lstrip("!")].append(ln)
+    conditional = {ln for lines in guard_of.values() for ln in lines}
+    carried = {c.ptx_line for c in code if c.base == "BRA"}
     linked = set()
     for k, ins in enumerate(code):
         ln = ins.ptx_line
-        if ins.base != "BRA" or not ins.predicate or any(ln in lines for lines in guard_of.values()):
+        if ins.base != "BRA" or not ins.predicate or ln in conditional:
             continue                        # (a BRA of its own PTX conditional branch: above)
         inside = [(j - i, j) for i, j in regions if i < k < j]
         pred = ins.predicate.lstrip("@!")
@@ -625,7 +627,7 @@ def _joins(code, at, ptxf):
             continue
         dst = setp.split(None, 1)[1].split(",")[0].split("|")[0].strip() if " " in setp else ""
         for bl in guard_of.get(dst, ()):
-            if (bl, min(inside)[1]) not in linked and not any(bl == c.ptx_line for c in code if c.base == "BRA"):
+            if (bl, min(inside)[1]) not in linked and bl not in carried:
                 linked.add((bl, min(inside)[1]))
                 owner.setdefault(bl, []).append(min(inside)[1])
     out = defaultdict(dict)
