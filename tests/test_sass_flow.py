@@ -127,6 +127,41 @@ def test_an_unrolled_by_4_loop_and_its_remainder_follow_the_trip_counts():
     assert ldg == iters
 
 
+def test_the_set_up_of_a_main_loop_runs_only_on_the_trips_that_enter_it():
+    """ptxas's set-up between the main loop's guard and the loop (the GPU-Puzzles axis sum's
+    16-load loop: 3 instructions that ran on every trip of 4, 1.7 % of the kernel) runs on the
+    trips of at least k iterations, as the loop is entered, not once per entry."""
+    setup = [(INC, "", "IADD3", "R21, R6, -0x3, RZ", "")]
+    f, plan = _plan(UNROLLED[:5] + setup + UNROLLED[5:])
+    blocks = plan.sass_cfg.blocks
+    b = next(b for b in blocks if b.start == 5)
+    assert b.end == 6 and plan.rules[b.id].kind == "preheader"
+    trips = {0: {10: 3, 3: 2, 4: 1}}
+    iters = 10 * 3 + 3 * 2 + 4
+    counts = plan.block_counts({PARAM: 7, LD: iters, ADD: iters, ST: 7, RET: 7}, trips)
+    assert counts[b.id] == 3 + 1                        # the trips of 10 and 4 enter the main loop
+    main = next(c for bb, c in zip(blocks, counts) if bb.start == 6)
+    assert main == 3 * (10 // 4) + 2 * (3 // 4) + 4 // 4
+
+
+def test_a_guard_holding_hoisted_parameter_loads_runs_with_its_branch_not_with_the_loop():
+    """ULDCs of kernel parameters hoisted into a loop's guard carry the line of the loop body
+    that uses them; they do not vote (layernorm: the guard of its skipped remainder loop ran 0
+    times a warp instead of 1), so the guard, whose only other instruction is its predicated
+    BRA, runs with the BRA's PTX block: once a warp, also for the warp that skips the loop."""
+    rows = [(PARAM, "", "LDC", "R6, c[0x0][0x218]", ""),
+            (GUARD, "", "ISETP.NE.AND", "P0, PT, R6, RZ, PT", ""),
+            (PARAM, "@!P0", "BRA", "`(.L_x_9)", ""),
+            (LD, "", "ULDC.64", "UR4, c[0x0][0x210]", ".L_x_9"),
+            (ADD, "", "ULDC.64", "UR6, c[0x0][0x220]", ""),
+            (GUARD, "@!P0", "BRA", "`(.L_x_3)", "")] + UNROLLED[3:]
+    f, plan = _plan(rows)
+    b = plan.sass_cfg.blocks[plan.sass_cfg.block_of[3]]
+    assert b.start == 3 and b.end == 6 and plan.rules[b.id].kind == "line"
+    counts = plan.block_counts({PARAM: 6, LD: 36, ADD: 36, ST: 6, RET: 6}, {0: {10: 3, 3: 2}})
+    assert counts[b.id] == 6                            # not the loop's 5 entries
+
+
 def test_straight_line_copies_of_a_remainder_run_at_most_once_a_trip():
     rows = UNROLLED[:5] + _body(4, ".L_x_0") + UNROLLED[13:16] + [
         (CMP, "", "ISETP.GE.AND", "P2, PT, R9, 0x2, PT", ".L_x_1"),
@@ -289,3 +324,104 @@ def test_an_mbarrier_retry_loop_out_of_line_is_no_loop_around_the_kernel_and_run
     counts = plan.block_counts({P: 3, TW: 3, TB: 3, ST: 3, RT: 3}, {0: {1: 3}})   # 3 warps, no retry
     per = {i: c for b, c in zip(cfg.blocks, counts) for i in range(b.start, b.end)}
     assert [per[i] for i in range(5)] == [3] * 5
+
+
+def test_per_pipe_counts_put_a_block_index_read_on_the_adu_and_a_thread_index_read_on_the_lsu():
+    """smsp__inst_executed_pipe_* of a launch take each SASS instruction's pipe with its operands
+    (measured on the H100, sass/opclasses.py): here S2R SR_CTAID.X and every S2UR count on the
+    ADU, S2R SR_TID.X on the LSU, by hand from the kernel's SASS (one execution per warp)."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def scale(a):
+        i = ncuda.blockIdx.x * ncuda.blockDim.x + ncuda.threadIdx.x
+        a[i] = a[i] * np.float32(2)
+
+    a = np.ones(4 * 64, np.float32)
+    rep = simgpu.launch(scale, 4, 64, [a], executor="ptx", memory=False, timing=False)
+    assert np.all(a == 2)
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(scale, [np.ones(4, np.float32)]).sass.instructions
+    assert all(not ins.predicate for ins in code if ins.base in ("S2R", "S2UR", "LDC", "LDG", "STG"))
+    uniform_sr = [ins for ins in code if ins.base == "S2UR" or (ins.base == "S2R" and "SR_CTAID" in ins.operands)]
+    assert uniform_sr, "ptxas no longer reads the block index with S2R/S2UR"
+    warps = 4 * 2
+    adu = sum(ins.base in ("S2UR", "LDC") or ins in uniform_sr for ins in code)
+    lsu = sum(ins.base in ("LDG", "STG") or (ins.base == "S2R" and "SR_TID" in ins.operands) for ins in code)
+    assert rep.metrics["smsp__inst_executed_pipe_adu.sum"] == warps * adu
+    assert rep.metrics["smsp__inst_executed_pipe_lsu.sum"] == warps * lsu
+    assert rep.metrics.get("smsp__inst_executed_pipe_uniform.sum", 0) == warps * sum(
+        ins.pipe == "uniform" for ins in code)
+
+
+def test_code_ptxas_copied_behind_a_predicated_exit_runs_only_for_the_warps_that_stay():
+    """ptxas turns ``@p bra RET`` into ``@P EXIT`` and copies the PTX return block (an EXIT)
+    after the code only lane 0 runs: warp 1, all of whose lanes leave at ``@P EXIT``, runs
+    neither (by hand from the SASS, as ncu counts it on the GPU-Puzzles dot product), though
+    the PTX return block runs for both warps."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def first_lane_writes(out, a):
+        i = ncuda.threadIdx.x
+        s = ncuda.shared.array(64, np.float32)
+        s[i] = a[i]
+        ncuda.syncthreads()
+        if i == 0:
+            out[ncuda.blockIdx.x] = s[0] + s[63]
+
+    a, out = np.arange(64, dtype=np.float32), np.zeros(1, np.float32)
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(first_lane_writes, [out, a]).sass.instructions
+    ex = [i for i, ins in enumerate(code) if ins.base == "EXIT"]
+    assert len(ex) == 2 and code[ex[0]].predicate and not code[ex[1]].predicate and ex[1] == len(code) - 1, \
+        "ptxas no longer leaves through a predicated EXIT and a copied final EXIT"
+    assert not any(ins.base == "BRA" for ins in code)
+    rep = simgpu.launch(first_lane_writes, 1, 64, [out, a], executor="ptx", memory=False, timing=False)
+    assert out[0] == 63
+    # two warps up to the @P EXIT, then warp 0 alone
+    assert rep.metrics["smsp__inst_executed.sum"] == 2 * (ex[0] + 1) + (len(code) - ex[0] - 1)
+    assert rep.metrics["smsp__inst_executed_pipe_cbu.sum"] == 2 + 1
+
+
+def test_a_bsync_counts_the_split_of_a_branch_whose_sass_bra_carries_another_line():
+    """GPU-Puzzles pooling's shape (0.996x of the H100's count before): ptxas decides `if t - k
+    >= 0` by a BRA that carries a neighbouring line (the next bra.uni, or code after it), found
+    from the BRA's predicate, which the PTX setp of that branch wrote.  Warp 0 splits on each of
+    the two ifs (lanes 0..k-1 go the other way), so each BSYNC runs 3 times: once for each
+    warp and once more for warp 0's second part; BSSY and EXIT once a warp.  By hand from the
+    SASS: the cbu pipe's count."""
+    if not compiled_path_available():
+        pytest.skip("no NVVM/ptxas")
+    from numba import cuda as ncuda
+
+    @ncuda.jit
+    def pooling(out, a, size):
+        s = ncuda.shared.array(64, np.float32)
+        i = ncuda.blockIdx.x * ncuda.blockDim.x + ncuda.threadIdx.x
+        t = ncuda.threadIdx.x
+        if i < size:
+            s[t] = a[i]
+        ncuda.syncthreads()
+        if i < size:
+            acc = s[t]
+            for k in range(1, 3):
+                if t - k >= 0:
+                    acc += s[t - k]
+                elif i - k >= 0:
+                    acc += a[i - k]
+            out[i] = acc
+
+    a, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    args = [out, a, np.int64(64)]
+    from simgpu.sass import compile_kernel
+    code = compile_kernel(pooling, args).sass.instructions
+    n = {op: sum(ins.base == op for ins in code) for op in ("BSSY", "BSYNC", "EXIT")}
+    assert n["BSYNC"] == 2, "ptxas no longer makes one convergence region per if"
+    rep = simgpu.launch(pooling, 1, 64, args, executor="ptx", memory=False, timing=False)
+    assert np.array_equal(out, a + np.concatenate([[0], a[:-1]]) + np.concatenate([[0, 0], a[:-2]]))
+    assert rep.metrics["smsp__inst_executed_pipe_cbu.sum"] == 2 * n["BSSY"] + 3 * n["BSYNC"] + 2 * n["EXIT"]

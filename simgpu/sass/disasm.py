@@ -49,8 +49,8 @@ class SassInstr:
 
     @property
     def pipe(self):
-        """Execution pipe/class (see opclasses.PIPES)."""
-        return pipe_of(self.opcode)
+        """Execution pipe/class (see opclasses.PIPES; S2R by its special register)."""
+        return pipe_of(self.opcode, operands=self.operands)
 
     def __str__(self):
         pred = f"{self.predicate} " if self.predicate else ""

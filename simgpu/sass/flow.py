@@ -251,6 +251,7 @@ class PtxFunction:
     text: list                  # each instruction's text (predicate stripped)
     cfg: Cfg
     index: dict                 # PTX line -> instruction index
+    guards: dict = field(default_factory=dict)   # PTX line -> its guard predicate ("%p1", "!%p1")
 
     def block_of_line(self, line):
         i = self.index.get(line)
@@ -288,10 +289,12 @@ def ptx_functions(ptx):
         per_fn[numbered.function_of_line.get(n)].append(n)
     out = {}
     for name, lines in per_fn.items():
-        nodes, texts = [], []
+        nodes, texts, guards = [], [], {}
         for n in lines:
             s = raw[n - 1].split("//")[0].strip()
-            pred = bool(_PTX_PRED.match(s))
+            pred = bool(gm := _PTX_PRED.match(s))
+            if pred:
+                guards[n] = gm.group(0).strip().lstrip("@").strip()
             body = _PTX_PRED.sub("", s)
             op = body.split(None, 1)[0] if body else ""
             kind, target = "other", None
@@ -305,7 +308,7 @@ def ptx_functions(ptx):
                 kind = "exit"
             nodes.append(Node(labels_before.get(n, ()), kind, target, pred))
             texts.append(body)
-        out[name] = PtxFunction(name, lines, texts, build_cfg(nodes), {n: i for i, n in enumerate(lines)})
+        out[name] = PtxFunction(name, lines, texts, build_cfg(nodes), {n: i for i, n in enumerate(lines)}, guards)
     return out
 
 
@@ -330,10 +333,10 @@ def sass_nodes(instructions):
 @dataclass
 class BlockRule:
     """How one SASS block's executions follow from the PTX execution."""
-    kind: str                   # 'line' 'loop' 'copies' 'entries' 'iters' 'same' 'prev'
+    kind: str                   # 'line' 'loop' 'copies' 'entries' 'preheader' 'iters' 'same' 'prev'
     line: int | None = None     # the PTX block's first line ('line', 'loop': the share)
     ptx_loop: int | None = None  # 'entries' (of this PTX loop)
-    sass_loop: int | None = None  # 'loop', 'iters'
+    sass_loop: int | None = None  # 'loop', 'iters', 'preheader'
     copies: int = 0             # 'copies': copies of the PTX loop's body in this block
     same: int | None = None     # 'same': the straight-line neighbour block it runs with
     undecided: bool = False
@@ -384,6 +387,8 @@ class FunctionPlan:
                     q = r // k if s is not None else min(1, r // k)
                     if s is not None:
                         loops[s] += q * cnt
+                        if q:                   # the loop is entered on this trip
+                            blocks[("enter", s)] += cnt
                     else:
                         blocks[b] += q * cnt
                     r -= q * k
@@ -406,6 +411,8 @@ class FunctionPlan:
                 c = once.get(b, 0)
             elif r.kind == "entries":
                 c = sum(trips.get(r.ptx_loop, {}).values())
+            elif r.kind == "preheader":
+                c = once.get(("enter", r.sass_loop), 0)
             elif r.kind == "iters":
                 c = iters.get(r.sass_loop, 0)
             elif r.kind == "same":
@@ -506,14 +513,18 @@ def plan_function(instructions, ptxf: PtxFunction):
                     break
                 q = x
             k = copies(range(b.start, b.end), p) if q == p else None
+            h = _preheader_of(cfg, b, loop_map, p) if q == p else None
             if k is not None:           # straight-line copies of P's body: at most once a trip
                 rules.append(BlockRule("copies", line, ptx_loop=p, copies=k))
+            elif h is not None:         # the set-up of P's k-copy SASS loop: the trips that enter it
+                rules.append(BlockRule("preheader", line, sass_loop=h))
             else:
                 rules.append(BlockRule("entries", line, ptx_loop=q))
         elif s is not None:
             rules.append(BlockRule("iters", line, sass_loop=s))
         else:
             rules.append(BlockRule("line", line))
+    _follow_sole_predecessors(code, cfg, rules, pblock)
     slow = set()
     at = {}
     for i, ins in enumerate(code):
@@ -589,6 +600,36 @@ def _joins(code, at, ptxf):
         inside = [(j - i, j) for i, j in regions if i < k < j]
         if inside:
             owner.setdefault(ln, []).append(min(inside)[1])
+    # a SASS BRA that carries another line than its PTX branch's (ptxas laid the two ways out so
+    # that the BRA carries a neighbour's line: GPU-Puzzles pooling's `if local_i - k >= 0`, whose
+    # BRA carries the next line's bra.uni or a line of the code after it): its predicate's
+    # latest write before it is the SASS of a PTX setp, and the PTX branches on that setp's
+    # predicate are the ones it decides
+    guard_of = defaultdict(list)            # PTX predicate register -> conditional bra lines
+    for ln, g in ptxf.guards.items():
+        if ptxf.text[ptxf.index[ln]].startswith("bra") and not ptxf.text[ptxf.index[ln]].startswith("bra.uni"):
+            guard_of[g.lstrip("!")].append(ln)
+    conditional = {ln for lines in guard_of.values() for ln in lines}
+    carried = {c.ptx_line for c in code if c.base == "BRA"}
+    linked = set()
+    for k, ins in enumerate(code):
+        ln = ins.ptx_line
+        if ins.base != "BRA" or not ins.predicate or ln in conditional:
+            continue                        # (a BRA of its own PTX conditional branch: above)
+        inside = [(j - i, j) for i, j in regions if i < k < j]
+        pred = ins.predicate.lstrip("@!")
+        src = next((code[m] for m in range(k - 1, -1, -1)
+                    if code[m].operands.split(",")[0].strip() == pred and code[m].base != "BRA"), None)
+        if not inside or src is None or src.ptx_line not in ptxf.index:
+            continue
+        setp = ptxf.text[ptxf.index[src.ptx_line]]
+        if not setp.startswith("setp"):
+            continue
+        dst = setp.split(None, 1)[1].split(",")[0].split("|")[0].strip() if " " in setp else ""
+        for bl in guard_of.get(dst, ()):
+            if (bl, min(inside)[1]) not in linked and bl not in carried:
+                linked.add((bl, min(inside)[1]))
+                owner.setdefault(bl, []).append(min(inside)[1])
     out = defaultdict(dict)
     for ln, js in owner.items():
         for j in js:
@@ -596,9 +637,12 @@ def _joins(code, at, ptxf):
     return dict(out)
 
 
-# SASS that marks control flow without doing the PTX's work: it says nothing of which PTX block
-# a SASS block runs with (a BSYNC at a join carries the line of the code before it)
-_NO_VOTE = frozenset({"BSYNC", "BSSY", "WARPSYNC", "NOP", "BMOV"})
+# SASS that says nothing of which PTX block a SASS block runs with: control-flow marks without
+# the PTX's work (a BSYNC at a join carries the line of the code before it), and ULDC, a kernel
+# parameter's load, which ptxas hoists wherever it pleases with the line of the parameter's
+# first use (layernorm's guard of its remainder loop held two ULDCs from the loops' bodies
+# beside its predicated BRA, and ran as the skipped loop's entries: 0 a warp instead of 1)
+_NO_VOTE = frozenset({"BSYNC", "BSSY", "WARPSYNC", "NOP", "BMOV", "ULDC"})
 
 
 def _straight_neighbour(cfg, b):
@@ -609,6 +653,43 @@ def _straight_neighbour(cfg, b):
     if len(b.preds) == 1 and cfg.blocks[b.preds[0]].succs == [b.id] and b.preds[0] != b.id:
         return b.preds[0]
     return None
+
+
+def _preheader_of(cfg, b, loop_map, p):
+    """The SASS loop of PTX loop ``p`` that block ``b`` (outside it) leads into and nowhere else:
+    ``b`` is its set-up, which a warp runs only on the trips that enter the loop (ptxas guards a
+    k-copy main loop by the iterations left, and branches around the set-up when fewer are left:
+    the GPU-Puzzles axis sum's 16-load loop, whose 3 set-up instructions ran on every trip of
+    4); None if ``b`` is not such a block."""
+    if len(b.succs) != 1:
+        return None
+    h = b.succs[0]
+    s = cfg.loop_of.get(h)
+    if s is None or cfg.loops[s].header != h or b.id in cfg.loops[s].body or loop_map.get(s) != p:
+        return None
+    return s
+
+
+def _follow_sole_predecessors(code, cfg, rules, pblock):
+    """A block whose only way in is from one block that can go nowhere else runs as often as
+    that block (every warp that runs it runs the other, and no warp leaves between them), so a
+    'line' block of another PTX block than its sole predecessor's takes that block's count
+    ('same').  This is ptxas's tail duplication: a PTX block reached from several places (the
+    return block, after ``@p bra RET``) is copied into one of them, and ``@p bra RET`` becomes
+    ``@P EXIT``; the copy runs only for the warps that fell through (GPU-Puzzles dot product:
+    warps 1-7 of a block leave at ``@P1 EXIT`` and never run the final EXIT, which counted
+    every warp of the PTX return block).  A predecessor ending in a predicated EXIT is not one
+    to follow (warps leave there)."""
+    blocks = cfg.blocks
+    for b in blocks:
+        if rules[b.id].kind != "line" or rules[b.id].undecided or len(b.preds) != 1:
+            continue
+        a = blocks[b.preds[0]]
+        if a.id == b.id or a.succs != [b.id] or rules[a.id].kind != "line" or pblock[a.id] == pblock[b.id]:
+            continue
+        if code[a.end - 1].base in ("EXIT", "RET", "BPT"):
+            continue
+        rules[b.id] = BlockRule("same", same=a.id)
 
 
 def _ptx_chain(pcfg, lp):

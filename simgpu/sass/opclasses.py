@@ -15,14 +15,20 @@ Pipe names are those of the ``smsp__inst_executed_pipe_<name>`` metrics and of t
                instructions ... integer instructions, excluding IMAD and IMUL")
 * ``xu``       transcendentals (MUFU), int<->float conversions, and the quarter-rate bit ops
                (POPC/FLO/BREV: 16 results/clk/SM in the CUDA C Programming Guide's arithmetic
-               throughput table, the XU rate)
+               throughput table, the XU rate); FCHK, the fp32 division's range check (the
+               holdout's layernorm on the H100: its 2 FCHK a warp are in ncu's XU count, not
+               the ALU's; no bench)
 * ``lsu``      loads/stores/atomics to global, local, shared (and generic) memory, S2R, SHFL
                (guide: "also issues special register reads (S2R), shuffles")
 * ``adu``      indirect branches (BRX/JMX), constant loads (LDC) and block barriers (BAR)
                (guide: "address divergence handling for branches/jumps ... constant loads and
-               block-level barrier instructions")
+               block-level barrier instructions"); measured (H100, ncu 2025.3, the holdout's
+               per-pipe counts, validation/ncu_bottleneck/pipe_counts.py): every S2UR
+               (SR_CTAID.X, SR_CgaCtaId) and the S2R that read a CTA-uniform register
+               (SR_CTAID.*, SR_CgaCtaId); S2R of SR_TID.* stays on the LSU. ``pipe_of`` needs
+               the operands for S2R (``SassInstr.pipe`` passes them)
 * ``cbu``      calls, exits and warp convergence barriers (BSSY/BSYNC/WARPSYNC); not BRA
-* ``uniform``  the uniform datapath: U* instructions (UIADD3, ULOP3, ...), R2UR, S2UR, VOTEU
+* ``uniform``  the uniform datapath: U* instructions (UIADD3, ULOP3, ...), R2UR, VOTEU
 * ``none``     counted in no ``sm__inst_executed_pipe_*`` metric: BRA, ULDC and UMOV (measured
                on an H100 with ncu 2025.3: the opcode benches' BRA, ULDC and UMOV and the
                holdout's are in no pipe's count; validation/ncu_bottleneck/pipe_counts.py,
@@ -44,18 +50,18 @@ _TABLE = {
     "fma": "FFMA FFMA32I FADD FADD32I FMUL FMUL32I FSWZADD",
     "fmaheavy": "IMAD IMAD32I IMUL IMUL32I IDP IDP4A IMADSP VIADD",
     "alu": ("IADD3 IADD IADD32I IABS IMNMX VIMNMX VIMNMX3 VIADDMNMX ISETP ISCADD ISCADD32I LEA "
-            "LOP LOP3 LOP32I SHF SHL SHR SGXT BMSK PRMT SEL FSEL FSET FSETP FMNMX FCHK PLOP3 "
+            "LOP LOP3 LOP32I SHF SHL SHR SGXT BMSK PRMT SEL FSEL FSET FSETP FMNMX PLOP3 "
             "PSETP P2R R2P MOV MOV32I CS2R F2FP I2FP F2IP I2IP VABSDIFF VABSDIFF4 VOTE "
             "LEPC ELECT"),
-    "xu": "MUFU F2F F2I I2F I2I FRND POPC FLO BREV",
+    "xu": "MUFU F2F F2I I2F I2I FRND POPC FLO BREV FCHK",
     "lsu": ("LD LDG LDL LDS LDSM ST STG STL STS STSM ATOM ATOMG ATOMS RED REDG REDAS ATOMAS "
             "LDGSTS LDGDEPBAR MEMBAR FENCE ERRBAR CCTL CCTLL CCTLT MATCH SHFL S2R QSPC "
             "ARRIVES SYNCS REDUX"),
-    "adu": "LDC BAR BRX JMX",
+    "adu": "LDC BAR BRX JMX S2UR",
     "cbu": ("BRXU JMP JMXU CALL RET EXIT BREAK BSSY BSYNC WARPSYNC KILL BPT YIELD NANOSLEEP "
             "BMOV RTT PREEXIT"),
     "uniform": ("UIADD3 UIMAD UISETP ULOP ULOP3 ULOP32I USHF USHL USHR ULEA USEL "
-                "UPRMT UFLO UPOPC UBREV UBMSK USGXT UP2UR UPLOP3 UPSETP UR2UP R2UR S2UR VOTEU "
+                "UPRMT UFLO UPOPC UBREV UBMSK USGXT UP2UR UPLOP3 UPSETP UR2UP R2UR VOTEU "
                 "UCLEA UBLKCP UBLKRED UBLKPF UTMALDG UTMASTG UTMAPF UTMACCTL UTMACMDFLUSH "
                 "UTMAREDG USETMAXREG UVIADD UVIMNMX"),
     "fp64": "DADD DMUL DFMA DSETP DMNMX",
@@ -76,18 +82,24 @@ UNCERTAIN = frozenset(
 
 _FP16_ON_FMA = {(8, 6), (8, 7), (8, 9)}  # GA10x/AD10x: "the FMA pipeline handles FP16"
 
+# S2R of these special registers issues on the ADU (measured, module doc); other S2Rs on the LSU
+_S2R_ADU = ("SR_CTAID", "SR_CGACTAID")
+
 
 def base_opcode(opcode):
     """Mnemonic without modifiers: "IMAD.WIDE.U32" -> "IMAD", "LDG.E.128" -> "LDG"."""
     return opcode.split(".", 1)[0]
 
 
-def pipe_of(opcode, cc=(9, 0)):
+def pipe_of(opcode, cc=(9, 0), operands=None):
     """Pipe of a SASS opcode (with or without modifiers) on compute capability ``cc``;
-    "unknown" when the opcode is not in the table."""
+    "unknown" when the opcode is not in the table.  ``operands`` (the instruction's operand
+    text): an S2R of a CTA-uniform special register is on the ADU (without operands: the LSU)."""
     full = opcode.upper()
     base = base_opcode(full)
     pipe = PIPES.get(base, "unknown")
+    if base == "S2R" and operands and any(sr in operands.upper() for sr in _S2R_ADU):
+        return "adu"
     if pipe == "fp16" and tuple(cc) in _FP16_ON_FMA:
         return "fma"
     return pipe

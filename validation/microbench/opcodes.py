@@ -125,6 +125,13 @@ BENCHES = {
     # them on the vector datapath instead, so ULDC's fixed-address form is still unmeasured)
     "ldc64_imm": ("u32", "u32", "LDC.64", "ld.const.u32 {t}, [cbuf+{o}];\n  add.u32 {x}, {x}, {t};",
                   {"uniform": True, "match": r"LDC\.64", "expect": 0.5, "lat_chains": 2, "const_words": 128}),
+    # fchk: two fp32 divisions (div.rn.f32) per step, x -> b/x -> b/(b/x), so x stays where it
+    # started and the slow path never runs: MUFU.RCP, FFMAs, FCHK and a branch around the
+    # slow-path CALL each; for FCHK's pipe (the holdout's layernorm puts it on the XU, the table
+    # had the ALU) and issue rate.  The loop also holds the slow path's never-run MOV/CALL/
+    # IMAD.MOV, which the per-iteration comparison must leave out
+    "fchk": ("f32", None, "FCHK", "div.rn.f32 {x}, {b}, {x};\n  div.rn.f32 {x}, {b}, {x};",
+             {"match": r"FCHK", "expect": 2, "thr_steps": 4}),
     # controls: measured before on the H200 ([MB] issue_fma_f32 / fma_f32_latency, issue_fma_f64)
     "ffma": ("f32", None, "FFMA", "fma.rn.f32 {x}, {x}, {a}, {b};"),
     "dfma": ("f64", None, "DFMA", "fma.rn.f64 {x}, {x}, {a}, {b};"),

@@ -76,7 +76,26 @@ def predicted_pipes(by_opcode, overrides=None):
     return out
 
 
+def launch_pipes(by_pipe):
+    """{ncu pipe: count} from simgpu's own per-pipe counts (smsp__inst_executed_pipe_<p>.sum,
+    each SASS instruction's pipe with its operands: an S2R by its special register), "fma" and
+    "total" as in predicted_pipes."""
+    out = dict.fromkeys(PIPES, 0.0)
+    out["total"] = 0.0
+    for p, n in by_pipe.items():
+        out["total"] += n
+        if p == "fmaheavy":
+            out["fmaheavy"] += n
+            out["fma"] += n
+        elif p in out:
+            out[p] += n
+    return out
+
+
 def compare_holdout(ncu, inst_rows, overrides=None):
+    """Per kernel, ncu's counts per pipe against simgpu's: the launch's own per-pipe counts
+    (rows[].by_pipe) where compare_inst.py stored them and no override is tried, else the pipe
+    table over the executed SASS per opcode (rows[].by_opcode)."""
     rows = []
     for r in inst_rows:
         m = ncu.get(r["name"])
@@ -87,7 +106,10 @@ def compare_holdout(ncu, inst_rows, overrides=None):
         # scaled total is the row's "ptx" (smsp__inst_executed of the whole launch)
         n = sum(r["by_opcode"].values())
         k = r["ptx"] / n if n and r.get("ptx") == r.get("ptx") and r.get("ptx") else 1.0
-        pred = predicted_pipes({op: v * k for op, v in r["by_opcode"].items()}, overrides)
+        if r.get("by_pipe") and not overrides:
+            pred = launch_pipes(r["by_pipe"])
+        else:
+            pred = predicted_pipes({op: v * k for op, v in r["by_opcode"].items()}, overrides)
         rows.append({"name": r["name"], "measured": meas, "predicted": pred})
     return rows
 
@@ -137,6 +159,89 @@ def bench_pipes(csv_path, bench_json):
                                                                        if v / warps >= 0.5},
                     "loop_opcodes": r["loop_opcodes"],
                     "table": {p: v for p, v in predicted_pipes(r["loop_opcodes"]).items() if v}})
+    return out
+
+
+_SECTION = re.compile(r"^// ===== (\S+) (thr|lat)\s*$")
+_INS = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);")
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+_BRA = re.compile(r"`\((\.L_x_\d+)\)")
+
+
+def sass_sections(path):
+    """{(bench, "thr"/"lat"): nvdisasm text} of opcodes.py's SASS file (`// ===== NAME MODE`)."""
+    out, key = {}, None
+    with open(path) as f:
+        for line in f:
+            m = _SECTION.match(line)
+            if m:
+                key = (m.group(1), m.group(2))
+                out[key] = []
+            elif key:
+                out[key].append(line)
+    return {k: "".join(v) for k, v in out.items()}
+
+
+def one_warp_pipes(sass_text, iterations, cc=(9, 0)):
+    """{ncu pipe: count} of a bench's latency kernel (one warp, thread 0 of which runs every
+    instruction: the prologue, the loop `iterations` times, the epilogue up to the last EXIT)
+    from its SASS, each instruction's pipe with its operands (an S2R by its special register)."""
+    seq, labels = [], {}
+    for line in sass_text.splitlines():
+        m = _LABEL.match(line)
+        if m:
+            labels[m.group(1)] = len(seq)
+            continue
+        m = _INS.match(line)
+        if m:
+            seq.append((m.group(2), m.group(3).strip()))
+    last_exit = max(i for i, (op, _) in enumerate(seq) if op == "EXIT")
+    lo = hi = None
+    for i, (op, ops) in enumerate(seq):
+        b = _BRA.search(ops) if op == "BRA" else None
+        if b and b.group(1) in labels and labels[b.group(1)] <= i:
+            lo, hi = labels[b.group(1)], i
+            break
+    out = dict.fromkeys(PIPES, 0.0)
+    out["total"] = 0.0
+    for i, (op, ops) in enumerate(seq[:last_exit + 1]):
+        n = iterations if lo is not None and lo <= i <= hi else 1
+        p = pipe_of(op, cc, operands=ops)
+        out["total"] += n
+        if p == "fmaheavy":
+            out["fmaheavy"] += n
+            out["fma"] += n
+        elif p in out:
+            out[p] += n
+    return out
+
+
+def one_warp_benches(csv_path, bench_json, sass_path):
+    """Per latency-kernel launch (one block of one warp) of the bench run: ncu's count per pipe
+    against one_warp_pipes of its SASS: the whole kernel, prologue and epilogue included (the
+    S2R/S2UR/LDC/BAR outside the loop, which the per-iteration comparison divides away)."""
+    from simgpu.validate.ncu_csv import parse_csv, rows_to_dicts
+    with open(csv_path) as f:
+        header, units, data = parse_csv(f.read())
+    with open(bench_json) as f:
+        bj = json.load(f)
+    sass = sass_sections(sass_path)
+    seen, out = {}, []
+    for rec in rows_to_dicts(header, units, data):
+        k = rec["_meta"].get("Kernel Name", "")
+        name = k[len("bench_"):] if k.startswith("bench_") else None
+        b = bj["benches"].get(name) if name else None
+        if b is None:
+            continue
+        modes = [m for m in ("thr", "lat") if isinstance(b.get(m), dict) and "loop_opcodes" in b[m]]
+        i = seen[name] = seen.get(name, -1) + 1
+        if i >= len(modes) or modes[i] != "lat" or (name, "lat") not in sass:
+            continue
+        r = b["lat"]
+        if r["blocks"] * r["threads"] != 32:
+            continue
+        out.append({"bench": name, "measured": measured_pipes(rec["metrics"]),
+                    "sass": one_warp_pipes(sass[(name, "lat")], r["iterations"])})
     return out
 
 

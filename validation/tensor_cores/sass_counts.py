@@ -15,21 +15,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 
-import simgpu.sass.flow as flow  # noqa: E402
-
-_CALLS = []
-_orig = flow.KernelPlan.sass_executions
-
-
-def _observed(self, *a, **k):
-    r = _orig(self, *a, **k)
-    _CALLS.append((self, r))
-    return r
+import sass_dump as common  # noqa: E402  (validation/sass_dump.py: the observer and the dump)
 
 
 def main():
-    flow.KernelPlan.sass_executions = _observed
+    common.observe()
     import targets_sim
     import targets_cases
     from simgpu.validate import unprofiled
@@ -37,18 +29,8 @@ def main():
     make = dict(targets_cases.cases(targets_sim.Sim(unprofiled("H100"))))[name]
     launch, _ = make()
     rep = launch()
-    plan_k, rows = max(_CALLS, key=lambda c: sum(x[1] for x in c[1]))
-    count = {id(ins): c for ins, c, *_ in rows}
     out = open(sys.argv[2], "w") if len(sys.argv) > 2 else sys.stdout
-    print(f"{name}: smsp__inst_executed.sum {rep.metrics['smsp__inst_executed.sum']:,.0f}", file=out)
-    for fn, plan in plan_k.plans.items():
-        for b, blk in enumerate(plan.sass_cfg.blocks):
-            print(f"--- {fn} block {b}: {plan.rules[b]}", file=out)
-            for i in range(blk.start, blk.end):
-                ins = plan.instructions[i]
-                slow = " slow" if i in plan.slow else ""
-                print(f"{count.get(id(ins), 0):10,.0f}{slow:5s} L{ins.ptx_line} {ins.predicate} {ins.opcode} {ins.operands}",
-                      file=out)
+    common.dump(name, rep, out)
 
 
 if __name__ == "__main__":
