@@ -325,15 +325,30 @@ def order_f64_operands(fn, swaps=None):
     return n
 
 
-def mark_keepnan(fn, ids):
-    """The ``neg``/``abs`` whose ids are in ``ids`` (``sass_order.folded_absneg``: ptxas folded
-    them into their readers' operand modifiers) become ``neg.keepnan``/``abs.keepnan``: sign-bit
-    operations that pass a NaN through unchanged, as the FP units treat a modified NaN operand."""
-    n = 0
-    for i, st in enumerate(fn.body):
-        if not isinstance(st, tuple) and id(st) in ids:
-            fn.body[i] = replace(st, mods=tuple(st.mods) + ("keepnan",))
-            n += 1
+def mark_folded(fn, marks):
+    """The ``neg``/``abs`` whose ids ``marks`` maps to a modifier (``sass_order.folded_absneg``:
+    ptxas folded them into their readers' operand modifiers) get it: ``keepnan`` (a NaN passes
+    through unchanged, as the FP units treat a modified NaN operand) or ``signbit`` (the sign bit
+    changes on a NaN too, as in an FSEL).  A ``keepnan`` one that f32 selects also read gets a
+    ``signbit`` copy for them (``%__fold_sN``)."""
+    out, n, reread = [], 0, {}
+    for st in fn.body:
+        mod = None if isinstance(st, tuple) else marks.get(id(st))
+        if mod is None:
+            out.append(st)
+            continue
+        out.append(replace(st, mods=tuple(st.mods) + (mod,)))
+        n += 1
+        sels = sass_order.bit_readers(fn, st) if mod == "keepnan" else []
+        if sels:
+            name = f"%__fold_s{n}"
+            fn.regs[name] = st.types[0]
+            out.append(replace(st, mods=tuple(st.mods) + ("signbit",), operands=[("reg", name), *st.operands[1:]]))
+            for r in sels:
+                reread.setdefault(id(r), {})[st.operands[0]] = ("reg", name)
+    fn.body[:] = [st if isinstance(st, tuple) or id(st) not in reread else
+                  replace(st, operands=[st.operands[0], *[reread[id(st)].get(o, o) for o in st.operands[1:]]])
+                  for st in out]
     return n
 
 
@@ -351,6 +366,6 @@ def contract_module(module, sass=None):
         swaps = None
         if ks is not None and ks.instructions:
             swaps = sass_order.sass_swaps(f, ks)
-            n += mark_keepnan(f, sass_order.folded_absneg(f, ks))
+            n += mark_folded(f, sass_order.folded_absneg(f, ks))
         n += order_f64_operands(f, swaps)
     return n

@@ -216,9 +216,20 @@ _FLOAT_READERS = ("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqr
 
 
 def folded_absneg(fn, ks):
-    """ids of the float ``neg``/``abs`` of ``fn`` that ptxas folded into their readers: no SASS
-    from their line, and every reader a float operation (a modifier there)."""
+    """{id: modifier} for the float ``neg``/``abs`` of ``fn`` that ptxas gave no SASS of their own
+    (nothing from their line): ``"keepnan"`` where every reader is a float operation (folded into
+    the ``-R``/``|R|`` of an FP unit, which passes a NaN through); ``"signbit"`` (the sign bit
+    changes on a NaN too) where ptxas evaluated it on the bits: the source a constant (``mov`` of
+    an immediate: ptxas folds it at compile time, ``DMUL R10, R2, +QNAN`` for the abs of
+    0dFFF8000000000000), every reader an f32 ``selp`` (``FSEL R, -R2, R5``), or no reader a float
+    operation and no stand-alone ``FADD R, -R, -RZ``/``DADD R, -RZ, -R`` on the readers' lines
+    (ptxas puts a stored neg's own instruction on the store's line; without one the value was a
+    constant: k1469's ``IMAD.MOV.U32 R25, RZ, RZ, 0x7fc00000``, or a bit operation).  Float
+    readers and f32 selects: ``"keepnan"`` for the instruction, and :func:`bit_readers` names the
+    selects, which get their own ``signbit`` copy.  Float readers and others: nothing (the
+    measured stand-alone rule)."""
     lines = {s.ptx_line for s in ks.instructions if s.ptx_line is not None}
+    standalone = {s.ptx_line for s in ks.instructions if s.ptx_line is not None and _standalone(s)}
     readers = {}
     for st in fn.body:
         if isinstance(st, tuple):
@@ -226,8 +237,9 @@ def folded_absneg(fn, ks):
         for o in st.operands[1:]:
             if isinstance(o, tuple) and o[0] == "reg":
                 readers.setdefault(o[1], []).append(st)
-    out = set()
+    out = {}
     shared = _shared_lines(fn)
+    defs = _def_lines(fn)
     for st in fn.body:
         if (isinstance(st, tuple) or st.opcode not in ("neg", "abs") or st.types not in (("f32",), ("f64",))
                 or st.guard is not None or st.line in lines or st.line in shared or len(st.operands) != 2):
@@ -236,9 +248,56 @@ def folded_absneg(fn, ks):
         if not (isinstance(d, tuple) and d[0] == "reg") or d[1].startswith("%__"):
             continue
         rs = readers.get(d[1], [])
-        if rs and all(r.opcode in _FLOAT_READERS and r.types and r.types[-1] in ("f32", "f64") for r in rs):
-            out.add(id(st))
+        if not rs:
+            continue
+        fl = [_float_reader(r) for r in rs]
+        sel = [_is_select(r, st.types[0]) for r in rs]
+        if _constant(st.operands[1], defs) or all(sel):
+            out[id(st)] = "signbit"
+        elif all(f or s for f, s in zip(fl, sel)):
+            out[id(st)] = "keepnan"
+        elif not any(fl) and not any(r.line in standalone for r in rs):
+            out[id(st)] = "signbit"
     return out
+
+
+def _standalone(s):
+    """ptxas' stand-alone float neg/abs: ``FADD R, -R2, -RZ`` / ``FADD R, |R2|, -RZ`` / ``DADD R,
+    -RZ, -R2``."""
+    if not s.opcode.startswith(("FADD", "DADD")):
+        return False
+    ops = _operands(s)
+    return len(ops) == 3 and "-RZ" in ops[1:]
+
+
+def _is_select(r, t):
+    """A ``selp`` of f32 values: ptxas' FSEL, whose ``-R``/``|R|`` is a sign-bit operation (f64
+    selects are two 32-bit FSELs, and ptxas gives an f64 neg/abs its own DADD there)."""
+    return r.opcode == "selp" and t == "f32" and bool(r.types) and r.types[-1] == "f32"
+
+
+def _float_reader(r):
+    """A reader whose SASS takes a ``-R``/``|R|`` operand as an FP unit does (a NaN passes): a
+    float operation, not an f32 ``selp`` (FSEL changes the sign bit), a store or a bit operation."""
+    return r.opcode in _FLOAT_READERS and bool(r.types) and r.types[-1] in ("f32", "f64")
+
+
+def _constant(src, defs):
+    """The operand is an immediate, or a register whose one definition moves an immediate."""
+    if isinstance(src, tuple) and src[0] in ("imm", "fimm"):
+        return True
+    if not _is_reg(src):
+        return False
+    ds = defs.get(src[1], ())
+    return (len(ds) == 1 and ds[0].opcode == "mov" and ds[0].guard is None and len(ds[0].operands) == 2
+            and isinstance(ds[0].operands[1], tuple) and ds[0].operands[1][0] in ("imm", "fimm"))
+
+
+def bit_readers(fn, st):
+    """The f32 ``selp`` readers of ``neg``/``abs`` ``st``'s result."""
+    d = st.operands[0][1]
+    return [r for r in fn.body if not isinstance(r, tuple) and _is_select(r, st.types[0])
+            and any(isinstance(o, tuple) and o[0] == "reg" and o[1] == d for o in r.operands[1:])]
 
 
 def _target_cc(module):
