@@ -16,6 +16,23 @@ sys.path.insert(0, HERE)
 import seqs  # noqa: E402
 
 
+def one_per_line(ptx):
+    """The PTX with each instruction of an inline-asm block (``{ a; b; }``, one line as nvcc writes
+    it) on a line of its own: simgpu maps SASS to PTX by line (simgpu/sass/ptxlines.py) and reads
+    nothing off a line holding several instructions; only whitespace changes, so ptxas' code is the
+    same (the comparison with the card's cubin checks it)."""
+    out = []
+    for ln in ptx.splitlines():
+        s = ln.strip()
+        if s.startswith("{") and s.endswith("}") and ";" in s:
+            out.append("\t{")
+            out += ["\t" + part.strip() + ";" for part in s[1:-1].split(";") if part.strip()]
+            out.append("\t}")
+        else:
+            out.append(ln)
+    return "\n".join(out) + "\n"
+
+
 def run_case(ptx, case, ins):
     from simgpu.ptx import runner
     name, dst, srcs, _ = case
@@ -30,7 +47,7 @@ def main(argv):
     if "--sass-nan" in argv:
         os.environ["SIMGPU_PTX_SASS_NAN"] = argv[argv.index("--sass-nan") + 1]
     with open(os.path.join(d, "nan_seq.ptx")) as f:
-        ptx = f.read()
+        ptx = one_per_line(f.read())
     z = np.load(os.path.join(d, "nan_seq.npz"))
     report = {}
     for case in seqs.CASES:
