@@ -70,6 +70,12 @@ CASES += [
     ("phi_mul_f64_tb", "f64", ["f64", "f64"], PHI + "mul.f64 %0, t, %2;"),
     ("phi_max_f64_bt", "f64", ["f64", "f64"], PHI + "max.f64 %0, %2, t;"),
     ("phi_sub_f64_bt", "f64", ["f64", "f64"], PHI + "sub.f64 %0, %2, t;"),
+    # campaign c2's k0772 / k0015: an f32 NaN (sqrt's, or loaded) widened by F2F, then meeting an
+    # f64 NaN in a DADD; the card returned the other operand's NaN where the SASS puts F2F's second
+    ("cvt_f32_add_f64", "f64", ["f32", "f64"], ".reg .f64 t; cvt.f64.f32 t, %1; add.f64 %0, %2, t;"),
+    ("sqrt_f32_cvt_add", "f64", ["f32", "f64"], ".reg .f32 s; .reg .f64 t; sqrt.rn.f32 s, %1; cvt.f64.f32 t, s; "
+     "add.f64 %0, %2, t;"),
+    ("sqrt_f32", "f32", ["f32"], "sqrt.rn.f32 %0, %1;"),
 ]
 
 
