@@ -219,17 +219,16 @@ def folded_absneg(fn, ks):
     """{id: modifier} for the float ``neg``/``abs`` of ``fn`` that ptxas gave no SASS of their own
     (nothing from their line): ``"keepnan"`` where every reader is a float operation (folded into
     the ``-R``/``|R|`` of an FP unit, which passes a NaN through); ``"signbit"`` (the sign bit
-    changes on a NaN too) where ptxas evaluated it on the bits: the source a constant (``mov`` of
-    an immediate: ptxas folds it at compile time, ``DMUL R10, R2, +QNAN`` for the abs of
-    0dFFF8000000000000), every reader an f32 ``selp`` (``FSEL R, -R2, R5``), or no reader a float
-    operation and no stand-alone ``FADD R, -R, -RZ``/``DADD R, -RZ, -R`` on the readers' lines
-    (ptxas puts a stored neg's own instruction on the store's line; without one the value was a
-    constant: k1469's ``IMAD.MOV.U32 R25, RZ, RZ, 0x7fc00000``, or a bit operation).  Float
-    readers and f32 selects: ``"keepnan"`` for the instruction, and :func:`bit_readers` names the
-    selects, which get their own ``signbit`` copy.  Float readers and others: nothing (the
-    measured stand-alone rule)."""
+    changes on a NaN too) where ptxas evaluates it on the bits: every reader an f32 ``selp``
+    (``FSEL R, -R2, R5``: measured, nan_seq ``neg_f32_selp``/``abs_f32_selp``), or the source a
+    constant (one ``mov`` of an immediate: ptxas folds it at compile time, ``DFMA R4, R2, R2,
+    +QNAN`` for an abs of 0dFFF8000000000000).  Float readers and f32 selects: ``"keepnan"`` for the
+    instruction, and :func:`bit_readers` names the selects, which get their own ``signbit`` copy.
+    Other readers (a store, a bit operation): nothing, the measured stand-alone rule (ptxas puts a
+    stored neg's own ``FADD``/``DADD`` on the store's line, so "no SASS of its own" does not mean
+    folded there).  A NaN constant that reaches a neg/abs only along some paths (a register with
+    several definitions) is folded by ptxas too, but not here (campaign c2's k1469, k1736, k1737)."""
     lines = {s.ptx_line for s in ks.instructions if s.ptx_line is not None}
-    standalone = {s.ptx_line for s in ks.instructions if s.ptx_line is not None and _standalone(s)}
     readers = {}
     for st in fn.body:
         if isinstance(st, tuple):
@@ -256,18 +255,7 @@ def folded_absneg(fn, ks):
             out[id(st)] = "signbit"
         elif all(f or s for f, s in zip(fl, sel)):
             out[id(st)] = "keepnan"
-        elif not any(fl) and not any(r.line in standalone for r in rs):
-            out[id(st)] = "signbit"
     return out
-
-
-def _standalone(s):
-    """ptxas' stand-alone float neg/abs: ``FADD R, -R2, -RZ`` / ``FADD R, |R2|, -RZ`` / ``DADD R,
-    -RZ, -R2``."""
-    if not s.opcode.startswith(("FADD", "DADD")):
-        return False
-    ops = _operands(s)
-    return len(ops) == 3 and "-RZ" in ops[1:]
 
 
 def _is_select(r, t):
