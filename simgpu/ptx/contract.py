@@ -326,26 +326,28 @@ def order_f64_operands(fn, swaps=None):
 
 
 def mark_folded(fn, marks):
-    """The ``neg``/``abs`` whose ids ``marks`` maps to a modifier (``sass_order.folded_absneg``:
-    ptxas folded them into their readers' operand modifiers) get it: ``keepnan`` (a NaN passes
-    through unchanged, as the FP units treat a modified NaN operand) or ``signbit`` (the sign bit
-    changes on a NaN too, as in an FSEL).  A ``keepnan`` one that f32 selects also read gets a
-    ``signbit`` copy for them (``%__fold_sN``)."""
+    """The ``neg``/``abs`` that ``marks`` names (``sass_order.folded_absneg``: ptxas folded them
+    into their readers' operand modifiers) get its modifier: ``keepnan`` (a NaN passes through
+    unchanged, as the FP units treat a modified NaN operand) or ``signbit`` (the sign bit changes
+    on a NaN too, as in an FSEL); and for readers that see it otherwise, a copy with their
+    modifier (``%__fold_sN``) that they read instead."""
     out, n, reread = [], 0, {}
     for st in fn.body:
-        mod = None if isinstance(st, tuple) else marks.get(id(st))
-        if mod is None:
+        mark = None if isinstance(st, tuple) else marks.get(id(st))
+        if mark is None:
             out.append(st)
             continue
-        out.append(replace(st, mods=tuple(st.mods) + (mod,)))
+        mod, copies = mark
+        out.append(replace(st, mods=tuple(st.mods) + (mod,)) if mod else st)
         n += 1
-        sels = sass_order.bit_readers(fn, st) if mod == "keepnan" else []
-        if sels:
-            name = f"%__fold_s{n}"
+        for cmod, ids in copies:
+            if not ids:
+                continue
+            name = f"%__fold_s{n}_{cmod}"
             fn.regs[name] = st.types[0]
-            out.append(replace(st, mods=tuple(st.mods) + ("signbit",), operands=[("reg", name), *st.operands[1:]]))
-            for r in sels:
-                reread.setdefault(id(r), {})[st.operands[0]] = ("reg", name)
+            out.append(replace(st, mods=tuple(st.mods) + (cmod,), operands=[("reg", name), *st.operands[1:]]))
+            for rid in ids:
+                reread.setdefault(rid, {})[st.operands[0]] = ("reg", name)
     fn.body[:] = [st if isinstance(st, tuple) or id(st) not in reread else
                   replace(st, operands=[st.operands[0], *[reread[id(st)].get(o, o) for o in st.operands[1:]]])
                   for st in out]

@@ -216,15 +216,19 @@ _FLOAT_READERS = ("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqr
 
 
 def folded_absneg(fn, ks):
-    """{id: modifier} for the float ``neg``/``abs`` of ``fn`` that ptxas gave no SASS of their own
+    """{id: (modifier or None, [(modifier, [reader ids])])} for the float ``neg``/``abs`` of ``fn``
+    whose NaN is not the stand-alone one: the modifier for the instruction, and copies with another
+    modifier that the listed readers read instead.  Those ptxas gave no SASS of their own
     (nothing from their line): ``"keepnan"`` where every reader is a float operation (folded into
     the ``-R``/``|R|`` of an FP unit, which passes a NaN through); ``"signbit"`` (the sign bit
     changes on a NaN too) where ptxas evaluates it on the bits: every reader an f32 ``selp``
     (``FSEL R, -R2, R5``: measured, nan_seq ``neg_f32_selp``/``abs_f32_selp``), or the source a
     constant (one ``mov`` of an immediate: ptxas folds it at compile time, ``DFMA R4, R2, R2,
     +QNAN`` for an abs of 0dFFF8000000000000).  Float readers and f32 selects: ``"keepnan"`` for the
-    instruction, and :func:`bit_readers` names the selects, which get their own ``signbit`` copy.
-    Other readers (a store, a bit operation): nothing, the measured stand-alone rule (ptxas puts a
+    instruction, and a ``signbit`` copy for the selects.  Other readers (a store, a bit operation,
+    a shuffle): the measured stand-alone rule, except for a float reader whose SASS still reads the
+    source with the modifier (``F2F.F64.F32 R, -R22`` beside the FADD that feeds the shuffle,
+    c2's k0926), which gets a ``keepnan`` copy (ptxas puts a
     stored neg's own ``FADD``/``DADD`` on the store's line, so "no SASS of its own" does not mean
     folded there).  A NaN constant that reaches a neg/abs only along some paths (a register with
     several definitions) is folded by ptxas too, but not here (campaign c2's k1469, k1736, k1737)."""
@@ -239,9 +243,14 @@ def folded_absneg(fn, ks):
     out = {}
     shared = _shared_lines(fn)
     defs = _def_lines(fn)
+    instrs = ks.instructions
+    by_line = {}
+    for k, s in enumerate(instrs):
+        if s.ptx_line is not None:
+            by_line.setdefault(s.ptx_line, []).append(k)
     for st in fn.body:
         if (isinstance(st, tuple) or st.opcode not in ("neg", "abs") or st.types not in (("f32",), ("f64",))
-                or st.guard is not None or st.line in lines or st.line in shared or len(st.operands) != 2):
+                or st.guard is not None or st.line in shared or len(st.operands) != 2):
             continue
         d = st.operands[0]
         if not (isinstance(d, tuple) and d[0] == "reg") or d[1].startswith("%__"):
@@ -251,11 +260,46 @@ def folded_absneg(fn, ks):
             continue
         fl = [_float_reader(r) for r in rs]
         sel = [_is_select(r, st.types[0]) for r in rs]
-        if _constant(st.operands[1], defs) or all(sel):
-            out[id(st)] = "signbit"
-        elif all(f or s for f, s in zip(fl, sel)):
-            out[id(st)] = "keepnan"
+        if st.line not in lines:
+            if _constant(st.operands[1], defs) or all(sel):
+                out[id(st)] = ("signbit", [])
+                continue
+            if all(f or s for f, s in zip(fl, sel)):
+                out[id(st)] = ("keepnan", [("signbit", [id(r) for r, s in zip(rs, sel) if s])])
+                continue
+        # materialised (its own FADD/DADD, or a reader that needs the bits): a float reader whose
+        # SASS still takes the source with the modifier (F2F.F64.F32 R, -R22) reads it folded
+        src = st.operands[1]
+        if not _is_reg(src):
+            continue
+        src_lines = _alias_lines(src[1], defs)
+        folded = [id(r) for r, f in zip(rs, fl)
+                  if f and _reads_modified(instrs, by_line.get(r.line, ()), src_lines, st.types[0] == "f64")]
+        if folded:
+            out[id(st)] = (None, [("keepnan", folded)])
     return out
+
+
+_FP_SASS = ("F2F", "FADD", "FMUL", "FFMA", "FSETP", "FMNMX", "DADD", "DMUL", "DFMA", "DSETP", "FCHK")
+
+
+def _reads_modified(instrs, ks_idx, src_lines, wide):
+    """One of the SASS instructions ``instrs[k]`` (k in ``ks_idx``: a reader's line) is an FP
+    operation with a ``-R``/``|R|`` operand whose value comes from ``src_lines``."""
+    for k in ks_idx:
+        s = instrs[k]
+        if not s.opcode.startswith(_FP_SASS):
+            continue
+        for tok in _operands(s)[1:]:
+            if not tok.startswith(("-R", "|R", "-|R")):
+                continue
+            m = _REG.search(tok)
+            if not m:
+                continue
+            r = int(m.group(1))
+            if _writer(instrs, k, frozenset((r, r + 1)) if wide else frozenset((r,))) in src_lines:
+                return True
+    return False
 
 
 def _is_select(r, t):
@@ -279,13 +323,6 @@ def _constant(src, defs):
     ds = defs.get(src[1], ())
     return (len(ds) == 1 and ds[0].opcode == "mov" and ds[0].guard is None and len(ds[0].operands) == 2
             and isinstance(ds[0].operands[1], tuple) and ds[0].operands[1][0] in ("imm", "fimm"))
-
-
-def bit_readers(fn, st):
-    """The f32 ``selp`` readers of ``neg``/``abs`` ``st``'s result."""
-    d = st.operands[0][1]
-    return [r for r in fn.body if not isinstance(r, tuple) and _is_select(r, st.types[0])
-            and any(isinstance(o, tuple) and o[0] == "reg" and o[1] == d for o in r.operands[1:])]
 
 
 def _target_cc(module):
