@@ -166,3 +166,14 @@ def test_abs_of_a_constant_nan_is_folded_on_the_bits():
                  "ld.global.f64 %d5, [%rd1+8]; abs.f64 %d6, %d5; fma.rn.f64 %d7, %d3, %d3, %d6; st.global.f64 [%rd2+8], %d7;")
     out = run(body, [0x3FF0000000000000, 0xFFF8000000000000], 2)
     assert out == [0x7FF8000000000000, 0xFFF8000000000000]
+
+
+@needs_ptxas
+def test_materialised_neg_still_folded_into_a_float_reader():
+    """neg.f32 that a store needs as bits (FADD R9, -R2, -RZ: the canonical NaN) and a cvt reads:
+    ptxas' F2F.F64.F32 R6, -R2 takes the source with the modifier, so the cvt reads a keepnan copy
+    (campaign c2's k0926: the card's 0x7ff8000020000000 for 0x7fc00001)."""
+    body = lines("ld.global.f32 %f1, [%rd1]; neg.f32 %f2, %f1; mov.b32 %r1, %f2; st.global.b32 [%rd2], %r1;"
+                 "cvt.f64.f32 %d1, %f2; st.global.f64 [%rd2+8], %d1;")
+    out = run(body, [0x7FC00001], 2)
+    assert [out[0] & 0xFFFFFFFF, out[1]] == [0x7FFFFFFF, 0x7FF8000020000000]
