@@ -177,3 +177,13 @@ def test_materialised_neg_still_folded_into_a_float_reader():
                  "cvt.f64.f32 %d1, %f2; st.global.f64 [%rd2+8], %d1;")
     out = run(body, [0x7FC00001], 2)
     assert [out[0] & 0xFFFFFFFF, out[1]] == [0x7FFFFFFF, 0x7FF8000020000000]
+
+
+@needs_ptxas
+def test_abs_then_neg_into_a_select():
+    """selp.f32 of neg(abs(x)): ptxas' FSEL R, -|R4|, ... applies both modifiers to the bits, so a
+    negative NaN comes out negative (campaign c2's k1898: 0xffc6f568 stays 0xffc6f568)."""
+    body = lines("ld.global.f32 %f1, [%rd1]; ld.global.f32 %f2, [%rd1+4]; abs.f32 %f3, %f1; neg.f32 %f4, %f3;"
+                 "setp.gt.f32 %p1, %f2, 0f00000000; selp.f32 %f5, %f4, %f3, %p1; st.global.f32 [%rd2], %f5;")
+    src = np.array([0xFFC6F568 | (0x3FC00000 << 32)], np.uint64)
+    assert run(body, src)[0] & 0xFFFFFFFF == 0xFFC6F568

@@ -258,8 +258,8 @@ def folded_absneg(fn, ks):
         rs = readers.get(d[1], [])
         if not rs:
             continue
-        fl = [_float_reader(r) for r in rs]
-        sel = [_is_select(r, st.types[0]) for r in rs]
+        sel = [_select_like(r, st.types[0], readers) for r in rs]
+        fl = [_float_reader(r) and not s for r, s in zip(rs, sel)]
         if st.line not in lines:
             if _constant(st.operands[1], defs) or all(sel):
                 out[id(st)] = ("signbit", [])
@@ -300,6 +300,18 @@ def _reads_modified(instrs, ks_idx, src_lines, wide):
             if _writer(instrs, k, frozenset((r, r + 1)) if wide else frozenset((r,))) in src_lines:
                 return True
     return False
+
+
+def _select_like(r, t, readers, depth=0):
+    """An f32 ``selp``, or an f32 ``neg``/``abs`` folded into selects only (``FSEL R, -|R4|, ...``:
+    both modifiers act on the bits there)."""
+    if _is_select(r, t):
+        return True
+    if depth > 4 or r.opcode not in ("neg", "abs") or r.types != (t,) or t != "f32" or r.guard is not None:
+        return False
+    d = r.operands[0]
+    rs = readers.get(d[1], []) if _is_reg(d) else []
+    return bool(rs) and all(_select_like(x, t, readers, depth + 1) for x in rs)
 
 
 def _is_select(r, t):
