@@ -258,19 +258,20 @@ def folded_absneg(fn, ks):
         rs = readers.get(d[1], [])
         if not rs:
             continue
+        single = len(defs.get(d[1], ())) == 1      # else a copy would miss the other definitions
         sel = [_select_like(r, st.types[0], readers) for r in rs]
         fl = [_float_reader(r) and not s for r, s in zip(rs, sel)]
         if st.line not in lines:
             if _constant(st.operands[1], defs) or all(sel):
                 out[id(st)] = ("signbit", [])
                 continue
-            if all(f or s for f, s in zip(fl, sel)):
+            if all(f or s for f, s in zip(fl, sel)) and (single or not any(sel)):
                 out[id(st)] = ("keepnan", [("signbit", [id(r) for r, s in zip(rs, sel) if s])])
                 continue
         # materialised (its own FADD/DADD, or a reader that needs the bits): a float reader whose
         # SASS still takes the source with the modifier (F2F.F64.F32 R, -R22) reads it folded
         src = st.operands[1]
-        if not _is_reg(src):
+        if not _is_reg(src) or not single:
             continue
         src_lines = _alias_lines(src[1], defs)
         folded = [id(r) for r, f in zip(rs, fl)
