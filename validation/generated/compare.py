@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import lzma
 import multiprocessing as mp
 import os
 import re
@@ -205,7 +206,7 @@ def card_sass_provider(paths):
     from simgpu.sass.ptxlines import number_ptx_lines
     sass = {}
     for p in paths:
-        with gzip.open(p, "rt") as f:
+        with (lzma.open(p, "rt") if p.endswith(".xz") else gzip.open(p, "rt")) as f:
             sass.update({k: v for k, v in json.load(f).items() if not k.startswith("_")})
     by_text = {t: n for n, t in (_PTX or {}).items()}
 
