@@ -22,7 +22,11 @@ Two PTX-level choices are not what the card runs:
   ``neg.f32``/``abs.f32`` of a NaN is not the canonical NaN that a stand-alone one (an FADD) gives.
   :func:`folded_absneg` lists the ``neg``/``abs`` lines with no SASS of their own whose every
   reader is a float operation; the parser marks them ``.keepnan`` (the semantics table's
-  sign-bit operation that passes a NaN through unchanged: ``sem_fmisc.absneg``).
+  sign-bit operation that passes a NaN through unchanged: ``sem_fmisc.absneg``).  An FSEL's
+  modifier acts on the bits, NaN included (measured: validation/ptx_semantics/nan_seq), so a
+  ``neg``/``abs`` read only by f32 selects, or of a constant ptxas folds, is ``.signbit``; a float
+  reader whose SASS still reads the source with the modifier beside a materialised neg gets a
+  ``.keepnan`` copy of its own.
 
 The SASS comes from ``simgpu.sass.kernel.analyze_ptx`` (ptxas of this machine, cached on disk;
 the same call the cost model makes).  Without ptxas, or when it refuses the PTX, nothing here
