@@ -127,3 +127,63 @@ def test_no_warning_when_every_read_register_is_written():
         warnings.simplefilter("always")
         runner.run(HEAD + body + TAIL, "k", 1, 1, (np.ones(1, np.uint64), np.zeros(1, np.uint64)))
     assert not [x for x in w if issubclass(x.category, SimGPUWarning)]
+
+
+def test_signbit_semantics():
+    """neg/abs.signbit: the sign-bit operation on a NaN too (payload and quiet bit kept), as an
+    FSEL's -R/|R| or ptxas' compile-time folding gives it."""
+    x = np.array([0x7FC00000, 0xFF812345, 0x3FC00000], np.uint32).view(np.float32)
+    assert semantics.lookup("neg", ("signbit",), ("f32",))(x).view(np.uint32).tolist() == [0xFFC00000, 0x7F812345, 0xBFC00000]
+    assert semantics.lookup("abs", ("signbit",), ("f32",))(x).view(np.uint32).tolist() == [0x7FC00000, 0x7F812345, 0x3FC00000]
+    y = np.array([0xFFF8000000000000, 0x7FF0000000000001], np.uint64).view(np.float64)
+    assert semantics.lookup("abs", ("signbit",), ("f64",))(y).view(np.uint64).tolist() == [0x7FF8000000000000, 0x7FF0000000000001]
+    assert semantics.lookup("neg", ("signbit", "keepnan"), ("f32",)) is None
+
+
+@needs_ptxas
+def test_neg_folded_into_a_select_flips_a_nans_sign():
+    """neg.f32 read by selp.f32: ptxas folds it into FSEL R, -R2, R5, which flips the sign bit of a
+    NaN too (card: nan_seq neg_f32_selp, 0x7fc00000 -> 0xffc00000); a float reader beside the
+    select keeps its NaN unchanged (the select reads its own signbit copy)."""
+    body = lines("ld.global.f32 %f1, [%rd1]; ld.global.f32 %f2, [%rd1+4]; neg.f32 %f3, %f1;"
+                 "setp.gt.f32 %p1, %f2, 0f00000000; selp.f32 %f4, %f3, %f2, %p1; st.global.f32 [%rd2], %f4;"
+                 "cvt.f64.f32 %d1, %f3; st.global.f64 [%rd2+8], %d1;")
+    src = np.array([0x7FC00000 | (0x3FC00000 << 32)], np.uint64)
+    out = run(body, src, 2)
+    assert out[0] & 0xFFFFFFFF == 0xFFC00000
+    assert out[1] == 0x7FF8000000000000           # F2F of -R: the NaN's own sign
+    m = parser.parse(HEAD + body + TAIL)
+    ops = [(st.opcode, st.mods) for st in m.functions["k"].body if not isinstance(st, tuple) and st.opcode == "neg"]
+    assert ops == [("neg", ("keepnan",)), ("neg", ("signbit",))]
+
+
+@needs_ptxas
+def test_abs_of_a_constant_nan_is_folded_on_the_bits():
+    """abs.f64 of a mov'd constant NaN: ptxas evaluates it at compile time (+QNAN immediates in
+    campaign c2's k1736), clearing the sign; of a loaded NaN, folded into DFMA |R|, the sign stays."""
+    body = lines("mov.f64 %d1, 0dFFF8000000000000; abs.f64 %d2, %d1; ld.global.f64 %d3, [%rd1];"
+                 "fma.rn.f64 %d4, %d3, %d3, %d2; st.global.f64 [%rd2], %d4;"
+                 "ld.global.f64 %d5, [%rd1+8]; abs.f64 %d6, %d5; fma.rn.f64 %d7, %d3, %d3, %d6; st.global.f64 [%rd2+8], %d7;")
+    out = run(body, [0x3FF0000000000000, 0xFFF8000000000000], 2)
+    assert out == [0x7FF8000000000000, 0xFFF8000000000000]
+
+
+@needs_ptxas
+def test_materialised_neg_still_folded_into_a_float_reader():
+    """neg.f32 that a store needs as bits (FADD R9, -R2, -RZ: the canonical NaN) and a cvt reads:
+    ptxas' F2F.F64.F32 R6, -R2 takes the source with the modifier, so the cvt reads a keepnan copy
+    (campaign c2's k0926: the card's 0x7ff8000020000000 for 0x7fc00001)."""
+    body = lines("ld.global.f32 %f1, [%rd1]; neg.f32 %f2, %f1; mov.b32 %r1, %f2; st.global.b32 [%rd2], %r1;"
+                 "cvt.f64.f32 %d1, %f2; st.global.f64 [%rd2+8], %d1;")
+    out = run(body, [0x7FC00001], 2)
+    assert [out[0] & 0xFFFFFFFF, out[1]] == [0x7FFFFFFF, 0x7FF8000020000000]
+
+
+@needs_ptxas
+def test_abs_then_neg_into_a_select():
+    """selp.f32 of neg(abs(x)): ptxas' FSEL R, -|R4|, ... applies both modifiers to the bits, so a
+    negative NaN comes out negative (campaign c2's k1898: 0xffc6f568 stays 0xffc6f568)."""
+    body = lines("ld.global.f32 %f1, [%rd1]; ld.global.f32 %f2, [%rd1+4]; abs.f32 %f3, %f1; neg.f32 %f4, %f3;"
+                 "setp.gt.f32 %p1, %f2, 0f00000000; selp.f32 %f5, %f4, %f3, %p1; st.global.f32 [%rd2], %f5;")
+    src = np.array([0xFFC6F568 | (0x3FC00000 << 32)], np.uint64)
+    assert run(body, src)[0] & 0xFFFFFFFF == 0xFFC6F568

@@ -325,15 +325,32 @@ def order_f64_operands(fn, swaps=None):
     return n
 
 
-def mark_keepnan(fn, ids):
-    """The ``neg``/``abs`` whose ids are in ``ids`` (``sass_order.folded_absneg``: ptxas folded
-    them into their readers' operand modifiers) become ``neg.keepnan``/``abs.keepnan``: sign-bit
-    operations that pass a NaN through unchanged, as the FP units treat a modified NaN operand."""
-    n = 0
-    for i, st in enumerate(fn.body):
-        if not isinstance(st, tuple) and id(st) in ids:
-            fn.body[i] = replace(st, mods=tuple(st.mods) + ("keepnan",))
-            n += 1
+def mark_folded(fn, marks):
+    """The ``neg``/``abs`` that ``marks`` names (``sass_order.folded_absneg``: ptxas folded them
+    into their readers' operand modifiers) get its modifier: ``keepnan`` (a NaN passes through
+    unchanged, as the FP units treat a modified NaN operand) or ``signbit`` (the sign bit changes
+    on a NaN too, as in an FSEL); and for readers that see it otherwise, a copy with their
+    modifier (``%__fold_sN``) that they read instead."""
+    out, n, reread = [], 0, {}
+    for st in fn.body:
+        mark = None if isinstance(st, tuple) else marks.get(id(st))
+        if mark is None:
+            out.append(st)
+            continue
+        mod, copies = mark
+        out.append(replace(st, mods=tuple(st.mods) + (mod,)) if mod else st)
+        n += 1
+        for cmod, ids in copies:
+            if not ids:
+                continue
+            name = f"%__fold_s{n}_{cmod}"
+            fn.regs[name] = st.types[0]
+            out.append(replace(st, mods=tuple(st.mods) + (cmod,), operands=[("reg", name), *st.operands[1:]]))
+            for rid in ids:
+                reread.setdefault(rid, {})[st.operands[0]] = ("reg", name)
+    fn.body[:] = [st if isinstance(st, tuple) or id(st) not in reread else
+                  replace(st, operands=[st.operands[0], *[reread[id(st)].get(o, o) for o in st.operands[1:]]])
+                  for st in out]
     return n
 
 
@@ -351,6 +368,6 @@ def contract_module(module, sass=None):
         swaps = None
         if ks is not None and ks.instructions:
             swaps = sass_order.sass_swaps(f, ks)
-            n += mark_keepnan(f, sass_order.folded_absneg(f, ks))
+            n += mark_folded(f, sass_order.folded_absneg(f, ks))
         n += order_f64_operands(f, swaps)
     return n

@@ -381,19 +381,19 @@ def _ops(prog, r0, r1, M, F, cols, n, tb_base, tb_end, tb_ptr):
                 if nx and ny:
                     r = F32_NAN if op == F32MINMAX else M[b, q] | F64_QUIET
                 M[d, q] = r
-        elif op == F32ABSNEG:                   # p1: 1 neg, 0 abs; p2: 1 a NaN passes (.keepnan)
+        elif op == F32ABSNEG:                   # p1: 1 neg, 0 abs; p2: 1 a NaN passes (.keepnan), 2 .signbit
             for j in range(n):
                 q = _col(cols, j)
                 u = M[a, q]
                 r = (u ^ U64(0x80000000)) if p1 else (u & U64(0x7FFFFFFF))
-                if (r & U64(0x7F800000)) == U64(0x7F800000) and (r & U64(0x7FFFFF)) != U64(0):
+                if p2 != 2 and (r & U64(0x7F800000)) == U64(0x7F800000) and (r & U64(0x7FFFFF)) != U64(0):
                     r = u if p2 else F32_NAN
                 M[d, q] = r
         elif op == F64ABSNEG:
             for j in range(n):
                 q = _col(cols, j)
                 u = M[a, q]
-                if _isnan64(u):
+                if _isnan64(u) and p2 != 2:
                     M[d, q] = u if p2 else (u | F64_QUIET)
                 else:
                     M[d, q] = (u ^ F64_SIGN) if p1 else (u & ~F64_SIGN)

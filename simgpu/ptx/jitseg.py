@@ -123,9 +123,10 @@ def micro(ins, srcs_t):
         if t in ("f32", "f64"):
             return (F32ABSNEG if t == "f32" else F64ABSNEG, int(op == "neg"), 0, 0, 0)
         return None
-    if op in ("abs", "neg") and tuple(mods) == ("keepnan",) and t in ("f32", "f64"):
+    if op in ("abs", "neg") and tuple(mods) in (("keepnan",), ("signbit",)) and t in ("f32", "f64"):
         # a neg/abs ptxas folded into operand modifiers (sass_order.py): a NaN passes through
-        return (F32ABSNEG if t == "f32" else F64ABSNEG, int(op == "neg"), 1, 0, 0)
+        # (keepnan: FP units) or has its sign bit changed (signbit: FSEL)
+        return (F32ABSNEG if t == "f32" else F64ABSNEG, int(op == "neg"), 1 if mods[0] == "keepnan" else 2, 0, 0)
     if op == "selp" and not mods and len(types) == 1:
         return (SELP, 0, 0, 0, 0)
     if op in _FOPS and t in ("f32", "f64") and set(mods) <= _FRND:

@@ -22,7 +22,11 @@ Two PTX-level choices are not what the card runs:
   ``neg.f32``/``abs.f32`` of a NaN is not the canonical NaN that a stand-alone one (an FADD) gives.
   :func:`folded_absneg` lists the ``neg``/``abs`` lines with no SASS of their own whose every
   reader is a float operation; the parser marks them ``.keepnan`` (the semantics table's
-  sign-bit operation that passes a NaN through unchanged: ``sem_fmisc.absneg``).
+  sign-bit operation that passes a NaN through unchanged: ``sem_fmisc.absneg``).  An FSEL's
+  modifier acts on the bits, NaN included (measured: validation/ptx_semantics/nan_seq), so a
+  ``neg``/``abs`` read only by f32 selects, or of a constant ptxas folds, is ``.signbit``; a float
+  reader whose SASS still reads the source with the modifier beside a materialised neg gets a
+  ``.keepnan`` copy of its own.
 
 The SASS comes from ``simgpu.sass.kernel.analyze_ptx`` (ptxas of this machine, cached on disk;
 the same call the cost model makes).  Without ptxas, or when it refuses the PTX, nothing here
@@ -216,8 +220,22 @@ _FLOAT_READERS = ("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqr
 
 
 def folded_absneg(fn, ks):
-    """ids of the float ``neg``/``abs`` of ``fn`` that ptxas folded into their readers: no SASS
-    from their line, and every reader a float operation (a modifier there)."""
+    """{id: (modifier or None, [(modifier, [reader ids])])} for the float ``neg``/``abs`` of ``fn``
+    whose NaN is not the stand-alone one: the modifier for the instruction, and copies with another
+    modifier that the listed readers read instead.  Those ptxas gave no SASS of their own
+    (nothing from their line): ``"keepnan"`` where every reader is a float operation (folded into
+    the ``-R``/``|R|`` of an FP unit, which passes a NaN through); ``"signbit"`` (the sign bit
+    changes on a NaN too) where ptxas evaluates it on the bits: every reader an f32 ``selp``
+    (``FSEL R, -R2, R5``: measured, nan_seq ``neg_f32_selp``/``abs_f32_selp``), or the source a
+    constant (one ``mov`` of an immediate: ptxas folds it at compile time, ``DFMA R4, R2, R2,
+    +QNAN`` for an abs of 0dFFF8000000000000).  Float readers and f32 selects: ``"keepnan"`` for the
+    instruction, and a ``signbit`` copy for the selects.  Other readers (a store, a bit operation,
+    a shuffle): the measured stand-alone rule, except for a float reader whose SASS still reads the
+    source with the modifier (``F2F.F64.F32 R, -R22`` beside the FADD that feeds the shuffle,
+    c2's k0926), which gets a ``keepnan`` copy (ptxas puts a
+    stored neg's own ``FADD``/``DADD`` on the store's line, so "no SASS of its own" does not mean
+    folded there).  A NaN constant that reaches a neg/abs only along some paths (a register with
+    several definitions) is folded by ptxas too, but not here (campaign c2's k1469, k1736, k1737)."""
     lines = {s.ptx_line for s in ks.instructions if s.ptx_line is not None}
     readers = {}
     for st in fn.body:
@@ -226,19 +244,102 @@ def folded_absneg(fn, ks):
         for o in st.operands[1:]:
             if isinstance(o, tuple) and o[0] == "reg":
                 readers.setdefault(o[1], []).append(st)
-    out = set()
+    out = {}
     shared = _shared_lines(fn)
+    defs = _def_lines(fn)
+    instrs = ks.instructions
+    by_line = {}
+    for k, s in enumerate(instrs):
+        if s.ptx_line is not None:
+            by_line.setdefault(s.ptx_line, []).append(k)
     for st in fn.body:
         if (isinstance(st, tuple) or st.opcode not in ("neg", "abs") or st.types not in (("f32",), ("f64",))
-                or st.guard is not None or st.line in lines or st.line in shared or len(st.operands) != 2):
+                or st.guard is not None or st.line in shared or len(st.operands) != 2):
             continue
         d = st.operands[0]
         if not (isinstance(d, tuple) and d[0] == "reg") or d[1].startswith("%__"):
             continue
         rs = readers.get(d[1], [])
-        if rs and all(r.opcode in _FLOAT_READERS and r.types and r.types[-1] in ("f32", "f64") for r in rs):
-            out.add(id(st))
+        if not rs:
+            continue
+        single = len(defs.get(d[1], ())) == 1      # else a copy would miss the other definitions
+        sel = [_select_like(r, st.types[0], readers) for r in rs]
+        fl = [_float_reader(r) and not s for r, s in zip(rs, sel)]
+        if st.line not in lines:
+            if _constant(st.operands[1], defs) or all(sel):
+                out[id(st)] = ("signbit", [])
+                continue
+            if all(f or s for f, s in zip(fl, sel)) and (single or not any(sel)):
+                out[id(st)] = ("keepnan", [("signbit", [id(r) for r, s in zip(rs, sel) if s])])
+                continue
+        # materialised (its own FADD/DADD, or a reader that needs the bits): a float reader whose
+        # SASS still takes the source with the modifier (F2F.F64.F32 R, -R22) reads it folded
+        src = st.operands[1]
+        if not _is_reg(src) or not single:
+            continue
+        src_lines = _alias_lines(src[1], defs)
+        folded = [id(r) for r, f in zip(rs, fl)
+                  if f and _reads_modified(instrs, by_line.get(r.line, ()), src_lines, st.types[0] == "f64")]
+        if folded:
+            out[id(st)] = (None, [("keepnan", folded)])
     return out
+
+
+_FP_SASS = ("F2F", "FADD", "FMUL", "FFMA", "FSETP", "FMNMX", "DADD", "DMUL", "DFMA", "DSETP", "FCHK")
+
+
+def _reads_modified(instrs, ks_idx, src_lines, wide):
+    """One of the SASS instructions ``instrs[k]`` (k in ``ks_idx``: a reader's line) is an FP
+    operation with a ``-R``/``|R|`` operand whose value comes from ``src_lines``."""
+    for k in ks_idx:
+        s = instrs[k]
+        if not s.opcode.startswith(_FP_SASS):
+            continue
+        for tok in _operands(s)[1:]:
+            if not tok.startswith(("-R", "|R", "-|R")):
+                continue
+            m = _REG.search(tok)
+            if not m:
+                continue
+            r = int(m.group(1))
+            if _writer(instrs, k, frozenset((r, r + 1)) if wide else frozenset((r,))) in src_lines:
+                return True
+    return False
+
+
+def _select_like(r, t, readers, depth=0):
+    """An f32 ``selp``, or an f32 ``neg``/``abs`` folded into selects only (``FSEL R, -|R4|, ...``:
+    both modifiers act on the bits there)."""
+    if _is_select(r, t):
+        return True
+    if depth > 4 or r.opcode not in ("neg", "abs") or r.types != (t,) or t != "f32" or r.guard is not None:
+        return False
+    d = r.operands[0]
+    rs = readers.get(d[1], []) if _is_reg(d) else []
+    return bool(rs) and all(_select_like(x, t, readers, depth + 1) for x in rs)
+
+
+def _is_select(r, t):
+    """A ``selp`` of f32 values: ptxas' FSEL, whose ``-R``/``|R|`` is a sign-bit operation (f64
+    selects are two 32-bit FSELs, and ptxas gives an f64 neg/abs its own DADD there)."""
+    return r.opcode == "selp" and t == "f32" and bool(r.types) and r.types[-1] == "f32"
+
+
+def _float_reader(r):
+    """A reader whose SASS takes a ``-R``/``|R|`` operand as an FP unit does (a NaN passes): a
+    float operation, not an f32 ``selp`` (FSEL changes the sign bit), a store or a bit operation."""
+    return r.opcode in _FLOAT_READERS and bool(r.types) and r.types[-1] in ("f32", "f64")
+
+
+def _constant(src, defs):
+    """The operand is an immediate, or a register whose one definition moves an immediate."""
+    if isinstance(src, tuple) and src[0] in ("imm", "fimm"):
+        return True
+    if not _is_reg(src):
+        return False
+    ds = defs.get(src[1], ())
+    return (len(ds) == 1 and ds[0].opcode == "mov" and ds[0].guard is None and len(ds[0].operands) == 2
+            and isinstance(ds[0].operands[1], tuple) and ds[0].operands[1][0] in ("imm", "fimm"))
 
 
 def _target_cc(module):

@@ -64,19 +64,23 @@ def minmax(fmt, is_max, nan_prop, ftz):
     return f
 
 
-def absneg(fmt, neg, ftz, keepnan=False):
+def absneg(fmt, neg, ftz, keepnan=False, signbit=False):
     """abs/neg: sign-bit operations, except on a NaN (measured on the H200): f32/f16/bf16 (and the
     packed halves) give the canonical NaN; f64 returns the NaN quieted with its sign unchanged.
     ``keepnan`` (``neg.keepnan``/``abs.keepnan``, simgpu's own modifier: a neg/abs ptxas folded
     into its readers' ``-R``/``|R|`` operand modifiers, ``sass_order.folded_absneg``): a NaN
     passes through unchanged (sign, payload, quiet bit), as the FP units read a modified NaN
-    operand."""
+    operand.  ``signbit`` (``neg.signbit``/``abs.signbit``: one folded into a select, ``FSEL R,
+    -R2, R5, P0``): the sign-bit operation on a NaN too, payload and quiet bit kept (measured on
+    an H100, validation/ptx_semantics/nan_seq: ``neg_f32_selp``, ``abs_f32_selp``)."""
     def f(a):
         if ftz:
             a = fp.flush(fmt, a)
         u = fp.bits_of(fmt, a)
         s = fmt.bits.type(fmt.sign)
         r = fp.from_bits(fmt, (u ^ s) if neg else (u & ~s))
+        if signbit:
+            return r
         if keepnan:
             em = fmt.bits.type(fmt.expmask)
             isnan = ((u & em) == em) & ((u & ~(em | s)) != 0)

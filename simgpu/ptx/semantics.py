@@ -312,10 +312,11 @@ def b_absneg(neg):
             if neg:
                 return lambda a: (u(0) - sem_int.as_u(a, w)).view(INT_T[t])
             return lambda a: np.where(np.asarray(a) < 0, (u(0) - sem_int.as_u(a, w)), sem_int.as_u(a, w)).view(INT_T[t])
-        if t not in FLOATS or set(mods) - {"ftz", "keepnan"} or ("keepnan" in mods and t not in ("f32", "f64")):
+        own = {"keepnan", "signbit"} & set(mods)     # simgpu's own: how ptxas folded it (sass_order)
+        if t not in FLOATS or set(mods) - {"ftz", "keepnan", "signbit"} or len(own) > 1 or (own and t not in ("f32", "f64")):
             return None
         fmt = fp.FMT[sem_fmisc.X2.get(t, t)]
-        fn = sem_fmisc.absneg(fmt, neg, "ftz" in mods, "keepnan" in mods)
+        fn = sem_fmisc.absneg(fmt, neg, "ftz" in mods, "keepnan" in mods, "signbit" in mods)
         return sem_fmisc.lift_x2(fmt, fn) if t in sem_fmisc.X2 else fn
     return build
 

@@ -2,7 +2,15 @@
 line: what the driver there compiles, to tell a SASS difference between ptxas versions from a
 semantic one (issue 25 item 3).
 
-    python3 card_sass.py PTX.json.gz OUT.json.gz [--workers 15] [--part i/n]
+    python3 card_sass.py PTX.json.gz OUT.json.gz [--workers 15] [--part i/n] [--only k0001,k0002]
+                         [--ptxas-args "-c"]
+
+``--ptxas-args``: more ptxas options (``-c``: relocatable code).  ``--nvjitlink LIB``: compile each
+PTX as numba-cuda loads it instead, through nvJitLink (``LIB``: the path of ``libnvJitLink.so.13``;
+options ``-arch=sm_90 -lineinfo``): numba-cuda 0.30's linker (cuda.core's ``Linker``) uses nvJitLink
+where it is installed, and the card had nvidia-nvjitlink 13.0.88 (c2_device.json), so that, not
+the ptxas command line, made the code the card ran.  No GPU is needed.  ``ptxas``/``nvdisasm``
+come from PATH.
 
 PTX: {kernel: PTX text} (c2_ptx.json.gz), numbered here with one .loc per instruction
 (simgpu/sass/ptxlines.py, loaded by path: simgpu's dependencies need not be installed).  OUT: {kernel: nvdisasm -g -c text, only the lines simgpu.sass.disasm.parse_nvdisasm
@@ -34,6 +42,43 @@ def _numberer():
 
 
 NUMBER = None
+EXTRA = []
+NVJITLINK = None
+
+
+def _nvjitlink(lib):
+    """ctypes binding of nvJitLink's C API (the 13.0 entry points, which every 13.x library exports)."""
+    import ctypes as C
+    h = C.CDLL(lib)
+    f = {n: getattr(h, f"__nvJitLink{n}_13_0") for n in
+         ("Create", "AddData", "Complete", "GetLinkedCubinSize", "GetLinkedCubin", "GetErrorLogSize",
+          "GetErrorLog", "Destroy")}
+    ver = (C.c_uint(), C.c_uint())
+    if h.nvJitLinkVersion(C.byref(ver[0]), C.byref(ver[1])) != 0:
+        raise SystemExit("nvJitLinkVersion failed")
+
+    def link(ptx_bytes, options):
+        hd = C.c_void_p()
+        opts = (C.c_char_p * len(options))(*[o.encode() for o in options])
+        if f["Create"](C.byref(hd), len(options), opts):
+            return None, "nvJitLinkCreate failed"
+        try:
+            r = f["AddData"](hd, 2, C.c_char_p(ptx_bytes), C.c_size_t(len(ptx_bytes)), b"k.ptx")  # 2: PTX
+            r = r or f["Complete"](hd)
+            if r:
+                n = C.c_size_t()
+                f["GetErrorLogSize"](hd, C.byref(n))
+                buf = C.create_string_buffer(n.value + 1)
+                f["GetErrorLog"](hd, buf)
+                return None, f"nvJitLink error {r}: " + buf.value.decode(errors="replace")[-500:]
+            n = C.c_size_t()
+            f["GetLinkedCubinSize"](hd, C.byref(n))
+            buf = C.create_string_buffer(n.value)
+            f["GetLinkedCubin"](hd, buf)
+            return buf.raw[:n.value], None
+        finally:
+            f["Destroy"](C.byref(hd))
+    return link, f"nvJitLink {ver[0].value}.{ver[1].value} ({lib})"
 
 
 def one(item):
@@ -41,18 +86,30 @@ def one(item):
     text = NUMBER(text).text
     with tempfile.TemporaryDirectory() as tmp:
         src, cub = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
-        with open(src, "w") as f:
-            f.write(text)
-        p = subprocess.run(["ptxas", "-arch=sm_90", "-lineinfo", src, "-o", cub], capture_output=True, text=True)
-        if p.returncode:
-            return name, "ERROR " + p.stderr[-500:]
+        if NVJITLINK is not None:
+            data, err = NVJITLINK[0](text.encode() + b"\0", ["-arch=sm_90", "-lineinfo", *EXTRA])
+            if err:
+                return name, "ERROR " + err
+            with open(cub, "wb") as f:
+                f.write(data)
+        else:
+            with open(src, "w") as f:
+                f.write(text)
+            p = subprocess.run(["ptxas", "-arch=sm_90", "-lineinfo", *EXTRA, src, "-o", cub],
+                               capture_output=True, text=True)
+            if p.returncode:
+                return name, "ERROR " + p.stderr[-500:]
         d = subprocess.run(["nvdisasm", "-g", "-c", cub], capture_output=True, text=True).stdout
     return name, "\n".join(ln for ln in d.splitlines() if KEEP.match(ln))
 
 
 def main(argv):
-    global NUMBER
+    global NUMBER, EXTRA, NVJITLINK
     NUMBER = _numberer()
+    if "--ptxas-args" in argv:
+        EXTRA = argv[argv.index("--ptxas-args") + 1].split()
+    if "--nvjitlink" in argv:
+        NVJITLINK = _nvjitlink(argv[argv.index("--nvjitlink") + 1])
     src, out = argv[0], argv[1]
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 15
     with gzip.open(src, "rt") as f:
@@ -60,12 +117,17 @@ def main(argv):
     if "--part" in argv:                    # --part i/n: every n-th kernel from the i-th (files < 16 MiB)
         i, n = map(int, argv[argv.index("--part") + 1].split("/"))
         ptx = {k: v for j, (k, v) in enumerate(sorted(ptx.items())) if j % n == i}
+    if "--only" in argv:
+        keep = set(argv[argv.index("--only") + 1].split(","))
+        ptx = {k: v for k, v in ptx.items() if k in keep}
     res = {}
     with cf.ThreadPoolExecutor(workers) as ex:
         for name, text in ex.map(one, ptx.items()):
             res[name] = text
     v = lambda c: subprocess.run(c, capture_output=True, text=True).stdout.strip().splitlines()[-1:]  # noqa: E731
-    res["_versions"] = {"ptxas": v(["ptxas", "--version"]), "nvdisasm": v(["nvdisasm", "--version"])}
+    res["_versions"] = {"ptxas": v(["ptxas", "--version"]), "nvdisasm": v(["nvdisasm", "--version"]),
+                        "ptxas_args": ["-arch=sm_90", "-lineinfo", *EXTRA],
+                        "compiler": NVJITLINK[1] if NVJITLINK else "ptxas"}
     with gzip.open(out, "wt") as f:
         json.dump(res, f)
     print("sass of", len(res) - 1, "kernels;", sum(t.startswith("ERROR") for t in res.values() if isinstance(t, str)), "errors")

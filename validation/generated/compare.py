@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import lzma
 import multiprocessing as mp
 import os
 import re
@@ -205,7 +206,7 @@ def card_sass_provider(paths):
     from simgpu.sass.ptxlines import number_ptx_lines
     sass = {}
     for p in paths:
-        with gzip.open(p, "rt") as f:
+        with (lzma.open(p, "rt") if p.endswith(".xz") else gzip.open(p, "rt")) as f:
             sass.update({k: v for k, v in json.load(f).items() if not k.startswith("_")})
     by_text = {t: n for n, t in (_PTX or {}).items()}
 
@@ -311,6 +312,7 @@ def main(argv=None):
     ap.add_argument("--refinalize", action="store_true",
                     help="only redo error groups and DIAGNOSIS in the existing --out (no runs)")
     a = ap.parse_args(argv)
+    out_given = a.out is not None
     c1 = a.campaign == "c1"
     a.executors = a.executors or (",".join(EXECUTORS) if c1 else "ptx")
     a.ref = a.ref or (os.path.join(DATA, "h200_generated.npz") if c1 else os.path.join(HERE, f"{a.campaign}_outputs.npz"))
@@ -378,11 +380,11 @@ def main(argv=None):
         s = out["paths"][ex]["summary"]
         print(f"{ex}: {s}")
     finalize(out)
-    if only is None:
+    if only is None or out_given:          # --only writes only where --out names the file
         with open(a.out, "w") as f:
             json.dump(out, f, indent=1, sort_keys=True, default=str)
         print("wrote", a.out)
-    else:
+    if only is not None:
         print(json.dumps({ex: out["paths"][ex]["kernels"] for ex in out["paths"]}, indent=1, default=str)[:20000])
     return out
 

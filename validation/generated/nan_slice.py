@@ -8,7 +8,7 @@ card's final bits (issue 25 item 3).  No GPU.
 import sys, os, importlib, json
 import numpy as np
 os.environ["SIMGPU_PTX_BLOCKS"] = "0"
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "validation/generated"))
 import gen
 import compare as C

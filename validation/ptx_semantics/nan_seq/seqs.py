@@ -59,6 +59,25 @@ CASES = [
      "selp.f32 %0, t, %2, p;"),
 ]
 
+# An f64 operand merged from branches (a phi), for the "phi rule" of campaign c2 (sass_order.PHI_SECOND):
+# t is %1 + 1 or %1 * 2 by the sign of %2 (both taken across the lanes), then t meets %2 in both
+# PTX orders.  Added after the first run (2026-12-07): not in card_h100_20261207/.
+PHI = ".reg .f64 t; .reg .pred p; setp.lt.f64 p, %2, 0d0000000000000000; @p bra $PHI1; " \
+      "add.f64 t, %1, 0d3FF0000000000000; bra.uni $PHI2; $PHI1: mul.f64 t, %1, 0d4000000000000000; $PHI2: "
+CASES += [
+    ("phi_add_f64_tb", "f64", ["f64", "f64"], PHI + "add.f64 %0, t, %2;"),
+    ("phi_add_f64_bt", "f64", ["f64", "f64"], PHI + "add.f64 %0, %2, t;"),
+    ("phi_mul_f64_tb", "f64", ["f64", "f64"], PHI + "mul.f64 %0, t, %2;"),
+    ("phi_max_f64_bt", "f64", ["f64", "f64"], PHI + "max.f64 %0, %2, t;"),
+    ("phi_sub_f64_bt", "f64", ["f64", "f64"], PHI + "sub.f64 %0, %2, t;"),
+    # campaign c2's k0772 / k0015: an f32 NaN (sqrt's, or loaded) widened by F2F, then meeting an
+    # f64 NaN in a DADD; the card returned the other operand's NaN where the SASS puts F2F's second
+    ("cvt_f32_add_f64", "f64", ["f32", "f64"], ".reg .f64 t; cvt.f64.f32 t, %1; add.f64 %0, %2, t;"),
+    ("sqrt_f32_cvt_add", "f64", ["f32", "f64"], ".reg .f32 s; .reg .f64 t; sqrt.rn.f32 s, %1; cvt.f64.f32 t, s; "
+     "add.f64 %0, %2, t;"),
+    ("sqrt_f32", "f32", ["f32"], "sqrt.rn.f32 %0, %1;"),
+]
+
 
 def values(t):
     return (F32_NANS + F32_NUMS) if t == "f32" else (F64_NANS + F64_NUMS)
