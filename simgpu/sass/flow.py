@@ -53,7 +53,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .paths import _slow_path_branch, _target
+from .paths import _slow_path_branch, branch_target
 from .ptxlines import number_ptx_lines
 
 _PTX_LABEL = re.compile(r"^\s*([$\w.]+):\s*$")
@@ -319,7 +319,7 @@ def sass_nodes(instructions):
         base = ins.base
         kind, target = "other", None
         if base == "BRA":
-            kind, target = "branch", _target(ins)
+            kind, target = "branch", branch_target(ins)
             if target is None:
                 kind = "indirect"
         elif base in ("BRX", "JMX"):
@@ -537,7 +537,7 @@ def plan_function(instructions, ptxf: PtxFunction):
     for line, idx in spans.items():
         d = _slow_path_branch(code, at, line, idx[0], idx[-1])
         if d is not None:
-            slow.update(range(d + 1, at[_target(code[d])]))
+            slow.update(range(d + 1, at[branch_target(code[d])]))
     slow |= _retry_paths(code, cfg)
     return FunctionPlan(ptxf, cfg, rules, loop_map, unroll, slow, code, _joins(code, at, ptxf))
 
@@ -582,7 +582,7 @@ def _joins(code, at, ptxf):
     On the GPU every part a divergent branch splits the warp into executes the BSYNC."""
     regions = []
     for i, ins in enumerate(code):
-        if ins.base != "BSSY" or (j := at.get(_target(ins))) is None or j <= i:
+        if ins.base != "BSSY" or (j := at.get(branch_target(ins))) is None or j <= i:
             continue
         if code[j].base != "BSYNC" and code[j - 1].base == "BSYNC":
             j -= 1                  # the BSSY names the reconvergence point after the BSYNC
@@ -746,7 +746,7 @@ class KernelPlan:
                         out.append((ins, c + extra, und, ins.ptx_line, bline))
                         continue
                     out.append((ins, c, und, ins.ptx_line, bline))
-                    if ins.base == "CALL" and (tg := _target(ins)) in self.subroutines:
+                    if ins.base == "CALL" and (tg := branch_target(ins)) in self.subroutines:
                         for s in self.subroutines[tg]:
                             out.append((s, c, und, ins.ptx_line, bline))
         return out

@@ -35,7 +35,7 @@ class LinePath:
     subroutine: str | None = None   # the slow path's out-of-line subroutine
 
 
-def _target(ins):
+def branch_target(ins):
     m = _TARGET.search(ins.operands)
     return m.group(1) if m else None
 
@@ -65,16 +65,23 @@ def line_paths(instructions, subroutines):
             continue
         fast = _walk(code, at, subroutines, line, lo, hi, decision, taken=True)
         slow = _walk(code, at, subroutines, line, lo, hi, decision, taken=False)
-        sub = next(t for j in range(decision + 1, at[_target(code[decision])])
-                   if code[j].base == "CALL" and (t := _target(code[j])))
+        sub = next(t for j in range(decision + 1, at[branch_target(code[decision])])
+                   if code[j].base == "CALL" and (t := branch_target(code[j])))
         out[line] = LinePath(tuple(fast), tuple(slow), sub)
     return out
 
 
 def _called(ins, subroutines):
-    if ins.base == "CALL" and (t := _target(ins)) is not None:
+    if ins.base == "CALL" and (t := branch_target(ins)) is not None:
         return [s.opcode for s in subroutines.get(t, ())]
     return []
+
+
+def skips_slow_call(code, line, i, t):
+    """Whether a branch at ``i`` to ``t`` jumps over a CALL that ``line`` made to a
+    ``$__internal_`` subroutine (ptxas' slow path of an IEEE division, sqrt, ...)."""
+    return any(code[j].base == "CALL" and code[j].ptx_line == line
+               and (branch_target(code[j]) or "").startswith("$__internal_") for j in range(i + 1, t))
 
 
 def _slow_path_branch(code, at, line, lo, hi):
@@ -85,11 +92,10 @@ def _slow_path_branch(code, at, line, lo, hi):
         ins = code[i]
         if ins.ptx_line != line or ins.base != "BRA" or not ins.predicate:
             continue
-        t = at.get(_target(ins))
+        t = at.get(branch_target(ins))
         if t is None or not (i < t <= hi + 1):
             continue
-        if any(code[j].base == "CALL" and code[j].ptx_line == line
-               and (_target(code[j]) or "").startswith("$__internal_") for j in range(i + 1, t)):
+        if skips_slow_call(code, line, i, t):
             found.append(i)
     return found[0] if len(found) == 1 else None
 
@@ -107,7 +113,7 @@ def _walk(code, at, subroutines, line, lo, hi, decision, taken):
             if pos == decision and not taken:
                 pos += 1
                 continue
-            t = at.get(_target(ins))
+            t = at.get(branch_target(ins))
             if t is None:
                 break
             pos = t

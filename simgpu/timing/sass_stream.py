@@ -43,7 +43,7 @@ import math
 import re
 from collections import defaultdict
 
-from ..sass.paths import _target
+from ..sass.paths import branch_target, skips_slow_call
 
 FIRST = 0              # host "line" of instructions the warp has no executed line for
 _EPS = 1e-9
@@ -320,10 +320,8 @@ def region_routines(code):
         ln = ins.ptx_line
         if ln is None or ln in out or ins.base != "BRA" or not ins.predicate:
             continue
-        t = at.get(_target(ins))
-        if t is None or t <= i or not any(
-                code[j].base == "CALL" and code[j].ptx_line == ln
-                and (_target(code[j]) or "").startswith("$__internal_") for j in range(i + 1, t)):
+        t = at.get(branch_target(ins))
+        if t is None or t <= i or not skips_slow_call(code, ln, i, t):
             continue
         # the region the branch sits in: a BSSY before it (any line's: ptxas moves them), with
         # no BSYNC between
