@@ -16,8 +16,8 @@ wave) and TimingModel.predict simulates the one whose warps issued the most, if 
 Sampled groups of blocks (traces recorded by `trace.TraceRecorder`):
     main   one wave of SM 0's blocks: its blocks of the first wave (of the whole grid if it is
            under one wave); with 4 or more full waves, slot s's block of the sampled full wave
-           of stratum s k // blocks_per_sm (`stratum_waves`: the full waves cut into k runs,
-           the first wave of each sampled)
+           of the stratum holding its share of the waves (`stratum_waves`: the full waves cut
+           into k runs, the first wave of each sampled; `slot_stratum`)
     tail   SM 0's blocks of the partial last wave, if the grid has one after full waves
     main@SMk   candidate SM k's blocks (`sm_blocks`; grids of at most one wave)
 With sample=True only the chunks holding SM 0's blocks run: a candidate whose blocks are in
@@ -89,10 +89,10 @@ def plan_waves(n_blocks, blocks_per_sm, sm_count) -> WavePlan:
         return WavePlan(n_blocks, sm_count, blocks_per_sm, 0, r, tuple(range(0, r, sm_count)), (),
                         min(sm_count, r), 0)
     waves = stratum_waves(full, blocks_per_sm)
-    k = len(waves)
-    main = tuple(waves[slot * k // blocks_per_sm] * W + slot * sm_count for slot in range(blocks_per_sm))
+    main = tuple(waves[slot_stratum(waves, full, blocks_per_sm, slot)] * W + slot * sm_count
+                 for slot in range(blocks_per_sm))
     tail = tuple(full * W + q for q in range(0, r, sm_count))
-    strata = tuple((w * W, (waves[j + 1] if j + 1 < k else full) * W) for j, w in enumerate(waves))
+    strata = tuple((w * W, (waves[j + 1] if j + 1 < len(waves) else full) * W) for j, w in enumerate(waves))
     strata += ((full * W, n_blocks),) if r else ()
     return WavePlan(n_blocks, sm_count, blocks_per_sm, full, r, main, tail, sm_count, min(sm_count, r), strata)
 
@@ -101,7 +101,7 @@ def stratum_waves(full_waves, blocks_per_sm, strata=STRATA):
     """The full waves sampled: the full waves are cut into k = min(blocks_per_sm, strata,
     full_waves // 2) runs of (nearly) equal length and the first wave of each is sampled (a
     sampled launch runs at most half the full waves, and at most `strata`); SM 0's
-    slot s takes its block from run s k // blocks_per_sm, so the "main" group -- one wave of
+    slots take their blocks from the runs (`slot_stratum`), so the "main" group -- one wave of
     SM 0, simulated for every full wave -- is a stratified sample of the grid's full waves, not
     its first wave alone (a grid whose work varies by position: Mandelbrot's image rows, a
     stencil's boundary planes).  The first wave is always sampled; k = 1 (up to 3 full waves,
@@ -112,6 +112,19 @@ def stratum_waves(full_waves, blocks_per_sm, strata=STRATA):
     """
     k = max(1, min(blocks_per_sm, strata, full_waves // 2))
     return tuple(j * full_waves // k for j in range(k))
+
+
+def slot_stratum(waves, full_waves, blocks_per_sm, slot):
+    """The stratum SM 0's slot ``slot`` takes its block from: the one holding the full wave at
+    the slot's share of the full waves, (slot + 1/2) full_waves / blocks_per_sm, so that each
+    stratum fills about as many slots as it has waves (strata of unequal length: 7 full waves
+    in runs of 2, 2 and 3 take 2, 3 and 3 of 8 slots).
+
+    >>> [slot_stratum((0, 2, 4), 7, 8, s) for s in range(8)]
+    [0, 0, 1, 1, 1, 2, 2, 2]
+    """
+    at = (2 * slot + 1) * full_waves // (2 * blocks_per_sm)
+    return max(j for j, w in enumerate(waves) if w <= at)
 
 
 def stratum_weights(plan: WavePlan, chunks):
@@ -200,4 +213,4 @@ def combine_waves(full_waves, t_q1, t_q2, q1, q2, t_tail_extra=0.0):
     return t_q2 + (full_waves - q2) * per_wave + t_tail_extra
 
 
-__all__ = ["WavePlan", "plan_waves", "stratum_waves", "stratum_weights", "sm_blocks", "candidate_sms", "combine_loops", "combine_waves"]
+__all__ = ["WavePlan", "plan_waves", "stratum_waves", "slot_stratum", "stratum_weights", "sm_blocks", "candidate_sms", "combine_loops", "combine_waves"]
