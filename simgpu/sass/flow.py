@@ -53,7 +53,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .paths import _slow_path_branch, branch_target
+from .paths import _slow_path_branch, branch_target, label_index
 from .ptxlines import number_ptx_lines
 
 _PTX_LABEL = re.compile(r"^\s*([$\w.]+):\s*$")
@@ -526,10 +526,7 @@ def plan_function(instructions, ptxf: PtxFunction):
             rules.append(BlockRule("line", line))
     _follow_sole_predecessors(code, cfg, rules, pblock)
     slow = set()
-    at = {}
-    for i, ins in enumerate(code):
-        for name in filter(None, ins.label.split(",")):
-            at[name] = i
+    at = label_index(code)
     spans = defaultdict(list)
     for i, ins in enumerate(code):
         if ins.ptx_line is not None:

@@ -35,6 +35,11 @@ class LinePath:
     subroutine: str | None = None   # the slow path's out-of-line subroutine
 
 
+def label_index(code):
+    """{label: index} of the SASS ``code`` (an instruction may carry several labels)."""
+    return {name: i for i, ins in enumerate(code) for name in filter(None, ins.label.split(","))}
+
+
 def branch_target(ins):
     m = _TARGET.search(ins.operands)
     return m.group(1) if m else None
@@ -44,10 +49,7 @@ def line_paths(instructions, subroutines):
     """{PTX line: LinePath} for one function's own SASS ``instructions`` (in address order)
     and its ``subroutines`` ({name: [SassInstr]})."""
     code = list(instructions)
-    at = {}
-    for i, ins in enumerate(code):
-        for name in filter(None, ins.label.split(",")):
-            at[name] = i
+    at = label_index(code)
     lines = {}
     for i, ins in enumerate(code):
         if ins.ptx_line is not None:

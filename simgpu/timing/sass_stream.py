@@ -43,7 +43,7 @@ import math
 import re
 from collections import defaultdict
 
-from ..sass.paths import branch_target, skips_slow_call
+from ..sass.paths import branch_target, label_index, skips_slow_call
 
 FIRST = 0              # host "line" of instructions the warp has no executed line for
 _EPS = 1e-9
@@ -311,10 +311,7 @@ def region_routines(code):
     line's instructions up to that branch, then from its target up to the region's BSYNC (the
     branch is taken: the slow path is what it jumps over).  ``others``: the instructions of other
     lines ptxas placed inside that path (they issue in the routine's waits)."""
-    at = {}
-    for i, ins in enumerate(code):
-        for name in filter(None, ins.label.split(",")):
-            at[name] = i
+    at = label_index(code)
     out = {}
     for i, ins in enumerate(code):
         ln = ins.ptx_line
