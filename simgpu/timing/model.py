@@ -155,8 +155,7 @@ class TimingModel(Observer):
 
     # -- sampled execution: the launch runs only these blocks and scales counts up ----------
     def sampled_blocks(self):
-        """The blocks the timing model simulates (SM 0's of the sampled full waves --
-        sampling.stratum_waves -- and of the partial last one)."""
+        """The blocks the timing model simulates (the first wave and the partial last one)."""
         return sorted(set(self.plan.main_blocks) | set(self.plan.tail_blocks))
 
     def set_count_scale(self, scale):
