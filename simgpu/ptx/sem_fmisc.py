@@ -231,22 +231,20 @@ def mufu_ex2_f32_tables():
 
 
 def ex2_approx_f32(ftz):
-    """ex2.approx{.ftz}.f32 as the hardware computes it (MUFU.EX2): |x| in fixed point with 23
-    fraction bits, truncated, = n + k 2^-23; the result is 2^n * P[k] for x >= 0 and 2^-n * N[k]
-    for x < 0 (sign and magnitude: the negative side has its own table), P and N measured
-    exhaustively on an H100 (:func:`mufu_ex2_f32_tables`).  The rule reproduces every measured x in
-    [0.5, 1) and [-1, -0.5) (2^23 each, from the other two tables) and all 97,624 random normal
-    inputs with |x| < 126 (.ftz) bit for bit.  Results below 2^-126: .ftz flushes them (as
-    measured); without .ftz the hardware's subnormal results are not this product rounded (off by
-    one in the last place), so they, zeros, infinities, NaN and subnormal inputs take
-    :func:`approx_unary`'s correctly rounded value (measured specials: H200, 2026-11-30)."""
+    """ex2.approx{.ftz}.f32 as the hardware computes it.  The unit (MUFU.EX2, which flushes
+    subnormal inputs and results): |x| in fixed point with 23 fraction bits, truncated,
+    = n + k 2^-23; the result is 2^n * P[k] for x >= 0 and 2^-n * N[k] for x < 0 (sign and
+    magnitude: the negative side has its own table), P and N measured exhaustively on an H100
+    (:func:`mufu_ex2_f32_tables`); it reproduces every measured x in [0.5, 1) and [-1, -0.5)
+    (2^23 each, from the other two tables) and all random inputs of .ftz bit for bit.  Without
+    .ftz ptxas wraps the unit (read from its SASS): x < -126 runs as MUFU.EX2(x / 2) squared by an
+    FMUL rounded to nearest, which gives the subnormal results.  Zeros, infinities and NaN as
+    :func:`approx_unary`'s (measured specials: H200, 2026-11-30)."""
     fmt = fp.FMT["f32"]
-    base = approx_unary(fmt, "ex2", ftz)
+    base = approx_unary(fmt, "ex2", True)
 
-    def f(a):
-        x = np.asarray(a, np.float32)
-        if ftz:
-            x = fp.flush(fmt, x)
+    def unit(a):
+        x = fp.flush(fmt, np.asarray(a, np.float32))
         xd = x.astype(np.float64)
         fin = np.isfinite(xd) & (xd != 0) & (np.abs(xd) < 2.0 ** 8)
         ax = np.where(fin, np.abs(xd), 0.0)
@@ -257,13 +255,18 @@ def ex2_approx_f32(ftz):
         val = np.where(xd >= 0, pos[k] * np.exp2(n), neg[k] * np.exp2(-n))
         with np.errstate(over="ignore"):
             r = val.astype(np.float32)
-        tiny = np.abs(val) < 2.0 ** -126
-        if ftz:
-            r = np.where(tiny, np.float32(0.0), r)
-            use = fin
-        else:
-            use = fin & ~tiny
-        return np.where(use, r, base(x)).astype(np.float32)
+        r = np.where(np.abs(val) < 2.0 ** -126, np.float32(0.0), r)
+        return np.where(fin, r, base(x)).astype(np.float32)
+
+    if ftz:
+        return unit
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        low = x < np.float32(-126.0)                    # FSETP.GEU x, -126 false (NaN: true)
+        h = unit(np.where(low, x * np.float32(0.5), x).astype(np.float32))
+        sq = fp.small_arith(fmt, "mul", fp.RN, (h, h), False, False)
+        return np.where(low, sq, h).astype(np.float32)
     return f
 
 
@@ -309,6 +312,35 @@ def approx_f64_hi(name):
         normal = (e != 0) & (e != 0x7FF) & ((sign == 0) | rcp)
         res = np.where(normal, out.astype(np.uint64) << np.uint64(32), special(u))
         return res.view(np.float64)
+    return f
+
+
+def div_full_f32(ftz):
+    """div.full{.ftz}.f32 as ptxas 13.0 compiles it for sm_90 (read from its SASS; no slow path):
+    FSETP |b| > 2^126 -> a and b times 1/4; without .ftz, FSETP.GEU |b| >= 2^-126 false (a
+    subnormal or zero b) -> a and b times 2^24; then MUFU.RCP of b (:func:`rcp_approx_f32` with
+    .ftz: the unit itself) and FMUL of that by a, rounded to nearest (.ftz: FMUL.FTZ and the
+    FSETP.FTZ / FMUL.FTZ scalings, so a subnormal b reaches MUFU.RCP flushed and gives +-inf).
+    Every product is an f32 multiply as the hardware rounds it; the ISA's 2-ulp bound holds."""
+    fmt = fp.FMT["f32"]
+    rcp = rcp_approx_f32(True)
+
+    def mul(x, y):
+        return fp.small_arith(fmt, "mul", fp.RN, (x, y), ftz, False)
+
+    def f(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+        if ftz:
+            a, b = fp.flush(fmt, a), fp.flush(fmt, b)
+        mag = np.abs(b)
+        big = mag > np.float32(2.0 ** 126)
+        scale = np.where(big, np.float32(0.25), np.float32(1.0)).astype(np.float32)
+        if not ftz:
+            small = mag < np.float32(2.0 ** -126)          # GEU is false only for ordered b
+            scale = np.where(small, np.float32(2.0 ** 24), scale).astype(np.float32)
+        a2 = np.asarray(mul(a, scale), np.float32)
+        b2 = np.asarray(mul(b, scale), np.float32)
+        return np.asarray(mul(rcp(b2), a2), np.float32)
     return f
 
 

@@ -189,22 +189,33 @@ def sat01(y):
 
 
 MIN_NORMAL = {"f32": 2.0 ** -126, "f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f64": 2.0 ** -1022}
+# a power of two that lifts every value below the smallest normal whose rounding could reach it
+# into the normal range (more than the significand's bits): finish's tininess after rounding
+_FTZ_LIFT = {"f32": 2.0 ** 25, "f16": 2.0 ** 12, "bf16": 2.0 ** 9}
 
 
 def finish(fmt: Fmt, y, mode=RN, ftz=False, sat=False):
     """Shared tail of an arithmetic op: .sat, one rounding, ftz of the result, canonical NaN.
 
-    ``.ftz`` flushes on the value *before* rounding (measured on the H200: mul.rn.ftz.f32
-    0x00800000 * 0x3f7fffff, exactly 2^-126 (1 - 2^-24), gives +0, not the rounded 2^-126): a
-    result whose exact magnitude is below the smallest normal becomes zero of its sign, even if
-    it would round up to the smallest normal.  ``y`` is exact or rounded to odd in 53 bits, which
-    keeps its order against that power of two."""
+    ``.ftz`` flushes a result that is tiny *after rounding* in IEEE 754's sense: rounded to the
+    format's precision with an unbounded exponent, its magnitude is below the smallest normal.
+    Measured on the H200: mul.rn.ftz.f32 0x00800000 * 0x3f7fffff, exactly 2^-126 (1 - 2^-24), gives
+    +0 (24 bits hold it below 2^-126, though rounding to the subnormal grid would give 2^-126),
+    while div.{approx,full}.ftz.f32 0x00800001 / 0x3f800001, whose FMUL.FTZ product is exactly
+    2^-126 (1 - 2^-46), gives 2^-126 (24 bits round it up).  ``y`` is exact or rounded to odd in
+    53 bits, which keeps its rounding to 24 bits or fewer."""
     if sat:
         y = sat01(y)
     r = round_f64(fmt, y, mode)
     if ftz:
         r = flush(fmt, r)
-        tiny = np.abs(y) < MIN_NORMAL[fmt.name]
+        lift = _FTZ_LIFT.get(fmt.name)
+        if lift is None:
+            tiny = np.abs(y) < MIN_NORMAL[fmt.name]
+        else:                               # the rounding with an unbounded exponent, scaled up
+            with np.errstate(over="ignore", invalid="ignore"):
+                big = to_f64(fmt, round_f64(fmt, np.asarray(y, np.float64) * lift, mode))
+            tiny = np.abs(big) < MIN_NORMAL[fmt.name] * lift
         r = np.where(tiny, from_bits(fmt, np.where(np.signbit(y), fmt.bits.type(fmt.sign), fmt.bits.type(0))), r)
     return canon_nan(fmt, r)
 

@@ -237,7 +237,9 @@ def b_div(mods, types):
     if "approx" in mods or "full" in mods:
         if t != "f32" or set(mods) - {"approx", "full", "ftz"} or ("approx" in mods) == ("full" in mods):
             return None
-        return sem_fmisc.div_approx_f32("full" in mods, "ftz" in mods)
+        if "full" in mods:
+            return sem_fmisc.div_full_f32("ftz" in mods)
+        return sem_fmisc.div_approx_f32(False, "ftz" in mods)
     if t not in ("f32", "f64"):
         return None
     return _float_arith("div", mods, t, ("ftz",))
