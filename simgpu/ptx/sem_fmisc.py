@@ -372,7 +372,7 @@ def div_approx_f32(full, ftz):
         sb = use & (np.abs(bf) < np.float32(2.0 ** -126))
         af = np.where(sb, af * np.float32(2.0 ** 24), af).astype(np.float32)
         bf = np.where(sb, bf * np.float32(2.0 ** 24), bf).astype(np.float32)
-        # the product as mul.rn{.ftz}.f32 (.ftz: flushed on the unrounded value, as measured)
+        # the product as mul.rn{.ftz}.f32 (.ftz: tiny after rounding flushed, as measured)
         prod = fp.small_arith(fmt, "mul", fp.RN, (af, rcp(np.where(use, bf, np.float32(1.0)))), ftz, False)
         return np.where(use, prod, out).astype(np.float32)
     return f

@@ -35,10 +35,12 @@ reproduces every stored result of the exact instructions.
   An exact zero sum is +0, except -0 under .rm (IEEE 754).  ``.sat`` clamps to [0, 1]; NaN and -0
   give +0.  f16/bf16 ops: computed in float64, rounded once (RNE).
 * ``.ftz`` (f32; f16 where PTX allows it) flushes subnormal inputs to zero of the same sign, and
-  flushes a result whose *exact, unrounded* magnitude is below the smallest normal, even when it
-  rounds up to the smallest normal (measured on the H200: mul.rn.ftz.f32 0x00800000 * 0x3f7fffff
-  = 2^-126 (1 - 2^-24) gives +0, not 0x00800000; likewise 0x00ffffff * 0x3f000000, and
-  div.rn.ftz / div.full.ftz / div.approx.ftz.f32 0x00ffffff / 2 -> 0).  The measured inputs that
+  flushes a result that is tiny *after rounding with an unbounded exponent* (IEEE 754), even when
+  rounding to the subnormal grid would reach the smallest normal (measured on the H200:
+  mul.rn.ftz.f32 0x00800000 * 0x3f7fffff = 2^-126 (1 - 2^-24), 24 bits below 2^-126, gives +0,
+  not 0x00800000; likewise 0x00ffffff * 0x3f000000, and div.rn.ftz / div.full.ftz /
+  div.approx.ftz.f32 0x00ffffff / 2 -> 0; but div.{full,approx}.ftz.f32 0x00800001 / 0x3f800001,
+  whose FMUL.FTZ product is 2^-126 (1 - 2^-46), rounds to 24 bits as 2^-126 and gives 0x00800000).  The measured inputs that
   reach this case are products and quotients (mul.rn.ftz.f32: 8, mul.rn.ftz.sat.f32: 6,
   div.{rn,full,approx}.ftz.f32: 3 each);
   fma/rcp/cvt with .ftz follow the same rule by analogy (no stored input rounds up to 2^-126 there;
