@@ -12,6 +12,8 @@
     stats                          per-instruction outcomes for the timing model (MemStat)
     reference                      the same rules in slow, plain Python (tests, benchmark)
     PerfectMemory                  the what-if model: every access an L1 hit (memory=PerfectMemory)
+    AfterFlush                     the L2 as do_bench's flush leaves it: full of the memset's
+                                   dirty lines (memory=AfterFlush; flushed.py)
     MemoryModel                    the executor observer tying them together; what the
                                    timing layer reads: instruction_stats(), dram_bytes()
 
@@ -22,6 +24,7 @@ leaves out.
 """
 from .model import MemoryModel
 from .perfect import PerfectMemory
+from .flushed import AfterFlush
 from .schedule import Schedule
 
-__all__ = ["MemoryModel", "PerfectMemory", "Schedule"]
+__all__ = ["AfterFlush", "MemoryModel", "PerfectMemory", "Schedule"]

@@ -23,7 +23,10 @@ and ``l2r[set, way, field]``, the record of one way,
                     masks, so a partial write needs no DRAM read; reading or evicting the
                     sector does
            writer   the memory instruction (slot) that last wrote the line; its write-back
-                    is charged to it
+                    is charged to it.  FLUSH_WRITER: a line written before the launch (the
+                    do_bench flush of flushed.AfterFlush); its write-back is charged to the
+                    instruction whose access evicts it, and it is not the kernel's dirty data
+                    at the end
 Sector masks are 16 bits wide: at most 16 sectors per line.
 
 Set index: ``(line + mix(line // sets)) % sets`` with mix() < sets a multiplicative hash.
@@ -54,6 +57,7 @@ EMPTY32 = np.uint32(0xFFFFFFFF)
 MAX_SECTORS_PER_LINE = 16
 _M16 = 0xFFFF
 _MIX = np.int64(-7046029254386353131)          # 0x9E3779B97F4A7C15 (golden ratio), as int64
+FLUSH_WRITER = 32767                 # writer of the lines dirty before the launch (flushed.py)
 
 
 
@@ -214,12 +218,15 @@ def _l2_lru(l2, row, ways):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _write_back(meta, cnt, gran, spl, sb):
+def _write_back(meta, cnt, gran, spl, sb, slot):
     """An evicted line (record `meta`) writes back its dirty sectors, 32 B each, after reading
-    the partial ones from DRAM; both are charged to the instruction that last wrote it."""
+    the partial ones from DRAM; both are charged to the instruction that last wrote it (a line
+    dirty from before the launch: to `slot`, the instruction whose access writes it back)."""
     d = (meta >> 16) & _M16
     if d:
         wr = meta >> 48
+        if wr == FLUSH_WRITER:
+            wr = slot
         po = (meta >> 32) & _M16
         cnt[wr, DRAM_WR] += popcount(d) * sb
         cnt[wr, DRAM_RD] += popcount(po) * sb
@@ -235,7 +242,7 @@ def set_dirty_cap(dcap, row, sets):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _eager_write_back(l2, l2r, row, w, ways, cap, cnt, gran, spl, sb):
+def _eager_write_back(l2, l2r, row, w, ways, cap, cnt, gran, spl, sb, slot):
     """Way w of set `row` has just become dirty: if the set now holds more than `cap` dirty
     lines, its least recently used other dirty line is written back (its partial sectors read
     from DRAM to merge, as on eviction) and stays in the L2, clean and valid."""
@@ -250,13 +257,13 @@ def _eager_write_back(l2, l2r, row, w, ways, cap, cnt, gran, spl, sb):
                 v = q
     if n > cap and v >= 0:
         meta = l2r[row, v, META]
-        _write_back(meta, cnt, gran, spl, sb)
+        _write_back(meta, cnt, gran, spl, sb, slot)
         p = (meta >> 32) & _M16
         l2r[row, v, META] = ((meta & _M16) | p) | ((meta >> 48) << 48)
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb):
+def _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb, slot):
     """The way of `line` in L2 set `row`; on a miss the LRU way, its line evicted (written
     back) and its record cleared for `line`."""
     w = -1
@@ -266,7 +273,7 @@ def _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb):
     if w < 0:
         w = _l2_lru(l2, row, ways)
         if l2[row, TAG, w] != -1:
-            _write_back(l2r[row, w, META], cnt, gran, spl, sb)
+            _write_back(l2r[row, w, META], cnt, gran, spl, sb, slot)
         l2[row, TAG, w] = line
         for f in range(l2r.shape[2]):
             l2r[row, w, f] = 0
@@ -321,7 +328,7 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
       * hits: tag and sector data present (Nsight's definition), except that every store
         sector counts as a hit, as lts__t_sector_hit_rate does on the H200."""
     row = set_index(line, sets, inv)
-    w = _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb)
+    w = _l2_way(l2, l2r, row, line, ways, cnt, gran, spl, sb, slot)
     l2[row, STAMP2, w] = stamp
     meta = l2r[row, w, META]
     v = meta & _M16
@@ -347,15 +354,16 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
         if op == 2:
             d |= m
             wr = slot
-    l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, 32767) << 48)
+    l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, FLUSH_WRITER - 1) << 48)
     if dcap > 0 and d and not (meta >> 16) & _M16:
-        _eager_write_back(l2, l2r, row, w, ways, set_dirty_cap(dcap, row, sets), cnt, gran, spl, sb)
+        _eager_write_back(l2, l2r, row, w, ways, set_dirty_cap(dcap, row, sets), cnt, gran, spl, sb, slot)
     return hits, dram, pend, busy
 
 
 @njit(cache=True, _nrt=False)
 def dirty_bytes(l2, l2r, prm, cnt, col, whole=False):
-    """Charge the bytes still dirty in the L2 to their writers' column `col`; return the total.
+    """Charge the bytes still dirty in the L2 to their writers' column `col`; return the total
+    (lines dirty from before the launch are not the kernel's: not counted).
     whole: count whole DRAM accesses (the dirty sectors rounded up to the access granularity)."""
     sb = prm[P_SECTOR_BYTES]
     gran, spl = prm[P_GRAN], prm[P_SPL]
@@ -364,7 +372,7 @@ def dirty_bytes(l2, l2r, prm, cnt, col, whole=False):
         for w in range(l2.shape[2]):
             meta = l2r[r, w, META]
             d = (meta >> 16) & _M16
-            if l2[r, TAG, w] != -1 and d:
+            if l2[r, TAG, w] != -1 and d and (meta >> 48) != FLUSH_WRITER:
                 b = chunks(d, gran, spl)[1] * gran * sb if whole else popcount(d) * sb
                 cnt[meta >> 48, col] += b
                 total += b
