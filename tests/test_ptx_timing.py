@@ -110,3 +110,36 @@ def test_divergent_halves_take_about_twice_the_uniform_time():
     div = _predict(divergent, (n // 256,), (256,), args).extras["timing"]
     uni = _predict(uniform, (n // 256,), (256,), args).extras["timing"]
     assert 1.6 < div.cycles / uni.cycles < 2.4
+
+
+def test_a_tma_load_and_the_wait_on_its_mbarrier_share_a_pseudo_register():
+    """A TMA load's data is what waits on the same mbarrier wait for: the pseudo register is
+    named per mbarrier address (the address register's value at each execution), so a
+    pipeline's wait on stage 0 does not wait for the copy into stage 1 issued after it."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from simgpu.timing.ptx_trace import PtxOp, mbarrier_tag
+    m = parse(""".version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+ .reg .b32 %r<9>; .reg .b64 %rd<4>; .reg .pred %p<2>;
+ cp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4+8];
+ mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r5], %r6;
+ ret;
+}""")
+    tma, wait = [PtxOp(s, "k", (), None) for s in m.functions["k"].body if not isinstance(s, tuple)][:2]
+    assert tma.dsts == ("k:%tma",) and "k:%tma" in wait.srcs
+
+    def ev(reg, value):                      # an execution whose first lane holds `value`
+        return SimpleNamespace(state=SimpleNamespace(regs={("k", reg): np.array([value, 7, 7], np.uint32)}),
+                               lanes=np.array([0, 1]))
+    a = tma.at_mbarrier(mbarrier_tag(tma.mbar, ev("%r4", 1000)))          # mbarrier 1008
+    b = tma.at_mbarrier(mbarrier_tag(tma.mbar, ev("%r4", 1008)))          # mbarrier 1016
+    w = wait.at_mbarrier(mbarrier_tag(wait.mbar, ev("%r5", 1008)))
+    assert a.dsts == ("k:%tma@1008",) and b.dsts == ("k:%tma@1016",) and "k:%tma@1008" in w.srcs
+    assert tma.at_mbarrier(1008) is a and a.id == tma.id and a.tag == 1008 and tma.tag is None
+    assert mbarrier_tag(wait.mbar, SimpleNamespace(state=SimpleNamespace(regs={}), lanes=None)) is None

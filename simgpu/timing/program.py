@@ -125,7 +125,7 @@ class ProgramBuilder:
         executed instance made one; it issues the SASS opcodes `sass` (sass_stream.py: what
         the SASS flow runs at this execution), or, with None, the SASS ptxas made from its
         line (ptx_trace.PtxOp: the per-line rule)."""
-        key = (op.id, space, mkind, sass)
+        key = (op.id, op.tag, space, mkind, sass)       # tag: the mbarrier of a TMA load or wait
         sp = self.specs.get(key)
         if sp is not None:
             return sp

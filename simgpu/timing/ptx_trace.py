@@ -153,7 +153,7 @@ def sass_flops(sass_ops):
 class PtxOp:
     """One PTX instruction as the timing model costs it (built once per pc)."""
     __slots__ = ("id", "op", "opcode", "line", "loc", "n", "mix", "dsts", "srcs", "flops", "bar", "branch",
-                 "tma", "ins", "cc", "sass_ops", "smem_operand_bytes")
+                 "tma", "ins", "cc", "sass_ops", "smem_operand_bytes", "mbar", "tag", "_variants")
 
     def __init__(self, ins, func, sass_ops, source, cc=(9, 0)):
         self.ins, self.cc = ins, cc
@@ -168,18 +168,66 @@ class PtxOp:
         self.flops = sass_flops(sass_ops)
         self.dsts, self.srcs = operand_registers(ins, func)
         # TMA (ptx/ops_tma.py): a tensor copy's traffic is several memory events (summed in mem());
-        # a load's data is what the issuing warp's next mbarrier wait waits for (a pseudo register)
+        # a load's data is what the issuing warp's mbarrier waits on *the same mbarrier* wait for:
+        # a pseudo register per mbarrier address (PtxCode.cost names it at each execution from
+        # the address operand's value, `mbar`), so a software pipeline's wait for stage i does
+        # not wait for the copy of stage i + 2 issued just before it
         self.tma = ins.opcode == "cp" and "tensor" in ins.mods
+        self.mbar = self.tag = self._variants = None
         if self.tma and "mbarrier::complete_tx::bytes" in ins.mods:
             self.dsts = (f"{func}:%tma",)
+            self.mbar = mbarrier_operand(ins.operands[-1], func)
         elif ins.opcode == "mbarrier" and ins.mods[:1] in (("try_wait",), ("test_wait",)):
             self.srcs = self.srcs + (f"{func}:%tma",)
+            self.mbar = mbarrier_operand(ins.operands[1], func) if len(ins.operands) > 1 else None
         self.smem_operand_bytes = wgmma_smem_bytes(ins)
         self.bar = ins.opcode in ("bar", "barrier") and "warp" not in ins.mods
         self.branch = ins.opcode in ("bra", "brx", "ret", "exit")
 
     def __repr__(self):
         return f"<PtxOp PTX line {self.id} {self.opcode} n={self.n} {self.mix}>"
+
+    def at_mbarrier(self, tag):
+        """This TMA load or mbarrier wait on the mbarrier `tag` (its address): a copy whose
+        pseudo register is that mbarrier's (made once per tag)."""
+        if self._variants is None:
+            self._variants = {}
+        v = self._variants.get(tag)
+        if v is None:
+            v = object.__new__(PtxOp)
+            for k in PtxOp.__slots__:
+                setattr(v, k, getattr(self, k))
+            name = lambda r: f"{r}@{tag}" if r.endswith(":%tma") else r     # noqa: E731
+            v.dsts, v.srcs = tuple(map(name, self.dsts)), tuple(map(name, self.srcs))
+            v.tag, v.mbar, v._variants = tag, None, None
+            self._variants[tag] = v
+        return v
+
+
+def mbarrier_operand(op, func):
+    """The mbarrier address operand ``[reg+off]`` / ``[sym+off]`` of a TMA load or an mbarrier
+    wait: ((function, register) or None, the static part), or None for another form."""
+    if op[0] != "addr" or op[1] is None:
+        return None
+    if op[1][0] == "reg":
+        return (func, op[1][1]), op[2]
+    return None, (op[1][1], op[2])
+
+
+def mbarrier_tag(mbar, ev):
+    """The mbarrier address an execution of a TMA load or wait uses (its first executing lane's,
+    from the executor's registers: the PTX path's InstrEvent.state), or None where unknown."""
+    reg, off = mbar
+    if reg is None:
+        return off
+    regs = getattr(ev.state, "regs", None)
+    v = regs.get(reg) if regs is not None else None
+    if v is None:
+        return None
+    if getattr(v, "ndim", 0):
+        lanes = ev.lanes
+        v = v[lanes[0]] if lanes is not None and len(lanes) else v[0]
+    return int(v) + off
 
 
 def wgmma_smem_bytes(ins):
@@ -260,8 +308,13 @@ class PtxCode:
         return ev.pc
 
     def cost(self, ev):
-        """trace.Code: the executed pc's PtxOp and its FLOPs per thread."""
+        """trace.Code: the executed pc's PtxOp and its FLOPs per thread (a TMA load or an
+        mbarrier wait: its copy for the mbarrier this execution uses)."""
         o = self.op(ev.pc)
+        if o.mbar is not None:
+            tag = mbarrier_tag(o.mbar, ev)
+            if tag is not None:
+                o = o.at_mbarrier(tag)
         return o, o.flops
 
     def branch_op(self, ev):
