@@ -44,6 +44,11 @@ def dobench_seconds(rep, gpu=None):
     own duration (CUPTI on ``unprofiled(gpu)``, ncu on the GPU itself) with
     ``rep.metrics["gpu__time_duration.sum"]``.
 
+    do_bench zeroes 256 MB before every call (its L2 flush): launch with
+    ``memory=simgpu.memory.AfterFlush`` to run the kernel in that state (the L2 full of the
+    memset's lines, the newest dirty: a kernel's misses write them back, on the card's DRAM;
+    docs/memory.md) -- the state the floor was measured in, with launches that touch no memory.
+
     A Triton launch with tensor descriptors adds the GPU's ``dobench_host_desc_ns`` per host
     TensorDescriptor and ``dobench_device_desc_ns`` per ``tl.make_tensor_descriptor``
     (``rep.extras["triton_launch"]``), measured with near-empty kernels of 1-4 descriptors
