@@ -698,6 +698,21 @@ def _ptx_chain(pcfg, lp):
 
 
 # -- a whole kernel ------------------------------------------------------------------------
+def _rule_line(rules, b):
+    """The PTX line whose executions decide SASS block b: its rule's line, or, for a block that
+    runs as often as another (a BSYNC's block, kind 'same'), that block's line -- so its
+    threads per warp execution are the reconverged warp's, not those of the branch body whose
+    PTX line the BSYNC carries."""
+    seen = set()
+    while b is not None and b not in seen:
+        seen.add(b)
+        r = rules[b]
+        if r.line is not None:
+            return r.line
+        b = r.same if r.kind == "same" else None
+    return None
+
+
 class KernelPlan:
     """Every function of a compiled kernel: the PTX loops to watch and, from what the executor
     observed, the SASS executions per PTX line (of the SASS instructions the line table gives
@@ -733,7 +748,7 @@ class KernelPlan:
             counts = plan.block_counts(warp_execs, t)
             for b, blk in enumerate(plan.sass_cfg.blocks):
                 rule = plan.rules[b]
-                c, und, bline = counts[b], rule.undecided, rule.line
+                c, und, bline = counts[b], rule.undecided, _rule_line(plan.rules, b)
                 for i in range(blk.start, blk.end):
                     if i in plan.slow:
                         continue
