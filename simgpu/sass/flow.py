@@ -737,10 +737,11 @@ class KernelPlan:
 
     def sass_executions(self, warp_execs, trips, divergent=None):
         """[(SassInstr, warp executions, undecided, PTX line it is counted on, its block's PTX
-        line)] for every SASS instruction that runs (subroutine instructions once per CALL
-        execution, on the CALL's line); ``trips``: {(fn, PTX loop): {trip count: warp
+        line, warp entries)] for every SASS instruction that runs (subroutine instructions once
+        per CALL execution, on the CALL's line); ``trips``: {(fn, PTX loop): {trip count: warp
         entries}}; ``divergent``: {PTX bra line: divergent warp executions}: a BSYNC runs once
-        more for each divergent execution of a branch inside its region."""
+        more for each divergent execution of a branch inside its region, each time with part of
+        the warp, so its warp entries (what its thread count scales with) stay the block's."""
         out = []
         divergent = divergent or {}
         for name, plan in self.plans.items():
@@ -755,10 +756,10 @@ class KernelPlan:
                     ins = plan.instructions[i]
                     if c and i in plan.joins:
                         extra = sum(divergent.get(ln, 0) * sh for ln, sh in plan.joins[i].items())
-                        out.append((ins, c + extra, und, ins.ptx_line, bline))
+                        out.append((ins, c + extra, und, ins.ptx_line, bline, c))
                         continue
-                    out.append((ins, c, und, ins.ptx_line, bline))
+                    out.append((ins, c, und, ins.ptx_line, bline, c))
                     if ins.base == "CALL" and (tg := branch_target(ins)) in self.subroutines:
                         for s in self.subroutines[tg]:
-                            out.append((s, c, und, ins.ptx_line, bline))
+                            out.append((s, c, und, ins.ptx_line, bline, c))
         return out
