@@ -390,7 +390,9 @@ def test_saxpy_inst_executed_is_sass_per_ptx_line_times_warps():
     ptxas made from it), computed here by hand from the facts: 1000 threads in 4 blocks of
     256 -> 32 warps; all 1024 threads run the index computation, the guard and the final
     `ret` (no user line; the body falls through to it), 1000 threads in 32 warps the body;
-    thread counts likewise with the threads."""
+    thread counts likewise with the threads, but the final `ret`'s EXIT: the 24 threads past
+    the end left at the guard's `@P0 EXIT`, so 1000 threads run it (its SASS block runs as the
+    body's does, sass.flow's 'same' rule)."""
     args = (np.float32(2), np.ones(1000, np.float32), np.ones(1000, np.float32), np.zeros(1000, np.float32))
     rep = simgpu.launch(saxpy, 4, 256, args, executor="ptx", timing=False)
     ck = compile_kernel(saxpy, args, gpu="H200")
@@ -399,8 +401,10 @@ def test_saxpy_inst_executed_is_sass_per_ptx_line_times_warps():
     warps = threads = 0
     for n in ck.sass.sass_per_ptx_line.keys() | {ln for v in ck.sass.calls.values() for ln in v}:
         k = len(ck.sass.sass_for_ptx_line(n))
-        if n <= bra or lines[n - 1].strip().startswith("ret"):
-            w, t = 32, 1024                # index, guard, and the final ret: every thread
+        if n <= bra:
+            w, t = 32, 1024                # index and guard: every thread
+        elif lines[n - 1].strip().startswith("ret"):
+            w, t = 32, 1000                # the final ret: every warp, the threads still running
         else:
             w, t = 32, 1000                # the body
         warps += w * k

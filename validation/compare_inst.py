@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Executed instructions, smsp__inst_executed.sum: the PTX path (the compiled code, counted
+"""Executed instructions, smsp__inst_executed.sum and smsp__thread_inst_executed.sum: the PTX path (the compiled code, counted
 with ptxas's SASS per PTX line) and the IR path (simgpu's estimate), beside Nsight Compute on
 the H200 (validation/data/h200_ncu.json).
 
@@ -28,23 +28,24 @@ import compare_timing as ct  # noqa: E402
 import simgpu  # noqa: E402
 
 METRIC = "smsp__inst_executed.sum"
+THREAD = "smsp__thread_inst_executed.sum"     # thread instructions: the active lanes of each
 
 
-def measured(names, path=None, pairs=None):
-    """{case: smsp__inst_executed.sum} from the suite's ncu file or the holdout's (whose cases
-    keep their metrics under "ncu_core"), or from ncu CSVs with their launch-order files
-    (`pairs`: [(csv, order json)], e.g. the H100 bottleneck run)."""
+def measured(names, path=None, pairs=None, metric=METRIC):
+    """{case: metric} (default smsp__inst_executed.sum) from the suite's ncu file or the
+    holdout's (whose cases keep their metrics under "ncu_core"), or from ncu CSVs with their
+    launch-order files (`pairs`: [(csv, order json)], e.g. the H100 bottleneck run)."""
     if pairs:
         from compare_bottleneck import load_ncu
         d, _ = load_ncu(pairs)
-        return {n: float(d[n][METRIC]) for n in names if METRIC in d.get(n, {})}
+        return {n: float(d[n][metric]) for n in names if metric in d.get(n, {})}
     d = json.load(open(path or os.path.join(HERE, "data", "h200_ncu.json")))["cases"]
     out = {}
     for n in names:
         m = d.get(n, {})
         m = m.get("metrics") or m.get("ncu_core", {}).get("metrics", {})
-        if METRIC in m:
-            out[n] = float(m[METRIC])
+        if metric in m:
+            out[n] = float(m[metric])
     return out
 
 
@@ -63,6 +64,7 @@ def ptx_count(c, args, sample=True):
     pre = "smsp__inst_executed_pipe_"                  # the launch's per-pipe counts (scaled), by
     ptx_count.by_pipe = {k[len(pre):-4]: v for k, v in rep.metrics.items()   # SassInstr.pipe (operands too)
                          if k.startswith(pre) and k.endswith(".sum")}
+    ptx_count.thread = rep.metrics.get(THREAD, float("nan"))
     return rep.metrics[METRIC], und     # without the timing model, launch scales the counts itself
 
 
@@ -83,6 +85,7 @@ def main(argv=None):
     cases = ct.load_cases(a.only, a.kernels)
     pairs = [tuple(p.split(":", 1)) for p in a.pair]
     ncu = measured({c["name"] for c in cases}, a.data, pairs)
+    ncu_thread = measured({c["name"] for c in cases}, a.data, pairs, THREAD)
     rows, failed = [], []
     for c in cases:
         if c["name"] not in ncu:
@@ -101,15 +104,23 @@ def main(argv=None):
             print(f"{c['name']:36s} IR path: {type(e).__name__}: {str(e)[:120]}", flush=True)
             i = float("nan")
         m = ncu[c["name"]]
-        rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "wall_s": time.time() - t0, "sampled": not full,
+        mt, pt = ncu_thread.get(c["name"], float("nan")), getattr(ptx_count, "thread", float("nan"))
+        rows.append({"name": c["name"], "ncu": m, "ptx": p, "ir": i, "ncu_thread": mt, "ptx_thread": pt,
+                     "wall_s": time.time() - t0, "sampled": not full,
                      "undecided": und, "by_opcode": getattr(ptx_count, "by_opcode", {}),
                      "by_pipe": getattr(ptx_count, "by_pipe", {})})
-        print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x", flush=True)
+        print(f"{c['name']:36s} ncu {m:14,.0f}  PTX {p / m:6.3f}x  IR {i / m:6.3f}x  threads PTX {pt / mt:6.3f}x",
+              flush=True)
     n = len(rows)
-    within = lambda key, tol=0.10: sum(abs(r[key] / r["ncu"] - 1) <= tol for r in rows)
+    within = lambda key, tol=0.10, ref="ncu": sum(abs(r[key] / r[ref] - 1) <= tol for r in rows)
+    err = lambda r: max(abs(r["ptx"] / r["ncu"] - 1), abs(r["ptx_thread"] / r["ncu_thread"] - 1))
     med = lambda key: float(np.nanmedian([abs(r[key] / r["ncu"] - 1) for r in rows])) if rows else None
     summary = {"kernels": n, "ptx_within_10pct": within("ptx"), "ptx_within_5pct": within("ptx", 0.05),
                "ir_within_10pct": within("ir"),
+               "ptx_thread_kernels": sum(r["ncu_thread"] == r["ncu_thread"] for r in rows),
+               "ptx_thread_within_5pct": within("ptx_thread", 0.05, "ncu_thread"),
+               "ptx_both_within_5pct": sum(err(r) <= 0.05 for r in rows),
+               "ptx_either_beyond_20pct": [r["name"] for r in rows if not err(r) <= 0.20],
                "ptx_undecided_max": max((r["undecided"] for r in rows), default=0.0),
                "ptx_median_abs_error": med("ptx"), "ir_median_abs_error": med("ir"),
                "failed": [name for name, _ in failed]}

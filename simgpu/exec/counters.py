@@ -365,12 +365,12 @@ class CompiledSass:
             tpw = {ln: t / w for ln, (_, w, t) in counter.per_inst.items() if w}
             covered = self.plan.lines
             div = {ln: d for ln, (_, d, _) in counter.branches.items() if d}
-            for ins, c, und, line, bline in self.plan.sass_executions(execs, counter.trips, div):
+            for ins, c, und, line, bline, entries in self.plan.sass_executions(execs, counter.trips, div):
                 if not c:
                     continue
                 r = rows[line]
                 r[0] += c
-                r[1] += c * tpw.get(bline, tpw.get(line, 0.0))
+                r[1] += entries * tpw.get(bline, tpw.get(line, 0.0))
                 if und:
                     r[2] += c
                 by_pipe[ins.pipe] += c

@@ -698,6 +698,21 @@ def _ptx_chain(pcfg, lp):
 
 
 # -- a whole kernel ------------------------------------------------------------------------
+def _rule_line(rules, b):
+    """The PTX line whose executions decide SASS block b: its rule's line, or, for a block that
+    runs as often as another (a BSYNC's block, kind 'same'), that block's line -- so its
+    threads per warp execution are the reconverged warp's, not those of the branch body whose
+    PTX line the BSYNC carries."""
+    seen = set()
+    while b is not None and b not in seen:
+        seen.add(b)
+        r = rules[b]
+        if r.line is not None:
+            return r.line
+        b = r.same if r.kind == "same" else None
+    return None
+
+
 class KernelPlan:
     """Every function of a compiled kernel: the PTX loops to watch and, from what the executor
     observed, the SASS executions per PTX line (of the SASS instructions the line table gives
@@ -722,10 +737,11 @@ class KernelPlan:
 
     def sass_executions(self, warp_execs, trips, divergent=None):
         """[(SassInstr, warp executions, undecided, PTX line it is counted on, its block's PTX
-        line)] for every SASS instruction that runs (subroutine instructions once per CALL
-        execution, on the CALL's line); ``trips``: {(fn, PTX loop): {trip count: warp
+        line, warp entries)] for every SASS instruction that runs (subroutine instructions once
+        per CALL execution, on the CALL's line); ``trips``: {(fn, PTX loop): {trip count: warp
         entries}}; ``divergent``: {PTX bra line: divergent warp executions}: a BSYNC runs once
-        more for each divergent execution of a branch inside its region."""
+        more for each divergent execution of a branch inside its region, each time with part of
+        the warp, so its warp entries (what its thread count scales with) stay the block's."""
         out = []
         divergent = divergent or {}
         for name, plan in self.plans.items():
@@ -733,17 +749,17 @@ class KernelPlan:
             counts = plan.block_counts(warp_execs, t)
             for b, blk in enumerate(plan.sass_cfg.blocks):
                 rule = plan.rules[b]
-                c, und, bline = counts[b], rule.undecided, rule.line
+                c, und, bline = counts[b], rule.undecided, _rule_line(plan.rules, b)
                 for i in range(blk.start, blk.end):
                     if i in plan.slow:
                         continue
                     ins = plan.instructions[i]
                     if c and i in plan.joins:
                         extra = sum(divergent.get(ln, 0) * sh for ln, sh in plan.joins[i].items())
-                        out.append((ins, c + extra, und, ins.ptx_line, bline))
+                        out.append((ins, c + extra, und, ins.ptx_line, bline, c))
                         continue
-                    out.append((ins, c, und, ins.ptx_line, bline))
+                    out.append((ins, c, und, ins.ptx_line, bline, c))
                     if ins.base == "CALL" and (tg := branch_target(ins)) in self.subroutines:
                         for s in self.subroutines[tg]:
-                            out.append((s, c, und, ins.ptx_line, bline))
+                            out.append((s, c, und, ins.ptx_line, bline, c))
         return out

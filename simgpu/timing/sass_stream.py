@@ -210,7 +210,7 @@ class SassStream:
     def _warp(self, execs, trips):
         out = WarpIssue()
         rates = defaultdict(list)           # host line -> [(opcode, executions)]
-        for ins, c, und, line, bline in self.plan.sass_executions(execs, trips, None):
+        for ins, c, und, line, bline, _ in self.plan.sass_executions(execs, trips, None):
             if und:                         # the per-line rule: once per execution of its line
                 if line is not None and execs.get(line):
                     c = execs[line]
