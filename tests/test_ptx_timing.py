@@ -24,7 +24,7 @@ def test_sass_opcodes_map_to_the_simulator_pipes():
     assert sim_pipe("VIADD") == "imad" and sim_pipe("MOV") == "int"     # measured: no choice of pipe
     assert sim_pipe("MUFU.EX2") == "sfu" and sim_pipe("F2I.TRUNC") == "conv"
     assert sim_pipe("LDG.E.128") == "lsu" and sim_pipe("SHFL.BFLY") == "shfl"
-    assert sim_pipe("BAR.SYNC.DEFER_BLOCKING") == "barrier" and sim_pipe("BRA") == "branch"
+    assert sim_pipe("BAR.SYNC.DEFER_BLOCKING") == "adu" and sim_pipe("BRA") == "branch"
     assert sim_pipe("ULDC.64") == "none" and sim_pipe("UMOV") == "none" and sim_pipe("UIADD3") == "uniform"
 
 

@@ -12,6 +12,7 @@ from simgpu.timing.params import TimingParams
 from simgpu.timing.ptx_trace import sass_latency, sass_mix, sim_pipe
 
 DATA = Path(__file__).resolve().parents[1] / "validation" / "data" / "h100_opcodes.json"
+DATA3 = DATA.parent / "opcodes" / "h100_opcodes3.json"      # the third run (fixed-address LDC)
 
 
 @pytest.mark.parametrize("opcode,key", [
@@ -24,9 +25,11 @@ def test_cost_keys(opcode, key):
 
 
 def test_every_entry_cites_a_bench_in_the_data():
-    """Each measured entry names a bench of validation/data/h100_opcodes.json that ran, and a
-    rate taken straight from a bench equals the bench's measurement."""
-    data = json.loads(DATA.read_text())["benches"]
+    """Each measured entry names a bench of validation/data/h100_opcodes.json (or of the third
+    run's opcodes/h100_opcodes3.json) that ran, and a rate taken straight from a bench equals the
+    bench's measurement."""
+    data = dict(json.loads(DATA3.read_text())["benches"])
+    data.update(json.loads(DATA.read_text())["benches"])
     for key, e in TABLE.items():
         assert e.bench in data, key
         b = data[e.bench]
@@ -68,5 +71,21 @@ def test_the_second_runs_opcodes():
     assert sass_latency(["VIADD"], P.latency) == pytest.approx(6.2)
     assert sass_latency(["FCHK", "BSSY", "BRA", "MUFU.RCP"], P.latency) == pytest.approx(18.93)
     assert sass_latency(["UIADD3"], P.latency) == P.latency["uniform"]
-    assert measured("ULDC.64") is None and measured("LDC") is None
+    assert measured("ULDC.64") is None
     assert measured("BRA").latency == pytest.approx(19.8) and measured("UMOV").pipe == "none"
+
+
+def test_the_adu():
+    """The third run (h100_opcodes3): LDC and LDC.64 at a fixed address run at the ADU's 0.5 a
+    cycle per SM, one ADU instruction each; BAR and S2UR issue there too (ncu's ADU count), the
+    barrier's wait staying its OpSpec kind's.  Hopper's ADU is one warp instruction per 8 SMSP
+    cycles; a GPU without a measured ADU runs those at the LSU's rate on a pipe of their own."""
+    assert measured("LDC").pipe == "adu" and measured("LDC.64") is measured("LDC")
+    assert measured("LDC").issue_per_sm == pytest.approx(0.5, abs=0.01)
+    assert sim_pipe("LDC.64") == sim_pipe("BAR.SYNC.DEFER_BLOCKING") == sim_pipe("S2UR") == "adu"
+    assert sass_mix(["LDC.64", "BAR.SYNC.DEFER_BLOCKING", "S2UR", "LDG.E", "S2R"]) == {"adu": 3, "lsu": 2}
+    P = TimingParams.from_gpu(get_gpu("H100"))
+    assert P.interval["adu"] == pytest.approx(P.schedulers / 0.5) == pytest.approx(8.0)
+    assert sass_latency(["LDC"], P.latency) == pytest.approx(30.1)
+    A = TimingParams.from_gpu(get_gpu("A100"))
+    assert A.interval["adu"] == A.interval["lsu"]

@@ -46,6 +46,52 @@ def test_loop_cutting_error_is_small(kernel, iters):
     assert auto.cycles == pytest.approx(full.cycles, rel=0.03)
 
 
+def uneven_loop(x, out, iters):
+    i = cuda.grid(1)
+    a = x[i]
+    n = iters * (1 + (i // 32) % 8) // 8         # a warp's trip count: iters / 8 .. iters
+    for it in range(n):
+        a = a * np.float32(0.999) + np.float32(0.001)
+    out[i] = a
+
+
+def test_loop_cutting_follows_the_warps_left_in_the_loop():
+    """A loop whose trip count differs between warps (32 .. 256 iterations): cut at 16 and 32
+    and extrapolated with the warps each iteration still runs (model.loop_factor), within 5 %
+    of simulating every iteration (0.975); the rule before (every warp for the longest trip) 1.31x."""
+    n = 132 * 8 * 256
+    args = (_f32(n), np.zeros(n, np.float32), np.int32(256))
+    full = _cycles(uneven_loop, (n // 256,), (256,), args, detail="full")
+    auto = _cycles(uneven_loop, (n // 256,), (256,), args)
+    assert auto.loop_factors and not full.loop_factors
+    assert auto.cycles == pytest.approx(full.cycles, rel=0.05)
+
+
+def test_loop_factor_rule():
+    """loop_factor: every warp in every iteration is (N - K1) / (K2 - K1); warps leaving scale the
+    late iterations down, but no lower than the warps' own-latency share of the window's time."""
+    from simgpu.timing.model import loop_factor, own_latency_share
+    from simgpu.timing.sim import TOTAL_INDEX, TOTALS
+    from simgpu.timing.trace import LoopInstance
+
+    def inst(active):
+        li = LoopInstance(0, None)
+        li.active, li.count = list(active), len(active)
+        return li
+
+    assert loop_factor([inst([8] * 100)], 16, 32, 0.1) == pytest.approx((100 - 16) / 16)
+    # 8 warps to iteration 32, then 2 to iteration 100: 68 iterations at a quarter of the window's
+    assert loop_factor([inst([8] * 32 + [2] * 68)], 16, 32, 0.1) == pytest.approx((16 + 68 / 4) / 16)
+    assert loop_factor([inst([8] * 32 + [2] * 68)], 16, 32, 0.5) == pytest.approx((16 + 68 / 2) / 16)
+    bare = LoopInstance(0, None)
+    bare.count = 100                               # no per-iteration counts: the rule before
+    assert loop_factor([bare], 16, 32, 0.1) == pytest.approx(84 / 16)
+    d = np.zeros(len(TOTALS))
+    d[TOTAL_INDEX["issued"]], d[TOTAL_INDEX["stall_dependency"]], d[TOTAL_INDEX["stall_pipe"]] = 10, 30, 60
+    assert own_latency_share(d) == pytest.approx(0.4)
+    assert own_latency_share(np.zeros(len(TOTALS))) == 1.0
+
+
 def test_wave_extrapolation_error_is_small():
     """Eight waves of a copy from two and three simulated waves: within 3 % of all eight."""
     n = 132 * 8 * 256 * 8

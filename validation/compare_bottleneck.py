@@ -45,6 +45,8 @@ SIM_TO_NCU = {
                         # NCU_UNIT_RULES put in "fma"); before, simgpu did not report that pipe
     "sfu": "xu", "conv": "xu",                           # MUFU and conversions: the XU pipe
     "issue": "issue",
+    "adu": "branch/address",   # added in session 33 with the resource (LDC, BAR, S2UR on the ADU, which
+                               # NCU_UNIT_RULES put in "branch/address" with the CBU and TMA)
     "launch": "latency",                                 # block starts: no ncu unit is busy
 }
 

@@ -107,6 +107,10 @@ H200 = H100.with_(
     int32_lanes_per_sm=64,                   # [MB issue_imad_i32: 63.8 IMAD/clk/SM] = [WP-H100]
     conv_lanes_per_sm=16,                    # [CUDA-PG throughput table, cc 9.0]; the XU pipe MUFU uses too
     shfl_lanes_per_sm=32,                    # [CUDA-PG throughput table, cc 9.0]
+    # ADU: LDC c[0x3][R] with one address a warp 0.499 and LDC.64 c[0x3][imm] 0.492 a cycle per SM,
+    # one ncu ADU count each [OP3 ldc_warp, ldc64_imm: validation/data/opcodes/h100_opcodes3.json,
+    # H100, the same SM]; ncu's own peak of sm__inst_executed_pipe_adu is the same 0.5 a cycle
+    adu_per_sm_cycle=0.5,
     l1_bytes_per_cycle=128,                  # [MB smem_bw: 126.2 B/clk/SM conflict-free LDS]
     # a global load over many 128-byte lines (L1 hits, 2-byte lanes; validation/tensor_cores/lecture/
     # l1_lines.py on the H100, the same SM): rows 3000 B apart, 32 lines a request: 12.60 cycles
@@ -165,6 +169,7 @@ H200 = H100.with_(
 # one-store Triton kernel at 1, 132, 1056 and 8448 blocks; do_bench median less simgpu's time of
 # the same launch, median of the 8; derive_floor.py]
 SAME_DIE = ("clock_hz", "int_alu_lanes_per_sm", "int32_lanes_per_sm", "conv_lanes_per_sm", "shfl_lanes_per_sm",
+            "adu_per_sm_cycle",
             "l1_bytes_per_cycle", "l1_line_cycles", "l1_tag_banks", "tensor_fp16_flops_per_sm_cycle", "mma_sync_16816_cycles",
             "mma_sync_latency_cycles", "wgmma_latency_cycles", "fp32_latency_cycles", "fp64_latency_cycles",
             "int_latency_cycles", "sfu_latency_cycles", "conv_latency_cycles", "shared_latency_cycles",

@@ -115,6 +115,9 @@ class GPU:
     int_alu_lanes_per_sm: int = 64           # integer ALU pipe (IADD3/LOP3/ISETP/SEL/SHF) lanes per SM
     conv_lanes_per_sm: int = 16              # type conversions per SM per clock (the XU pipe, with MUFU)
     shfl_lanes_per_sm: int = 32              # warp-shuffle results per SM per clock
+    # the address divergence unit (ADU): constant loads (LDC), block barriers (BAR), S2UR; warp
+    # instructions per SM per clock (0: no such unit, those instructions issue to the LSU)
+    adu_per_sm_cycle: float = 0.0
     l1_bytes_per_cycle: int = 128            # L1/shared data path per SM: one 128 B wavefront per clock
     l1_line_cycles: float = 1.0              # L1 tag-stage cycles per 128-byte line of a global request over many lines
     l1_tag_banks: int = 1                    # lines in one bank (line index mod banks) take a cycle each

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .sim import STALLS
+from .sim import REPORTED_PIPES, STALLS
 from ..model.roofline import roofline_point
 
 BUSY = 0.6
@@ -20,7 +20,8 @@ RESOURCE_WORDS = {
     "dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "shared memory / L1 data path",
     "issue": "issue / compute (schedulers issue nearly every cycle)", "fp32": "FP32 pipe (compute)",
     "fp64": "FP64 pipe (compute)", "sfu": "special-function pipe", "conv": "conversion pipe",
-    "int": "integer pipe", "imad": "integer multiply-add pipe (FMA-heavy)", "shfl": "shuffle pipe", "atomic": "atomics serialised at the L2 (one hot address or one slice's atomic unit)",
+    "int": "integer pipe", "imad": "integer multiply-add pipe (FMA-heavy)", "shfl": "shuffle pipe",
+    "adu": "address divergence unit (constant loads, block barriers)", "atomic": "atomics serialised at the L2 (one hot address or one slice's atomic unit)",
     "launch": "block starts (an SM starts one block at a time: small blocks are limited by it)",
 }
 
@@ -93,7 +94,7 @@ def utilisation(r):
     u = {"issue": t["issued"] / (P.schedulers * T)}
     for k in ("l1", "l2", "dram", "atomic", "launch"):
         u[k] = t[k] / T
-    for p in ("fp32", "fp64", "int", "imad", "sfu", "conv", "shfl"):
+    for p in REPORTED_PIPES:
         u[p] = t["pipe_" + p] / (P.schedulers * T)
     return {k: min(1.0, max(0.0, v)) for k, v in u.items()}
 
@@ -120,7 +121,7 @@ def tail_share(r):
 
 
 SHORT_WORDS = {"dram": "DRAM", "l2": "L2", "l1": "L1 / shared", "issue": "issue", "fp32": "FP32", "fp64": "FP64",
-               "sfu": "SFU", "conv": "conversion", "int": "integer", "imad": "IMAD", "shfl": "shuffle", "atomic": "atomics",
+               "sfu": "SFU", "conv": "conversion", "int": "integer", "imad": "IMAD", "shfl": "shuffle", "adu": "ADU", "atomic": "atomics",
                "launch": "block starts"}
 
 

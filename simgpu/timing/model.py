@@ -23,7 +23,7 @@ from .ptx_trace import PtxCode
 from .registers import estimate_registers
 from .sass_stream import SassStream
 from .sampling import candidate_sms, combine_loops, combine_waves, plan_waves, sm_blocks
-from .sim import CYCLES, TOTALS, simulate_sm, totals
+from .sim import CYCLES, STALLS, TOTAL_INDEX, TOTALS, simulate_sm, totals
 from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
 
@@ -258,12 +258,14 @@ class TimingModel(Observer):
             return [None], [], None
         base = {li: K1 for insts in outer.values() for li in insts}
         configs, factors = [base], []
+        self.loop_instances = []
         for node, insts in outer.items():
             cfg = dict(base)
             for li in insts:
                 cfg[li] = K2
             configs.append(cfg)
             factors.append(sum((li.count - K1) / (K2 - K1) for li in insts) / len(insts))
+            self.loop_instances.append(list(insts))
         return configs, factors, K1
 
     def _finish(self, vec, rep_sm, tl, n_sims, waves_simulated, factors, K1):
@@ -359,10 +361,56 @@ class Simulations:
         return self._runs[key][0]
 
     def loops_extrapolated(self, q, with_tail):
-        """Simulation (q, with_tail) with every loop at its full trip count (sampling.combine_loops)."""
+        """Simulation (q, with_tail) with every loop at its full trip count (sampling.combine_loops),
+        each long loop's factor from its instances' warps per iteration (loop_factor)."""
         base = self.run(q, with_tail, 0)
-        return combine_loops(base, [self.run(q, with_tail, ci) for ci in range(1, len(self.configs))],
-                             self.factors)
+        runs = [self.run(q, with_tail, ci) for ci in range(1, len(self.configs))]
+        insts = getattr(self.model, "loop_instances", None)
+        factors = self.factors
+        if insts is not None and len(insts) == len(runs):
+            K2 = self.model.max_iterations
+            K1 = max(1, K2 // 2)
+            factors = [loop_factor(li, K1, K2, own_latency_share(t - base))
+                       for li, t in zip(insts, runs)]
+        return combine_loops(base, runs, factors)
 
 
-__all__ = ["TimingModel", "Simulations"]
+_STALL_OWN = (TOTAL_INDEX["stall_dependency"], TOTAL_INDEX["stall_memory"])
+_STALL_ALL = tuple(TOTAL_INDEX["stall_" + s] for s in STALLS)
+
+
+def own_latency_share(delta):
+    """Of the warps' time in a loop's extra iterations (the TOTALS difference of the K2 and K1
+    simulations), the share a warp alone would still take: issuing and waiting for its own
+    operands (dependencies, memory), not for pipes, the issue port or barriers.  1 where the
+    difference holds no warp time."""
+    issued = float(delta[TOTAL_INDEX["issued"]])
+    own = issued + sum(float(delta[i]) for i in _STALL_OWN)
+    total = issued + sum(float(delta[i]) for i in _STALL_ALL)
+    if total <= 0 or own <= 0:
+        return 1.0
+    return min(1.0, own / total)
+
+
+def loop_factor(instances, K1, K2, own_share):
+    """How many times the time of a long loop's iterations K1+1..K2 (the K2 simulation less the
+    K1 one) its iterations past K1 take, averaged over the loop's instances.  An iteration i
+    run by a_i sampled warps takes the window's time per iteration scaled by a_i over the
+    window's mean a, but no less than ``own_share`` of it (a warp's own latency: the few warps
+    left in a data-dependent loop's late iterations are latency-bound, not throughput-bound).
+    Every warp running every iteration (a uniform trip count): (N - K1) / (K2 - K1), as before.
+    An instance without per-iteration warp counts (or none in the window) takes that too."""
+    out = 0.0
+    span = K2 - K1
+    for li in instances:
+        a = li.active
+        mid = a[K1:K2]
+        a_mid = sum(mid) / len(mid) if mid else 0.0
+        if len(a) != li.count or a_mid <= 0:
+            out += (li.count - K1) / span
+            continue
+        out += sum(max(own_share, x / a_mid) for x in a[K1:]) / span
+    return out / len(instances) if instances else 0.0
+
+
+__all__ = ["TimingModel", "Simulations", "loop_factor", "own_latency_share"]

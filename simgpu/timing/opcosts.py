@@ -21,11 +21,14 @@ instruction holds the pipe: the pipe's measured rate over the opcode's, 1 for ne
 The second run (2026-12-07 16:51 UTC, the same card; ``validation/ncu_bottleneck/device_call.sh``)
 measured the most-executed opcodes that were estimates: ISETP.EX, VIADD, BRA/BSSY/BSYNC, UMOV,
 UIADD3 (with ULOP3), ULDC and LDC, and ran the benches under ncu for each pipe's instruction
-count.  ULDC and LDC are not in the table: their benches time *indexed* constant loads
+count.  ULDC and (until the third run) LDC were not in the table: their benches time *indexed* constant loads
 (``ULDC UR, c[0x3][UR]`` in a dependent chain; ``LDC R, c[0x3][R]`` with ~25 different
 addresses a warp, which the ADU replays), while every ULDC/LDC the validation kernels run reads
 a fixed address (``c[0x0][imm]``); the card ran those at up to 0.31 ULDC per SM cycle in a kernel
-they did not bound, 5.6x the bench's 0.055 (docs/timing.md).
+they did not bound, 5.6x the bench's 0.055 (docs/timing.md).  The third run (19:04 UTC,
+``validation/data/opcodes/h100_opcodes3.json``) timed LDC with one address a warp and LDC.64 at
+a fixed address: both at the ADU's 0.5 a cycle per SM, the LDC entry below (ULDC's fixed-address
+form has no bench: ptxas 13.0.88 put the bench's chain on the vector datapath).
 """
 from __future__ import annotations
 
@@ -133,6 +136,12 @@ TABLE = {
     # (0.952 CBU instructions); the step 41.11 cycles, 12.9 more than without them (not split)
     "BSSY": _e("branch", 0.491, None, 1, "bra_bssy"),
     "BSYNC": _e("branch", 0.491, None, 1, "bra_bssy"),
+    # -- third run (19:04 UTC, validation/data/opcodes/h100_opcodes3.json): the fixed-address LDC
+    # LDC with one address a warp (`ldc_warp`: LOP3 -> LDC c[0x3][R] -> IMAD.IADD, 32 warps/SM x 8
+    # chains) 0.499 LDC/clk/SM, and LDC.64 c[0x3][imm] (`ldc64_imm`) 0.492: both the ADU's 0.5 a
+    # cycle (GPU.adu_per_sm_cycle), one ncu ADU count each.  Latency: the step 38.33 cycles less
+    # LOP3 4.0 and IMAD.IADD 4.24 (ldc64_imm's loads leave the chain: no latency of LDC.64 alone)
+    "LDC": _e("adu", 0.499, 30.1, 1, "ldc_warp"),
 }
 
 #: base opcode -> modifiers kept in its cost key (the others do not change the cost)

@@ -98,6 +98,9 @@ class TimingParams:
                     "int": iv(gpu.int_alu_lanes_per_sm), "imad": iv(gpu.int32_lanes_per_sm),
                     "sfu": iv(gpu.sfu_lanes_per_sm), "shfl": iv(gpu.shfl_lanes_per_sm),
                     "lsu": iv(gpu.lsu_lanes_per_sm), "branch": 1.0,
+                    # the ADU (LDC, BAR, S2UR; ncu's sm__inst_executed_pipe_adu): measured 0.5 warp
+                    # instructions per SM cycle on Hopper, 8 cycles an SMSP; unmeasured: the LSU's
+                    "adu": (per / gpu.adu_per_sm_cycle if gpu.adu_per_sm_cycle > 0 else iv(gpu.lsu_lanes_per_sm)),
                     "iadd": iv(gpu.int_alu_lanes_per_sm),     # either integer pipe (sim.SM.warp)
                     "barrier": 1.0, "none": 1.0,      # an issue slot, no pipe (BRA, ULDC, UMOV: ncu counts
                                                       # them in no pipe; validation/ncu_bottleneck)
@@ -113,7 +116,8 @@ class TimingParams:
                    "int": gpu.int_latency_cycles, "imad": gpu.int_latency_cycles, "iadd": gpu.int_latency_cycles,
                    "sfu": gpu.sfu_latency_cycles,
                    "conv": gpu.conv_latency_cycles, "shfl": gpu.shared_latency_cycles,
-                   "lsu": gpu.shared_latency_cycles, "branch": gpu.int_latency_cycles,
+                   "lsu": gpu.shared_latency_cycles, "adu": gpu.shared_latency_cycles,
+                   "branch": gpu.int_latency_cycles,
                    "barrier": 1.0, "uniform": gpu.int_latency_cycles, "none": gpu.int_latency_cycles,
                    "tensor": gpu.wgmma_latency_cycles or gpu.fp32_latency_cycles,
                    "tensor_sync": (max(0.0, gpu.mma_sync_latency_cycles - gpu.mma_sync_16816_cycles)

@@ -46,7 +46,7 @@ _CONV = frozenset("F2F F2I I2F I2I FRND F2IP".split())
 FLOPS = {"FFMA": 2, "FFMA32I": 2, "FADD": 1, "FADD32I": 1, "FMUL": 1, "FMUL32I": 1,
          "DFMA": 2, "DADD": 1, "DMUL": 1, "HFMA2": 4, "HADD2": 2, "HMUL2": 2}
 # sass/opclasses pipe (Nsight Compute's names) -> the simulator's pipe (params.py)
-SIM_PIPE = {"fma": "fp32", "fmaheavy": "imad", "alu": "int", "xu": "sfu", "lsu": "lsu", "adu": "lsu",
+SIM_PIPE = {"fma": "fp32", "fmaheavy": "imad", "alu": "int", "xu": "sfu", "lsu": "lsu", "adu": "adu",
             "cbu": "branch", "uniform": "uniform", "fp64": "fp64", "fp16": "fp32", "tensor": "tensor",
             "tex": "lsu", "none": "none", "unknown": "int"}
 
@@ -95,7 +95,8 @@ def sim_pipe(opcode, cc=(9, 0)):
     IADD3 and MOV on the ALU only, VIADD, IMAD.IADD and IMAD.MOV on the FMA-heavy (IMAD) pipe
     only), not on whichever frees first ("iadd", the IR path's rule for a PTX add whose SASS
     it does not know).  BRA, ULDC and UMOV take an issue slot and no pipe ("none"; BRA as
-    "branch"): ncu counts them in no pipe."""
+    "branch"): ncu counts them in no pipe.  LDC, BAR and S2UR issue to the ADU ("adu", 0.5 a
+    cycle per SM on Hopper: GPU.adu_per_sm_cycle); the barrier's wait is its OpSpec kind's."""
     base = base_opcode(opcode)
     if base in _FP32:
         return "fp32"
@@ -104,7 +105,7 @@ def sim_pipe(opcode, cc=(9, 0)):
     if base == "SHFL":
         return "shfl"
     if base == "BAR":
-        return "barrier"
+        return "adu"            # a block barrier is an ADU instruction (ncu counts BAR there)
     if base == "BRA":
         return "branch"
     return SIM_PIPE.get(pipe_of(opcode, cc), "int")

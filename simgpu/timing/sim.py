@@ -36,7 +36,7 @@ INLINE_CLOCK = hasattr(simpy.Environment(), "_queue") and hasattr(simpy.Environm
 
 STALLS = ("memory", "dependency", "barrier", "pipe", "not_selected")
 STALL_MEMORY, STALL_DEPENDENCY, STALL_BARRIER, STALL_PIPE, STALL_NOT_SELECTED = range(len(STALLS))
-REPORTED_PIPES = ("fp32", "fp64", "int", "imad", "sfu", "conv", "shfl")
+REPORTED_PIPES = ("fp32", "fp64", "int", "imad", "sfu", "conv", "shfl", "adu")
 
 # where a global request is served (and, for a hit on data in flight, whose latency it pays)
 LEVEL_L1, LEVEL_L2, LEVEL_DRAM = range(3)

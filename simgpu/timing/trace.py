@@ -54,10 +54,15 @@ class Entry:
 
 
 class LoopInstance:
-    __slots__ = ("node_id", "count", "truncated", "group")
+    """One instance of a loop (a new one each time its parent loop moves on): its iterations
+    over the sampled warps (``count``: head records), and per iteration how many sampled warps
+    ran it (``active``; a data-dependent trip count leaves fewer warps in its late iterations:
+    model.loop_factor extrapolates with them)."""
+    __slots__ = ("node_id", "count", "truncated", "group", "active")
 
     def __init__(self, node_id, group):
         self.node_id, self.count, self.truncated, self.group = node_id, 0, False, group
+        self.active = []
 
 
 class GroupTrace:
@@ -179,11 +184,14 @@ class TraceRecorder(Observer):
     def _record(self, ev, op, acts):
         code = self.code
         n = getattr(op, "n", 1) or 1            # PtxOp: its SASS instructions; an IR op: one
+        warps = 0
         for (g, *_), act in zip(self.views, acts):
-            g.work += n * np.count_nonzero(act)  # counted before loops are cut (sampling.py)
+            k = np.count_nonzero(act)
+            g.work += n * k                      # counted before loops are cut (sampling.py)
+            warps += k
         pos = code.where(ev)
         if pos in code.heads:
-            self._iteration(pos)
+            self._iteration(pos, warps)
         if self.skip is not None:
             if code.inside(pos, self.skip):
                 return
@@ -226,9 +234,9 @@ class TraceRecorder(Observer):
         return acts, any(a.any() for a in acts)
 
     # -- loops ----------------------------------------------------------------------------
-    def _iteration(self, head):
-        """One more iteration of the loop at `head` (a new instance when its parent loop
-        moved on since the last one)."""
+    def _iteration(self, head, warps=0):
+        """One more iteration of the loop at `head`, run by `warps` sampled warps (a new
+        instance when its parent loop moved on since the last one)."""
         outer = self.code.loops_at[head][:-1]
         parent = self.last_serial.get(outer[-1], 0) if outer else 0
         self.serial += 1
@@ -240,6 +248,7 @@ class TraceRecorder(Observer):
             st = self.loop_state[head] = (parent, inst)
         inst = st[1]
         inst.count += 1
+        inst.active.append(warps)
         self.last_serial[head] = self.serial
         if self.max_iterations is not None and inst.count > self.max_iterations:
             inst.truncated = True

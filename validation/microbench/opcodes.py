@@ -125,6 +125,27 @@ BENCHES = {
     # them on the vector datapath instead, so ULDC's fixed-address form is still unmeasured)
     "ldc64_imm": ("u32", "u32", "LDC.64", "ld.const.u32 {t}, [cbuf+{o}];\n  add.u32 {x}, {x}, {t};",
                   {"uniform": True, "match": r"LDC\.64", "expect": 0.5, "lat_chains": 2, "const_words": 128}),
+    # session 33: is the ADU one unit of the SM (0.5 a cycle shared by its 4 SMSPs) or one per
+    # SMSP (0.125 each)?  The benches above ran 32 warps on every SMSP, where both read 0.5 per SM.
+    # Here one warp per SM (one block of 32 threads: every instruction on one SMSP), 16 chains:
+    # an SM-wide ADU lets it reach its issue bound (ldc_warp_1w: LOP3 + LDC + IMAD.IADD a step,
+    # <= 0.33 LDC a cycle; ldc64_imm_1w: LDC.64 + IADD3, <= 0.5), a per-SMSP one holds both at
+    # 0.125.  imad_lo_1w is the control: one warp reaches the IMAD pipe's 0.5 a cycle per SMSP
+    "ldc_warp_1w": ("u32", "u32", "LDC", "and.b32 {t}, {x}, 508;\n  cvt.u64.u32 %w, {t};\n  add.u64 %w, %w, %cb;\n"
+                    "  ld.const.u32 {t}, [%w];\n  add.u32 {x}, {x}, {t};",
+                    {"match": r"LDC", "expect": 1, "const_words": 128, "warp_seed": True,
+                     "thr_chains": 16, "thr_threads": 32, "thr_blocks_per_sm": 1, "thr_steps": 8}),
+    "ldc64_imm_1w": ("u32", "u32", "LDC.64", "ld.const.u32 {t}, [cbuf+{o}];\n  add.u32 {x}, {x}, {t};",
+                     {"uniform": True, "match": r"LDC\.64", "expect": 0.5, "lat_chains": 2, "const_words": 128,
+                      "thr_threads": 32, "thr_blocks_per_sm": 1}),
+    # uldc64_imm: ldc64_imm with 16 chains: ptxas 13.0.88 then keeps the chains on the uniform
+    # datapath (ULDC.64 c[0x3][imm] -> UIADD3; checked here): ULDC's fixed-address form, the one
+    # the kernels run, 32 warps per SM (the model: an issue slot, no pipe; ncu counts none)
+    "uldc64_imm": ("u32", "u32", "ULDC.64", "ld.const.u32 {t}, [cbuf+{o}];\n  add.u32 {x}, {x}, {t};",
+                   {"uniform": True, "match": r"ULDC(\.64)?", "expect": 0.4, "lat_chains": 16, "const_words": 256,
+                    "thr_chains": 16, "thr_steps": 8}),
+    "imad_lo_1w": ("u32", None, "IMAD", "mad.lo.u32 {x}, {x}, {a}, {b};",
+                   {"thr_chains": 16, "thr_threads": 32, "thr_blocks_per_sm": 1}),
     # fchk: two fp32 divisions (div.rn.f32) per step, x -> b/x -> b/(b/x), so x stays where it
     # started and the slow path never runs: MUFU.RCP, FFMAs, FCHK and a branch around the
     # slow-path CALL each; for FCHK's pipe (the holdout's layernorm puts it on the XU, the table
@@ -186,7 +207,9 @@ def bench_opts(name):
     "const_words" (the size of ``cbuf``), "thr_steps" (steps per chain in the throughput
     kernel, default R_THR: fewer keeps a long loop body inside the instruction cache),
     "warp_seed" (chains start from the warp's index, not the thread's: values the same in a
-    warp that ptxas does not know to be uniform)."""
+    warp that ptxas does not know to be uniform), "thr_chains" / "thr_threads" /
+    "thr_blocks_per_sm" (the throughput kernel's chains, threads a block and blocks per SM,
+    default U_THR, 256 and 4: one warp per SM puts all the work on one SMSP)."""
     b = BENCHES[name]
     return b[4] if len(b) > 4 else {}
 
@@ -334,7 +357,7 @@ def check(only=None):
             key = bench[2]
             if only and not re.search(only, name):
                 continue
-            for mode, (u, r) in (("thr", (U_THR, bench_opts(name).get("thr_steps", R_THR))),
+            for mode, (u, r) in (("thr", (bench_opts(name).get("thr_chains", U_THR), bench_opts(name).get("thr_steps", R_THR))),
                                  ("lat", (bench_opts(name).get("lat_chains", 1), R_LAT))):
                 _, sass = assemble(make_ptx(name, u, r), ptxas, nvdisasm, d, f"{name}_{mode}")
                 ops = loop_opcodes(sass)
@@ -381,7 +404,9 @@ def run(out, only=None, reps=3):
         if only and not re.search(only, name):
             continue
         rec = res["benches"][name] = {"opcode": key, "step_ptx": BENCHES[name][3]}
-        for mode, (u, r, blocks, threads, n) in (("thr", (U_THR, bench_opts(name).get("thr_steps", R_THR), 4 * sms, 256,
+        o = bench_opts(name)
+        for mode, (u, r, blocks, threads, n) in (("thr", (o.get("thr_chains", U_THR), o.get("thr_steps", R_THR),
+                                                          o.get("thr_blocks_per_sm", 4) * sms, o.get("thr_threads", 256),
                                                           n_thr)),
                                                  ("lat", (bench_opts(name).get("lat_chains", 1), R_LAT, 1, 32,
                                                           n_lat))):

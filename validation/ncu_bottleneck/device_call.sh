@@ -11,6 +11,9 @@
 # BNECK=0 skips step 1; ONLY=REGEX picks the benches (default: the second run's set). The third
 # run, the one-address and fixed-address constant loads (about 60 s on the card):
 #   BNECK=0 ONLY='^(ldc_warp|ldc64_imm|ldc|imad_lo|ffma)$' bash validation/ncu_bottleneck/device_call.sh 90
+# The fourth (session 33): is the ADU one unit of the SM or one per SMSP (one warp per SM), and
+# ULDC.64's fixed-address rate (about 60 s):
+#   BNECK=0 ONLY='^(ldc_warp_1w|ldc64_imm_1w|imad_lo_1w|uldc64_imm|ldc_warp|imad_lo)$' bash validation/ncu_bottleneck/device_call.sh 90
 set -u
 export PYTHONUNBUFFERED=1 PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
