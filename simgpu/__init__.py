@@ -15,6 +15,9 @@ benchmarks/bench_import.py measures it.
 import importlib
 
 from . import patches, settings  # noqa: F401  (numpy only; import changes nothing outside simgpu)
+from . import jitcache as _jitcache
+
+_jitcache.check()     # numba cache files of changed sources removed (stale inlined code crashes)
 
 __version__ = "0.1.0"
 

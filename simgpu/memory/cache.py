@@ -354,7 +354,9 @@ def l2_access(l2, l2r, line, m, buf, k, op, slot, stamp, sets, inv, ways, gran, 
         if op == 2:
             d |= m
             wr = slot
-    l2r[row, w, META] = v | (d << 16) | (p << 32) | (min(wr, FLUSH_WRITER - 1) << 48)
+    if wr != FLUSH_WRITER:                              # a read keeps a pre-launch writer
+        wr = min(wr, FLUSH_WRITER - 1)
+    l2r[row, w, META] = v | (d << 16) | (p << 32) | (wr << 48)
     if dcap > 0 and d and not (meta >> 16) & _M16:
         _eager_write_back(l2, l2r, row, w, ways, set_dirty_cap(dcap, row, sets), cnt, gran, spl, sb, slot)
     return hits, dram, pend, busy
