@@ -427,3 +427,32 @@ def test_abs_neg_nan():
         assert got == (0xBF807FFF if op == "neg" else 0x3F807FFF)
         n64 = np.array([0xFFF0000000000123], np.uint64).view(np.float64)
         assert int(lookup(op, (), ("f64",))(n64).view(np.uint64)[0]) == 0xFFF8000000000123
+
+
+def test_f32_fma_compiled_lanes_as_numpy():
+    """fma.rn.f32 over a step's lanes (contiguous float32 arrays: sem_fp's compiled pass)
+    gives the bits of the same operands in other forms (a strided view, read-only copies:
+    the numpy path), on random bits, specials, and exact sums that take the exact path."""
+    from simgpu.ptx import sem_fp
+    rng = np.random.default_rng(26)
+    n = 4096
+    cols = [rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
+    sp = np.array(specials("f32"), dtype=np.uint32)
+    for c in cols:
+        c[: 3 * len(sp)] = np.resize(sp, 3 * len(sp))
+        rng.shuffle(sp)
+    x = np.float32(1.5).view(np.uint32)
+    cols[0][-64:], cols[1][-64:], cols[2][-64:] = x, x, np.float32(-2.25).view(np.uint32)   # exact sum 0
+    args = [c.view(np.float32) for c in cols]
+    assert sem_fp._lane_arrays(*args)
+    fn = lookup("fma", ("rn",), ("f32",))
+    got = np.asarray(fn(*args)).view(np.uint32)
+    slow = []
+    for a in args:
+        v = np.repeat(a, 2)[::2]                   # a strided view: not the compiled form
+        assert not sem_fp._lane_arrays(v, v, v)
+        slow.append(v)
+    want = np.asarray(fn(*slow)).view(np.uint32)
+    assert got.tolist() == want.tolist()
+    for i in (0, 1, 2, 5, 40, n - 1):
+        assert int(got[i]) == ref_arith("f32", "fma", [int(c[i]) for c in cols], "rn", False, False)

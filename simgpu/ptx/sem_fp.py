@@ -365,8 +365,13 @@ def f32_rn(op, args):
         r = np.asarray(a * b)
     else:
         c = np.asarray(args[2], np.float32)
-        s = np.asarray(a.astype(np.float64) * b + c)
-        r = s.astype(np.float32)
+        if _lane_arrays(a, b, c):               # the same values, in one compiled pass
+            r, s, suspect_any = _fma_f32_kernel()(a, b, c)
+            if not suspect_any:
+                return r
+        else:
+            s = np.asarray(a.astype(np.float64) * b + c)
+            r = s.astype(np.float32)
         # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
         # bits; made NaNs are the default pattern): the exact path canonicalises them
         suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
@@ -379,6 +384,47 @@ def f32_rn(op, args):
         return r
     nan = np.isnan(r)
     return canon_nan(FMT["f32"], r) if nan.any() else r
+
+
+def _lane_arrays(*xs):
+    """Whether f32_rn's compiled fma takes these operands: writable, contiguous 1-d float32
+    arrays of one length (the lanes of a step; other forms go the numpy way)."""
+    n = xs[0].shape
+    return all(x.ndim == 1 and x.shape == n and x.dtype == np.float32 and x.flags.c_contiguous
+               and x.flags.writeable for x in xs)
+
+
+_FMA_F32 = None
+
+
+def _fma_f32_kernel():
+    """The numba-compiled fma of f32_rn (compiled on first use, cached on disk)."""
+    global _FMA_F32
+    if _FMA_F32 is None:
+        from numba import njit
+        _FMA_F32 = njit(cache=True)(_fma_f32_lanes)
+    return _FMA_F32
+
+
+def _fma_f32_lanes(a, b, c):
+    """(float32 result, float64 sum, whether a sum has its 28 low mantissa bits zero) of
+    a * b + c per lane as f32_rn computes them: the float64 product is exact (24 + 24 bits),
+    so the sum is the one rounding of float64 arithmetic whether or not LLVM fuses it, and
+    the float32 value is that sum's rounding."""
+    n = a.shape[0]
+    s = np.empty(n, np.float64)
+    r = np.empty(n, np.float32)
+    for i in range(n):
+        x = np.float64(a[i]) * np.float64(b[i]) + np.float64(c[i])
+        s[i] = x
+        r[i] = np.float32(x)
+    bits = s.view(np.uint64)
+    low = np.uint64(0x0FFFFFFF)
+    zero = np.uint64(0)
+    for i in range(n):
+        if bits[i] & low == zero:
+            return r, s, True
+    return r, s, False
 
 
 def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False, exact=False):
