@@ -456,3 +456,33 @@ def test_f32_fma_compiled_lanes_as_numpy():
     assert got.tolist() == want.tolist()
     for i in (0, 1, 2, 5, 40, n - 1):
         assert int(got[i]) == ref_arith("f32", "fma", [int(c[i]) for c in cols], "rn", False, False)
+
+
+def test_f64_fma_compiled_lanes_as_numpy():
+    """fma.rn.f64 over a step's lanes (contiguous float64 arrays: llvm.fma in jitexec) gives
+    the bits of sem_fp's numpy emulation (fma_rn_f64) on random bits, specials (a non-finite
+    operand sends the step the numpy way), subnormals, extreme exponents and cancellations."""
+    from simgpu.ptx import sem_fp
+    rng = np.random.default_rng(26)
+    n = 4096
+    cols = [rng.integers(0, 1 << 64, n, dtype=np.uint64) for _ in range(3)]
+    cols[2][:1024] = (cols[0][:1024] ^ np.uint64(1 << 63))          # c near -a: cancellations
+    cols[1][:1024] = np.float64(1.0).view(np.uint64)
+    sp = np.array(specials("f64"), dtype=np.uint64)
+    fin = [int(x) for x in sp if np.isfinite(np.uint64(x).view(np.float64))]
+    for c in cols:
+        c[1024:1024 + 3 * len(fin)] = np.resize(np.array(fin, np.uint64), 3 * len(fin))
+        rng.shuffle(fin)
+    args = [c.view(np.float64) for c in cols]
+    ok = np.isfinite(args[0]) & np.isfinite(args[1]) & np.isfinite(args[2])
+    finite = [a[ok].copy() for a in args]
+    assert sem_fp._lane_arrays(*finite)
+    fn = lookup("fma", ("rn",), ("f64",))
+    got = np.asarray(fn(*finite)).view(np.uint64)
+    with np.errstate(all="ignore"):                         # (the emulation's overflowing steps)
+        want = np.asarray(sem_fp.fma_rn_f64(*finite)).view(np.uint64)
+        mixed = np.asarray(fn(*args)).view(np.uint64)        # specials too: the numpy path
+    assert got.tolist() == want.tolist()
+    assert mixed[ok].tolist() == want.tolist()
+    for i in (0, 1, 1024, 1030, len(got) - 1):
+        assert int(got[i]) == ref_arith("f64", "fma", [int(f.view(np.uint64)[i]) for f in finite], "rn", False, False)

@@ -38,6 +38,21 @@ def _fma(typingctx, a, b, c):
     return sig, codegen
 
 
+@numba.njit(cache=True)
+def fma_f64_lanes(a, b, c):
+    """(llvm.fma of each lane of the float64 arrays a, b, c, whether every operand was finite):
+    sem_fp.f64_arith's fma.rn for a step's lanes; it stops at the first non-finite operand
+    (those take the numpy path, which also handles NaN payloads and infinities)."""
+    n = a.shape[0]
+    r = np.empty(n, np.float64)
+    for i in range(n):
+        x, y, z = a[i], b[i], c[i]
+        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
+            return r, False
+        r[i] = _fma(x, y, z)
+    return r, True
+
+
 def _make_load(bits):
     @intrinsic
     def load(typingctx, addr):

@@ -325,6 +325,11 @@ def f64_arith(op, mode, args, nan_order=None):
     elif op == "sqrt":
         res = np.sqrt(a)
     else:
+        if mode == RN and _lane_arrays(*args):
+            from .jitexec import fma_f64_lanes      # numba: loaded on first use
+            r, finite = fma_f64_lanes(*args)
+            if finite:          # one IEEE rounding, as fma_rn_f64's; finite operands: no NaN
+                return r
         res = fma_rn_f64(*args)
     if mode != RN:
         fin = np.logical_and.reduce([np.isfinite(v) for v in args])
@@ -387,11 +392,11 @@ def f32_rn(op, args):
 
 
 def _lane_arrays(*xs):
-    """Whether f32_rn's compiled fma takes these operands: writable, contiguous 1-d float32
-    arrays of one length (the lanes of a step; other forms go the numpy way)."""
-    n = xs[0].shape
-    return all(x.ndim == 1 and x.shape == n and x.dtype == np.float32 and x.flags.c_contiguous
-               and x.flags.writeable for x in xs)
+    """Whether a compiled fma takes these operands: writable, contiguous 1-d arrays of one
+    length and one float type (the lanes of a step; other forms go the numpy way)."""
+    n, t = xs[0].shape, xs[0].dtype
+    return t in (np.float32, np.float64) and all(
+        x.ndim == 1 and x.shape == n and x.dtype == t and x.flags.c_contiguous and x.flags.writeable for x in xs)
 
 
 _FMA_F32 = None
