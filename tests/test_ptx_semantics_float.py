@@ -444,16 +444,24 @@ def test_f32_fma_compiled_lanes_as_numpy():
     x = np.float32(1.5).view(np.uint32)
     cols[0][-64:], cols[1][-64:], cols[2][-64:] = x, x, np.float32(-2.25).view(np.uint32)   # exact sum 0
     args = [c.view(np.float32) for c in cols]
-    assert sem_fp._lane_arrays(*args)
+    assert sem_fp._fma_operands(args, np.float32) is not None
     fn = lookup("fma", ("rn",), ("f32",))
     got = np.asarray(fn(*args)).view(np.uint32)
     slow = []
     for a in args:
         v = np.repeat(a, 2)[::2]                   # a strided view: not the compiled form
-        assert not sem_fp._lane_arrays(v, v, v)
+        assert sem_fp._fma_operands((v, v, v), np.float32) is None
         slow.append(v)
     want = np.asarray(fn(*slow)).view(np.uint32)
     assert got.tolist() == want.tolist()
+    for u in (0, 5, n - 1):                        # uniform operands (immediates): compiled too
+        for j in range(3):
+            one = list(args)
+            one[j] = args[j][u]
+            s1 = list(slow)
+            s1[j] = np.full(n, args[j][u])[::1].repeat(2)[::2]
+            g = np.asarray(fn(*one)).view(np.uint32)
+            assert g.tolist() == np.asarray(fn(*s1)).view(np.uint32).tolist()
     for i in (0, 1, 2, 5, 40, n - 1):
         assert int(got[i]) == ref_arith("f32", "fma", [int(c[i]) for c in cols], "rn", False, False)
 
@@ -476,7 +484,7 @@ def test_f64_fma_compiled_lanes_as_numpy():
     args = [c.view(np.float64) for c in cols]
     ok = np.isfinite(args[0]) & np.isfinite(args[1]) & np.isfinite(args[2])
     finite = [a[ok].copy() for a in args]
-    assert sem_fp._lane_arrays(*finite)
+    assert sem_fp._fma_operands(finite, np.float64) is not None
     fn = lookup("fma", ("rn",), ("f64",))
     got = np.asarray(fn(*finite)).view(np.uint64)
     with np.errstate(all="ignore"):                         # (the emulation's overflowing steps)
@@ -486,3 +494,10 @@ def test_f64_fma_compiled_lanes_as_numpy():
     assert mixed[ok].tolist() == want.tolist()
     for i in (0, 1, 1024, 1030, len(got) - 1):
         assert int(got[i]) == ref_arith("f64", "fma", [int(f.view(np.uint64)[i]) for f in finite], "rn", False, False)
+    for u in (0, 1030):                            # uniform operands (immediates): compiled too
+        for j in range(3):
+            one = list(finite)
+            one[j] = np.float64(finite[j][u])
+            with np.errstate(all="ignore"):
+                w = np.asarray(sem_fp.fma_rn_f64(*one)).view(np.uint64)
+            assert np.asarray(fn(*one)).view(np.uint64).tolist() == w.tolist()

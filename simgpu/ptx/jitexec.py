@@ -39,18 +39,41 @@ def _fma(typingctx, a, b, c):
 
 
 @numba.njit(cache=True)
-def fma_f64_lanes(a, b, c):
-    """(llvm.fma of each lane of the float64 arrays a, b, c, whether every operand was finite):
-    sem_fp.f64_arith's fma.rn for a step's lanes; it stops at the first non-finite operand
-    (those take the numpy path, which also handles NaN payloads and infinities)."""
-    n = a.shape[0]
+def fma_f64_lanes(a, b, c, n):
+    """(llvm.fma per lane of n, whether every operand was finite): sem_fp.f64_arith's fma.rn
+    over a step's lanes (a, b, c: n elements, or one for a uniform operand).  It stops at the
+    first non-finite operand (the step then takes the numpy path, which also handles NaN
+    payloads and infinities)."""
+    sa, sb, sc = int(a.shape[0] > 1), int(b.shape[0] > 1), int(c.shape[0] > 1)
     r = np.empty(n, np.float64)
     for i in range(n):
-        x, y, z = a[i], b[i], c[i]
+        x, y, z = a[i * sa], b[i * sb], c[i * sc]
         if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
             return r, False
         r[i] = _fma(x, y, z)
     return r, True
+
+
+@numba.njit(cache=True)
+def fma_f32_lanes(a, b, c, n):
+    """(float32 result, float64 sum, whether a sum has its 28 low mantissa bits zero) of
+    a * b + c per lane as sem_fp.f32_rn computes them (operands as fma_f64_lanes'): the float64
+    product is exact (24 + 24 bits), so the sum is the one rounding of float64 arithmetic
+    whether or not LLVM fuses it, and the float32 value is that sum's rounding."""
+    sa, sb, sc = int(a.shape[0] > 1), int(b.shape[0] > 1), int(c.shape[0] > 1)
+    s = np.empty(n, np.float64)
+    r = np.empty(n, np.float32)
+    for i in range(n):
+        x = np.float64(a[i * sa]) * np.float64(b[i * sb]) + np.float64(c[i * sc])
+        s[i] = x
+        r[i] = np.float32(x)
+    bits = s.view(np.uint64)
+    low = np.uint64(0x0FFFFFFF)
+    zero = np.uint64(0)
+    for i in range(n):
+        if bits[i] & low == zero:
+            return r, s, True
+    return r, s, False
 
 
 def _make_load(bits):

@@ -312,6 +312,13 @@ def _sqrt_directed(a, mode):
 def f64_arith(op, mode, args, nan_order=None):
     """add/sub/mul/div/sqrt/fma on float64 with rounding ``mode``.  A NaN operand is returned quieted
     (``F64_NAN_ORDER`` picks which, or ``nan_order``); a NaN from non-NaN operands is ``F64_NAN``."""
+    if op == "fma" and mode == RN:
+        ops = _fma_operands(args, np.float64)
+        if ops is not None:
+            from .jitexec import fma_f64_lanes      # numba: loaded on first use
+            r, finite = fma_f64_lanes(*ops)
+            if finite:          # one IEEE rounding, as fma_rn_f64's; finite operands: no NaN
+                return r
     args = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in args))
     a = args[0]
     if op == "add":
@@ -325,11 +332,6 @@ def f64_arith(op, mode, args, nan_order=None):
     elif op == "sqrt":
         res = np.sqrt(a)
     else:
-        if mode == RN and _lane_arrays(*args):
-            from .jitexec import fma_f64_lanes      # numba: loaded on first use
-            r, finite = fma_f64_lanes(*args)
-            if finite:          # one IEEE rounding, as fma_rn_f64's; finite operands: no NaN
-                return r
         res = fma_rn_f64(*args)
     if mode != RN:
         fin = np.logical_and.reduce([np.isfinite(v) for v in args])
@@ -370,8 +372,10 @@ def f32_rn(op, args):
         r = np.asarray(a * b)
     else:
         c = np.asarray(args[2], np.float32)
-        if _lane_arrays(a, b, c):               # the same values, in one compiled pass
-            r, s, suspect_any = _fma_f32_kernel()(a, b, c)
+        ops = _fma_operands((a, b, c), np.float32)
+        if ops is not None:                     # the same values, in one compiled pass
+            from .jitexec import fma_f32_lanes      # numba: loaded on first use
+            r, s, suspect_any = fma_f32_lanes(*ops)
             if not suspect_any:
                 return r
         else:
@@ -391,45 +395,26 @@ def f32_rn(op, args):
     return canon_nan(FMT["f32"], r) if nan.any() else r
 
 
-def _lane_arrays(*xs):
-    """Whether a compiled fma takes these operands: writable, contiguous 1-d arrays of one
-    length and one float type (the lanes of a step; other forms go the numpy way)."""
-    n, t = xs[0].shape, xs[0].dtype
-    return t in (np.float32, np.float64) and all(
-        x.ndim == 1 and x.shape == n and x.dtype == t and x.flags.c_contiguous and x.flags.writeable for x in xs)
-
-
-_FMA_F32 = None
-
-
-def _fma_f32_kernel():
-    """The numba-compiled fma of f32_rn (compiled on first use, cached on disk)."""
-    global _FMA_F32
-    if _FMA_F32 is None:
-        from numba import njit
-        _FMA_F32 = njit(cache=True)(_fma_f32_lanes)
-    return _FMA_F32
-
-
-def _fma_f32_lanes(a, b, c):
-    """(float32 result, float64 sum, whether a sum has its 28 low mantissa bits zero) of
-    a * b + c per lane as f32_rn computes them: the float64 product is exact (24 + 24 bits),
-    so the sum is the one rounding of float64 arithmetic whether or not LLVM fuses it, and
-    the float32 value is that sum's rounding."""
-    n = a.shape[0]
-    s = np.empty(n, np.float64)
-    r = np.empty(n, np.float32)
-    for i in range(n):
-        x = np.float64(a[i]) * np.float64(b[i]) + np.float64(c[i])
-        s[i] = x
-        r[i] = np.float32(x)
-    bits = s.view(np.uint64)
-    low = np.uint64(0x0FFFFFFF)
-    zero = np.uint64(0)
-    for i in range(n):
-        if bits[i] & low == zero:
-            return r, s, True
-    return r, s, False
+def _fma_operands(args, dtype):
+    """(a, b, c, n) for jitexec's compiled fma of a step's lanes: each operand a writable,
+    contiguous 1-d `dtype` array of n elements, or of one (a uniform operand: an immediate, a
+    scalar register), n > 1 from at least one; None for any other form (the numpy way)."""
+    out, n = [], None
+    for v in args:
+        x = np.asarray(v, dtype)
+        if x.ndim == 0:
+            out.append(np.full(1, x, dtype))
+            continue
+        if x.ndim != 1 or not x.flags.c_contiguous or not x.flags.writeable:
+            return None
+        if len(x) != 1:
+            if n is not None and len(x) != n:
+                return None
+            n = len(x)
+        out.append(x)
+    if n is None:
+        return None
+    return out[0], out[1], out[2], n
 
 
 def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False, exact=False):
