@@ -443,6 +443,15 @@ def test_f32_fma_compiled_lanes_as_numpy():
         rng.shuffle(sp)
     x = np.float32(1.5).view(np.uint32)
     cols[0][-64:], cols[1][-64:], cols[2][-64:] = x, x, np.float32(-2.25).view(np.uint32)   # exact sum 0
+    # 3 * (5592407 * 2**-25) = 0.5 + 5 * 2**-25 exactly: a float32 rounding midpoint; c = +-2**-60
+    # makes the float64 sum inexact on that midpoint (double rounding would go wrong), c = 0 or an
+    # exact 2**-24 keeps it exact
+    tie = [np.float32(3.0), np.float32(5592407 * 2.0 ** -25)]
+    for j, cv in enumerate((2.0 ** -60, -2.0 ** -60, 0.0, 2.0 ** -24, -2.0 ** -24)):
+        lo = n - 128 + 8 * j
+        cols[0][lo:lo + 8] = tie[0].view(np.uint32)
+        cols[1][lo:lo + 8] = tie[1].view(np.uint32)
+        cols[2][lo:lo + 8] = np.float32(cv).view(np.uint32)
     args = [c.view(np.float32) for c in cols]
     assert sem_fp._fma_operands(args, np.float32) is not None
     fn = lookup("fma", ("rn",), ("f32",))
@@ -462,7 +471,7 @@ def test_f32_fma_compiled_lanes_as_numpy():
             s1[j] = np.full(n, args[j][u])[::1].repeat(2)[::2]
             g = np.asarray(fn(*one)).view(np.uint32)
             assert g.tolist() == np.asarray(fn(*s1)).view(np.uint32).tolist()
-    for i in (0, 1, 2, 5, 40, n - 1):
+    for i in [0, 1, 2, 5, 40, n - 1] + list(range(n - 128, n - 88, 8)):
         assert int(got[i]) == ref_arith("f32", "fma", [int(c[i]) for c in cols], "rn", False, False)
 
 

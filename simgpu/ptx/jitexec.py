@@ -56,10 +56,13 @@ def fma_f64_lanes(a, b, c, n):
 
 @numba.njit(cache=True)
 def fma_f32_lanes(a, b, c, n):
-    """(float32 result, float64 sum, whether a sum has its 28 low mantissa bits zero) of
-    a * b + c per lane as sem_fp.f32_rn computes them (operands as fma_f64_lanes'): the float64
-    product is exact (24 + 24 bits), so the sum is the one rounding of float64 arithmetic
-    whether or not LLVM fuses it, and the float32 value is that sum's rounding."""
+    """(float32 result, which lanes need the exact path, whether any does) of a * b + c per
+    lane as sem_fp.f32_rn computes them (operands as fma_f64_lanes'): the float64 product is
+    exact (24 + 24 bits, no overflow or underflow), so the float64 sum is one rounding whether or
+    not LLVM fuses it.  Its float32 rounding is the correctly rounded fma unless the sum was
+    inexact and landed on a float32 rounding midpoint (every such sum has its 28 low mantissa
+    bits zero): a lane needs the exact path when its sum has those bits zero and was inexact
+    (TwoSum's error term non-zero) or is not finite (NaN: the error term is NaN)."""
     sa, sb, sc = int(a.shape[0] > 1), int(b.shape[0] > 1), int(c.shape[0] > 1)
     s = np.empty(n, np.float64)
     r = np.empty(n, np.float32)
@@ -70,10 +73,19 @@ def fma_f32_lanes(a, b, c, n):
     bits = s.view(np.uint64)
     low = np.uint64(0x0FFFFFFF)
     zero = np.uint64(0)
+    sus = np.zeros(n, np.bool_)
+    found = False
     for i in range(n):
         if bits[i] & low == zero:
-            return r, s, True
-    return r, s, False
+            p = np.float64(a[i * sa]) * np.float64(b[i * sb])
+            z = np.float64(c[i * sc])
+            x = s[i]
+            bb = x - p                                  # TwoSum (Knuth): x + err == p + z exactly
+            err = (p - (x - bb)) + (z - bb)
+            if err != 0.0 or not np.isfinite(x):
+                sus[i] = True
+                found = True
+    return r, sus, found
 
 
 def _make_load(bits):

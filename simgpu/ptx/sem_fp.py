@@ -375,15 +375,15 @@ def f32_rn(op, args):
         ops = _fma_operands((a, b, c), np.float32)
         if ops is not None:                     # the same values, in one compiled pass
             from .jitexec import fma_f32_lanes      # numba: loaded on first use
-            r, s, suspect_any = fma_f32_lanes(*ops)
+            r, suspect, suspect_any = fma_f32_lanes(*ops)   # (exact sums are no suspects there)
             if not suspect_any:
                 return r
         else:
             s = np.asarray(a.astype(np.float64) * b + c)
             r = s.astype(np.float32)
-        # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
-        # bits; made NaNs are the default pattern): the exact path canonicalises them
-        suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
+            # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
+            # bits; made NaNs are the default pattern): the exact path canonicalises them
+            suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
         if suspect.any():
             if r.ndim == 0:
                 return small_arith(FMT["f32"], op, RN, (a, b, c), exact=True)
