@@ -427,3 +427,86 @@ def test_abs_neg_nan():
         assert got == (0xBF807FFF if op == "neg" else 0x3F807FFF)
         n64 = np.array([0xFFF0000000000123], np.uint64).view(np.float64)
         assert int(lookup(op, (), ("f64",))(n64).view(np.uint64)[0]) == 0xFFF8000000000123
+
+
+def test_f32_fma_compiled_lanes_as_numpy():
+    """fma.rn.f32 over a step's lanes (contiguous float32 arrays: sem_fp's compiled pass)
+    gives the bits of the same operands in other forms (a strided view, read-only copies:
+    the numpy path), on random bits, specials, and exact sums that take the exact path."""
+    from simgpu.ptx import sem_fp
+    rng = np.random.default_rng(26)
+    n = 4096
+    cols = [rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
+    sp = np.array(specials("f32"), dtype=np.uint32)
+    for c in cols:
+        c[: 3 * len(sp)] = np.resize(sp, 3 * len(sp))
+        rng.shuffle(sp)
+    x = np.float32(1.5).view(np.uint32)
+    cols[0][-64:], cols[1][-64:], cols[2][-64:] = x, x, np.float32(-2.25).view(np.uint32)   # exact sum 0
+    # 3 * (5592407 * 2**-25) = 0.5 + 5 * 2**-25 exactly: a float32 rounding midpoint; c = +-2**-60
+    # makes the float64 sum inexact on that midpoint (double rounding would go wrong), c = 0 or an
+    # exact 2**-24 keeps it exact
+    tie = [np.float32(3.0), np.float32(5592407 * 2.0 ** -25)]
+    for j, cv in enumerate((2.0 ** -60, -2.0 ** -60, 0.0, 2.0 ** -24, -2.0 ** -24)):
+        lo = n - 128 + 8 * j
+        cols[0][lo:lo + 8] = tie[0].view(np.uint32)
+        cols[1][lo:lo + 8] = tie[1].view(np.uint32)
+        cols[2][lo:lo + 8] = np.float32(cv).view(np.uint32)
+    args = [c.view(np.float32) for c in cols]
+    assert sem_fp._fma_operands(args, np.float32) is not None
+    fn = lookup("fma", ("rn",), ("f32",))
+    got = np.asarray(fn(*args)).view(np.uint32)
+    slow = []
+    for a in args:
+        v = np.repeat(a, 2)[::2]                   # a strided view: not the compiled form
+        assert sem_fp._fma_operands((v, v, v), np.float32) is None
+        slow.append(v)
+    want = np.asarray(fn(*slow)).view(np.uint32)
+    assert got.tolist() == want.tolist()
+    for u in (0, 5, n - 1):                        # uniform operands (immediates): compiled too
+        for j in range(3):
+            one = list(args)
+            one[j] = args[j][u]
+            s1 = list(slow)
+            s1[j] = np.full(n, args[j][u])[::1].repeat(2)[::2]
+            g = np.asarray(fn(*one)).view(np.uint32)
+            assert g.tolist() == np.asarray(fn(*s1)).view(np.uint32).tolist()
+    for i in [0, 1, 2, 5, 40, n - 1] + list(range(n - 128, n - 88, 8)):
+        assert int(got[i]) == ref_arith("f32", "fma", [int(c[i]) for c in cols], "rn", False, False)
+
+
+def test_f64_fma_compiled_lanes_as_numpy():
+    """fma.rn.f64 over a step's lanes (contiguous float64 arrays: llvm.fma in jitexec) gives
+    the bits of sem_fp's numpy emulation (fma_rn_f64) on random bits, specials (a non-finite
+    operand sends the step the numpy way), subnormals, extreme exponents and cancellations."""
+    from simgpu.ptx import sem_fp
+    rng = np.random.default_rng(26)
+    n = 4096
+    cols = [rng.integers(0, 1 << 64, n, dtype=np.uint64) for _ in range(3)]
+    cols[2][:1024] = (cols[0][:1024] ^ np.uint64(1 << 63))          # c near -a: cancellations
+    cols[1][:1024] = np.float64(1.0).view(np.uint64)
+    sp = np.array(specials("f64"), dtype=np.uint64)
+    fin = [int(x) for x in sp if np.isfinite(np.uint64(x).view(np.float64))]
+    for c in cols:
+        c[1024:1024 + 3 * len(fin)] = np.resize(np.array(fin, np.uint64), 3 * len(fin))
+        rng.shuffle(fin)
+    args = [c.view(np.float64) for c in cols]
+    ok = np.isfinite(args[0]) & np.isfinite(args[1]) & np.isfinite(args[2])
+    finite = [a[ok].copy() for a in args]
+    assert sem_fp._fma_operands(finite, np.float64) is not None
+    fn = lookup("fma", ("rn",), ("f64",))
+    got = np.asarray(fn(*finite)).view(np.uint64)
+    with np.errstate(all="ignore"):                         # (the emulation's overflowing steps)
+        want = np.asarray(sem_fp.fma_rn_f64(*finite)).view(np.uint64)
+        mixed = np.asarray(fn(*args)).view(np.uint64)        # specials too: the numpy path
+    assert got.tolist() == want.tolist()
+    assert mixed[ok].tolist() == want.tolist()
+    for i in (0, 1, 1024, 1030, len(got) - 1):
+        assert int(got[i]) == ref_arith("f64", "fma", [int(f.view(np.uint64)[i]) for f in finite], "rn", False, False)
+    for u in (0, 1030):                            # uniform operands (immediates): compiled too
+        for j in range(3):
+            one = list(finite)
+            one[j] = np.float64(finite[j][u])
+            with np.errstate(all="ignore"):
+                w = np.asarray(sem_fp.fma_rn_f64(*one)).view(np.uint64)
+            assert np.asarray(fn(*one)).view(np.uint64).tolist() == w.tolist()

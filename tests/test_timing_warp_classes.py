@@ -116,3 +116,43 @@ def test_uniform_address_facts_from_the_general_rules():
     a = np.full((2, 32), 4100, np.int64)
     assert memfacts.distinct_count(a // 32, mask).tolist() == [1, 1]
     assert memfacts.bank_wavefronts(a, mask, 8).tolist() == [2, 2]
+
+
+def test_compiled_bank_and_distinct_counts_match_numpy():
+    """memfacts' compiled per-row counts (what the sampled warps' facts use) against the numpy
+    rules they replace, on strided, broadcast, conflicting, random and negative addresses with
+    random masks and every access width."""
+    rng = np.random.default_rng(26)
+    rows = []
+    lane = np.arange(32)
+    for stride in (0, 1, 2, 4, 8, 12, 16, 32, 64, 128, 132, 4096):
+        rows.append(1024 + lane * stride)
+    rows.append(np.repeat(np.arange(4) * 128, 8))
+    rows.append(rng.integers(0, 4096, 32))
+    rows.append(rng.integers(0, 64, 32) * 128)
+    rows.append(rng.integers(-64, 64, 32))
+    a = np.array(rows, np.int64)
+    for trial in range(4):
+        mk = rng.random(a.shape) < (1.0, 0.7, 0.2, 0.0)[trial]
+        for size in (1, 2, 4, 8, 16):
+            for banks, bank_bytes in ((32, 4), (16, 8)):
+                ideal = max(1, (size * 32) // (banks * bank_bytes))
+                got = memfacts.bank_wavefronts(a, mk, size, banks, bank_bytes)
+                want = memfacts._bank_wavefronts_numpy(a, mk, bank_bytes, banks, ideal)
+                assert got.tolist() == want.tolist(), (trial, size, banks)
+        for d in (1, 32, 128):
+            got = memfacts.distinct_count(a // d, mk)
+            assert got.tolist() == memfacts._distinct_count_numpy(a // d, mk).tolist(), (trial, d)
+    # memory_info's compiled shared-memory path (rows read through `lanes`) against its general
+    # one (int32 lane indices take that)
+    flat, mflat = a.ravel(), rng.random(a.size) < 0.8
+    lanes = np.arange(a.size, dtype=np.int64).reshape(a.shape)[::-1].copy()
+    for size in (4, 8, 16):
+        for kind in ("ld", "st"):
+            ev = _event("shared", kind, size, flat, mflat)
+            act = mflat[lanes].any(axis=1)
+            fast = memfacts.memory_info(ev, lanes, act)
+            general = memfacts.memory_info(ev, lanes.astype(np.int32), act)
+            assert fast.keys() == general.keys()
+            for k in fast:
+                assert fast[k].dtype == general[k].dtype and fast[k].tolist() == general[k].tolist(), k

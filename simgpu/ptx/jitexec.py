@@ -38,6 +38,56 @@ def _fma(typingctx, a, b, c):
     return sig, codegen
 
 
+@numba.njit(cache=True)
+def fma_f64_lanes(a, b, c, n):
+    """(llvm.fma per lane of n, whether every operand was finite): sem_fp.f64_arith's fma.rn
+    over a step's lanes (a, b, c: n elements, or one for a uniform operand).  It stops at the
+    first non-finite operand (the step then takes the numpy path, which also handles NaN
+    payloads and infinities)."""
+    sa, sb, sc = int(a.shape[0] > 1), int(b.shape[0] > 1), int(c.shape[0] > 1)
+    r = np.empty(n, np.float64)
+    for i in range(n):
+        x, y, z = a[i * sa], b[i * sb], c[i * sc]
+        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
+            return r, False
+        r[i] = _fma(x, y, z)
+    return r, True
+
+
+@numba.njit(cache=True)
+def fma_f32_lanes(a, b, c, n):
+    """(float32 result, which lanes need the exact path, whether any does) of a * b + c per
+    lane as sem_fp.f32_rn computes them (operands as fma_f64_lanes'): the float64 product is
+    exact (24 + 24 bits, no overflow or underflow), so the float64 sum is one rounding whether or
+    not LLVM fuses it.  Its float32 rounding is the correctly rounded fma unless the sum was
+    inexact and landed on a float32 rounding midpoint (every such sum has its 28 low mantissa
+    bits zero): a lane needs the exact path when its sum has those bits zero and was inexact
+    (TwoSum's error term non-zero) or is not finite (NaN: the error term is NaN)."""
+    sa, sb, sc = int(a.shape[0] > 1), int(b.shape[0] > 1), int(c.shape[0] > 1)
+    s = np.empty(n, np.float64)
+    r = np.empty(n, np.float32)
+    for i in range(n):
+        x = np.float64(a[i * sa]) * np.float64(b[i * sb]) + np.float64(c[i * sc])
+        s[i] = x
+        r[i] = np.float32(x)
+    bits = s.view(np.uint64)
+    low = np.uint64(0x0FFFFFFF)
+    zero = np.uint64(0)
+    sus = np.zeros(n, np.bool_)
+    found = False
+    for i in range(n):
+        if bits[i] & low == zero:
+            p = np.float64(a[i * sa]) * np.float64(b[i * sb])
+            z = np.float64(c[i * sc])
+            x = s[i]
+            bb = x - p                                  # TwoSum (Knuth): x + err == p + z exactly
+            err = (p - (x - bb)) + (z - bb)
+            if err != 0.0 or not np.isfinite(x):
+                sus[i] = True
+                found = True
+    return r, sus, found
+
+
 def _make_load(bits):
     @intrinsic
     def load(typingctx, addr):

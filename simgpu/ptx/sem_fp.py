@@ -323,6 +323,13 @@ def _sqrt_directed(a, mode):
 def f64_arith(op, mode, args, nan_order=None):
     """add/sub/mul/div/sqrt/fma on float64 with rounding ``mode``.  A NaN operand is returned quieted
     (``F64_NAN_ORDER`` picks which, or ``nan_order``); a NaN from non-NaN operands is ``F64_NAN``."""
+    if op == "fma" and mode == RN:
+        ops = _fma_operands(args, np.float64)
+        if ops is not None:
+            from .jitexec import fma_f64_lanes      # numba: loaded on first use
+            r, finite = fma_f64_lanes(*ops)
+            if finite:          # one IEEE rounding, as fma_rn_f64's; finite operands: no NaN
+                return r
     args = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in args))
     a = args[0]
     if op == "add":
@@ -376,11 +383,18 @@ def f32_rn(op, args):
         r = np.asarray(a * b)
     else:
         c = np.asarray(args[2], np.float32)
-        s = np.asarray(a.astype(np.float64) * b + c)
-        r = s.astype(np.float32)
-        # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
-        # bits; made NaNs are the default pattern): the exact path canonicalises them
-        suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
+        ops = _fma_operands((a, b, c), np.float32)
+        if ops is not None:                     # the same values, in one compiled pass
+            from .jitexec import fma_f32_lanes      # numba: loaded on first use
+            r, suspect, suspect_any = fma_f32_lanes(*ops)   # (exact sums are no suspects there)
+            if not suspect_any:
+                return r
+        else:
+            s = np.asarray(a.astype(np.float64) * b + c)
+            r = s.astype(np.float32)
+            # NaN and inf sums have their low bits zero too (f32 payloads widen into the high
+            # bits; made NaNs are the default pattern): the exact path canonicalises them
+            suspect = (s.view(np.uint64) & np.uint64(0x0FFFFFFF)) == 0
         if suspect.any():
             if r.ndim == 0:
                 return small_arith(FMT["f32"], op, RN, (a, b, c), exact=True)
@@ -390,6 +404,28 @@ def f32_rn(op, args):
         return r
     nan = np.isnan(r)
     return canon_nan(FMT["f32"], r) if nan.any() else r
+
+
+def _fma_operands(args, dtype):
+    """(a, b, c, n) for jitexec's compiled fma of a step's lanes: each operand a writable,
+    contiguous 1-d `dtype` array of n elements, or of one (a uniform operand: an immediate, a
+    scalar register), n > 1 from at least one; None for any other form (the numpy way)."""
+    out, n = [], None
+    for v in args:
+        x = np.asarray(v, dtype)
+        if x.ndim == 0:
+            out.append(np.full(1, x, dtype))
+            continue
+        if x.ndim != 1 or not x.flags.c_contiguous or not x.flags.writeable:
+            return None
+        if len(x) != 1:
+            if n is not None and len(x) != n:
+                return None
+            n = len(x)
+        out.append(x)
+    if n is None:
+        return None
+    return out[0], out[1], out[2], n
 
 
 def small_arith(fmt: Fmt, op, mode, args, ftz=False, sat=False, exact=False):

@@ -37,6 +37,7 @@ from ..timing.sampling import plan_waves
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .compile_errors import readable_error
 from .executor import get_executor
+from .gcpolicy import fewer_full_collections
 from .foreign import ForeignProgram, ForeignPTXExecutor
 from .ptx_path import cc_for
 from .program import as_program
@@ -210,6 +211,7 @@ def budget_of(budget, max_loop_iterations):
 
 
 @user_facing(translate=readable_error)
+@fewer_full_collections()
 def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timing=None,
            chunk_lanes=DEFAULT_CHUNK_LANES, max_loop_iterations=None, progress=None,
            registers_per_thread=None, sample=False, timing_detail="auto", executor="auto", shared_bytes=0,

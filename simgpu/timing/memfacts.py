@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 WARP = 32
 
@@ -55,8 +56,56 @@ def _distinct(v, mk):
 
 
 def distinct_count(v, mk):
+    """Distinct non-negative values per row of v (W, 32) among lanes mk."""
+    if _compiled_rows(v, mk):
+        return _distinct_count_rows(v, mk)
+    return _distinct_count_numpy(v, mk)
+
+
+def _distinct_count_numpy(v, mk):
     _, new = _distinct(v, mk)
     return new.sum(axis=1)
+
+
+def _compiled_rows(v, mk):
+    """Whether the compiled per-row counts take (v, mk): int64 values, bool lanes, 2-d alike
+    (the sampled warps' rows; anything else goes the numpy way, the same answer)."""
+    return (isinstance(v, np.ndarray) and isinstance(mk, np.ndarray) and v.dtype == np.int64
+            and mk.dtype == np.bool_ and v.ndim == 2 and v.shape == mk.shape)
+
+
+def _power_of_two(n):
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+def _lane_arrays(addr, m, lanes):
+    """Whether a compiled per-row count can read (addr, mask) per lane through `lanes`."""
+    return (isinstance(addr, np.ndarray) and isinstance(m, np.ndarray) and isinstance(lanes, np.ndarray)
+            and addr.ndim == 1 and m.ndim == 1 and lanes.ndim == 2 and addr.dtype == np.int64
+            and m.dtype == np.bool_ and lanes.dtype == np.int64 and len(addr) == len(m))
+
+
+@njit(cache=True)
+def _distinct_count_rows(v, mk):
+    """distinct_count, compiled: per row, a list of the values seen (searched from the most
+    recent: a coalesced access has a few, in order)."""
+    rows, cols = v.shape
+    out = np.zeros(rows, np.int64)
+    seen = np.empty(cols, np.int64)
+    for r in range(rows):
+        n = 0
+        for l in range(cols):
+            x = v[r, l]
+            if not mk[r, l] or x < 0:
+                continue
+            k = n - 1
+            while k >= 0 and seen[k] != x:
+                k -= 1
+            if k < 0:
+                seen[n] = x
+                n += 1
+        out[r] = n
+    return out
 
 
 def max_run(v, mk):
@@ -78,6 +127,14 @@ def max_run(v, mk):
 
 def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     """Wavefronts per warp for a shared-memory access (distinct words per bank, max)."""
+    ideal = max(1, (size * WARP) // (banks * bank_bytes))      # 8-byte: 2, 16-byte: 4
+    if _compiled_rows(addr, mk) and _power_of_two(banks) and _power_of_two(bank_bytes):
+        return _bank_wavefronts_rows(addr.ravel(), mk.ravel(), np.arange(addr.size).reshape(addr.shape),
+                                     bank_bytes.bit_length() - 1, banks, ideal)[0]
+    return _bank_wavefronts_numpy(addr, mk, bank_bytes, banks, ideal)
+
+
+def _bank_wavefronts_numpy(addr, mk, bank_bytes, banks, ideal):
     word = addr // bank_bytes
     w, new = _distinct(word, mk)
     rows = w.shape[0]
@@ -85,8 +142,46 @@ def bank_wavefronts(addr, mk, size, banks=32, bank_bytes=4):
     r = np.broadcast_to(np.arange(rows)[:, None] * banks, w.shape)
     cnt = np.bincount((r + bank)[new], minlength=rows * banks).reshape(rows, banks)
     wf = cnt.max(axis=1)
-    ideal = max(1, (size * WARP) // (banks * bank_bytes))      # 8-byte: 2, 16-byte: 4
     return np.maximum(wf, np.where(mk.any(axis=1), ideal, 0))
+
+
+@njit(cache=True)
+def _bank_wavefronts_rows(addr, mk, lanes, bank_shift, banks, ideal):
+    """(bank_wavefronts, active lanes) per row of `lanes` (indices into the 1-d addr and mk),
+    compiled: per row, the distinct words of each bank (a word is compared with its bank's
+    words only: one each without conflicts), the most in a bank, and at least `ideal` where a
+    lane is active.  Banks of 2**bank_shift bytes, `banks` a power of two."""
+    rows, cols = lanes.shape
+    out = np.zeros(rows, np.int64)
+    act = np.zeros(rows, np.int64)
+    words = np.empty((banks, cols), np.int64)
+    cnt = np.zeros(banks, np.int64)
+    for r in range(rows):
+        cnt[:] = 0
+        n = 0
+        for l in range(cols):
+            i = lanes[r, l]
+            if not mk[i]:
+                continue
+            n += 1
+            w = addr[i] >> bank_shift              # floor division, as numpy's
+            if w < 0:
+                continue
+            b = w & (banks - 1)
+            k = cnt[b]
+            j = k - 1
+            while j >= 0 and words[b, j] != w:
+                j -= 1
+            if j < 0:
+                words[b, k] = w
+                cnt[b] = k + 1
+        wf = 0
+        for b in range(banks):
+            if cnt[b] > wf:
+                wf = cnt[b]
+        out[r] = max(wf, ideal) if n else wf
+        act[r] = n
+    return out, act
 
 
 def l1_cycles(a, mk, sectors, lines, line_cycles=1.0, tag_banks=1):
@@ -107,6 +202,11 @@ def l1_cycles(a, mk, sectors, lines, line_cycles=1.0, tag_banks=1):
 
 def memory_info(ev, lanes, act, wave_fraction=1.0, unit_bytes=512, line_cycles=1.0, tag_banks=1):
     """dict of per-warp arrays (one row per sampled warp in `lanes`)."""
+    if ev.space == "shared" and ev.kind != "atom" and _lane_arrays(ev.addr, ev.mask.arr, lanes):
+        # compiled, without gathering the rows first: bank_wavefronts' rule (which gives
+        # _uniform_info's answer for one address)
+        wf, active = _bank_wavefronts_rows(ev.addr, ev.mask.arr, lanes, 2, 32, max(1, (ev.size * WARP) // (32 * 4)))
+        return {"wavefronts": wf, "active": active}
     mk = ev.mask.arr[lanes]
     active = mk.sum(axis=1)
     if not np.ndim(ev.addr) and ev.space != "local" and ev.kind != "atom":

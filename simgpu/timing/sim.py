@@ -114,19 +114,25 @@ class Counters:
     def on_issue(self, sp, n):
         self.issued += n
         pb = self.pipe_busy
-        busy = self._busy.get(sp)
-        if busy is None:
-            iv = self.interval          # flexible integer work ("iadd"): the SM counts its split
-            busy = self._busy[sp] = tuple((p, k * iv.get(p, 1.0)) for p, k in sp.pipes if p != "iadd")
-        for q, b in busy:
+        for q, b in self.busy(sp):
             pb[q] = pb.get(q, 0.0) + b
         if sp.line is not None:
             self.issue_by_line[sp.line] = self.issue_by_line.get(sp.line, 0.0) + n
 
+    def busy(self, sp):
+        """((pipe, busy cycles per issue of `sp`), ...), once per OpSpec."""
+        busy = self._busy.get(sp)
+        if busy is None:
+            iv = self.interval          # flexible integer work ("iadd"): the SM counts its split
+            busy = self._busy[sp] = tuple((p, k * iv.get(p, 1.0)) for p, k in sp.pipes if p != "iadd")
+        return busy
+
     def on_stall(self, reason, cycles, sp):
         self.stall[reason] += cycles
         if sp.line is not None:
-            d = self.stall_by_line.setdefault(sp.line, [0.0] * len(STALLS))
+            d = self.stall_by_line.get(sp.line)
+            if d is None:
+                d = self.stall_by_line[sp.line] = [0.0] * len(STALLS)
             d[reason] += cycles
 
 
@@ -180,17 +186,6 @@ class Registers:
     def __init__(self):
         self.ready, self.from_memory = {}, {}
 
-    def operands(self, deps, now):
-        """(the cycle all of `deps` are ready, `now` at the earliest; whether the last of
-        them to be ready comes from memory)."""
-        t, mem = now, False
-        ready = self.ready
-        for s in deps:
-            r = ready.get(s, 0.0)
-            if r > t:
-                t, mem = r, self.from_memory[s]
-        return t, mem
-
     def write(self, dst, t, from_memory):
         if dst >= 0:
             self.ready[dst], self.from_memory[dst] = t, from_memory
@@ -228,14 +223,20 @@ def reserve_pipes(pipes, interval, sp, start):
         else:
             pipes[p] = start + n * interval[p]
     if flex:
-        ia, ib = interval["int"], interval["imad"]
-        fa = pipes["int"] if pipes["int"] > start else start
-        fb = pipes["imad"] if pipes["imad"] > start else start
-        x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
-        pipes["int"] = fa + x * ia
-        pipes["imad"] = fb + (flex - x) * ib
-        return x * ia, (flex - x) * ib
+        return split_iadd(pipes, interval, flex, start)
     return None
+
+
+def split_iadd(pipes, interval, flex, start):
+    """reserve_pipes' split of `flex` integer adds between the two integer pipes from `start`:
+    (cycles on the ALU, on the IMAD pipe)."""
+    ia, ib = interval["int"], interval["imad"]
+    fa = pipes["int"] if pipes["int"] > start else start
+    fb = pipes["imad"] if pipes["imad"] > start else start
+    x = min(max((fb - fa + flex * ib) / (ia + ib), 0.0), flex)
+    pipes["int"] = fa + x * ia
+    pipes["imad"] = fb + (flex - x) * ib
+    return x * ia, (flex - x) * ib
 
 
 class SM:
@@ -267,7 +268,7 @@ class SM:
         self.launch_busy = 0.0
         self.resident = 0
         self._occ_t = 0.0
-        self._slow = {}                 # OpSpec -> slow_pipes(): what its issue waits for
+        self._plans = {}                # OpSpec -> _issue_plan(): what its issue reads
         self.iadd_busy = [0.0, 0.0]     # integer adds' busy cycles on the ALU, on the IMAD pipe
 
     # -- bandwidth share ------------------------------------------------------------------
@@ -327,10 +328,17 @@ class SM:
         issue it, and wait for its pipe, barrier or memory request as its kind says."""
         env = self.env
         regs = Registers()
+        ready, ready_from_memory = regs.ready, regs.from_memory
         solo = INLINE_CLOCK         # resumed by an event of its own (see the inline clock below)
         for sp, facts in prog:
             now = env.now
-            t, from_memory = regs.operands(sp.deps, now)
+            # its operands: the cycle all of them are ready (`now` at the earliest), and
+            # whether the last of them to be ready comes from memory
+            t, from_memory = now, False
+            for s in sp.deps:
+                r = ready.get(s, 0.0)
+                if r > t:
+                    t, from_memory = r, ready_from_memory[s]
             k = sp.kind
             if k == ALIAS:                       # no instruction: the value is renamed
                 regs.write(sp.dst, t, from_memory)
@@ -384,27 +392,64 @@ class SM:
 
     def _issue(self, sp, smsp, wid, now):
         """Reserve the issue port and pipes for `sp`; returns its issue cycle."""
-        pipes, interval = self.pipe_free[smsp], self.P.interval
-        slow = self._slow.get(sp)
-        if slow is None:
-            slow = self._slow[sp] = slow_pipes(interval, sp)
+        plan = self._plans.get(sp)
+        if plan is None:
+            plan = self._plans[sp] = self._issue_plan(sp)
+        slow, has_iadd, fixed, flex, busy = plan
+        pipes = self.pipe_free[smsp]
         tp = 0.0                             # pipes_free_at, from the pipes it reads
-        if slow[1]:
+        if has_iadd:
             tp = min(pipes["int"], pipes["imad"])
-        for p in slow[0]:
+        for p in slow:
             if pipes[p] > tp:
                 tp = pipes[p]
-        start = self.issue_slot(smsp, tp if tp > now else now, sp.n)
+        n = sp.n
+        earliest = tp if tp > now else now
+        if self.port_holes[smsp]:
+            start = self.issue_slot(smsp, earliest, n)
+        else:                                # issue_slot without holes to fill
+            pf = self.port_free[smsp]
+            start = pf if pf > earliest else earliest
+            if start > pf:
+                self.port_holes[smsp].append((pf, start))
+            self.port_free[smsp] = start + n
         if start > now:
             self._count_issue_wait(sp, wid, now, tp, start)
-        split = reserve_pipes(pipes, interval, sp, start)
-        if split is not None:           # the integer adds' cycles on each pipe, as reserved
-            self.iadd_busy[0] += split[0]
-            self.iadd_busy[1] += split[1]
-        self.counters.on_issue(sp, sp.n)
+        for p, d in fixed:                   # reserve_pipes, its products taken once
+            pipes[p] = start + d
+        if flex:                             # the integer adds' cycles on each pipe, as reserved
+            x, y = split_iadd(pipes, self.P.interval, flex, start)
+            self.iadd_busy[0] += x
+            self.iadd_busy[1] += y
+        c = self.counters
+        if busy is None:
+            c.on_issue(sp, n)
+        else:                                # Counters.on_issue
+            c.issued += n
+            pb = c.pipe_busy
+            for q, b in busy:
+                pb[q] = pb.get(q, 0.0) + b
+            if sp.line is not None:
+                c.issue_by_line[sp.line] = c.issue_by_line.get(sp.line, 0.0) + n
         if self.timeline is not None:
-            self.timeline.warp(wid, "issue", start, start + sp.n)
+            self.timeline.warp(wid, "issue", start, start + n)
         return start
+
+    def _issue_plan(self, sp):
+        """What _issue reads of `sp`, once per OpSpec: (slow_pipes(), (pipe, its busy cycles
+        from the issue cycle) of the pipes reserve_pipes sets, its integer adds, and the
+        counters' busy cycles per issue if the listener is a Counters)."""
+        interval = self.P.interval
+        slow, has_iadd = slow_pipes(interval, sp)
+        fixed, flex = [], 0.0
+        for p, n in sp.pipes:
+            if p == "iadd":
+                flex = n
+            else:
+                fixed.append((p, n * interval[p]))
+        c = self.counters
+        busy = c.busy(sp) if type(c) is Counters else None
+        return slow, has_iadd, tuple(fixed), flex, busy
 
     def _count_issue_wait(self, sp, wid, now, pipe_free, start):
         """Cycles from `now` to `start`: waiting for the pipe, then for the issue port."""
