@@ -18,6 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .jitexec import fma_f32_lanes, fma_f64_lanes
+
 RN, RZ, RM, RP = "rn", "rz", "rm", "rp"
 FLOAT_RND = (RN, RZ, RM, RP)
 INT_RND = {"rni": RN, "rzi": RZ, "rmi": RM, "rpi": RP}
@@ -326,7 +328,6 @@ def f64_arith(op, mode, args, nan_order=None):
     if op == "fma" and mode == RN:
         ops = _fma_operands(args, np.float64)
         if ops is not None:
-            from .jitexec import fma_f64_lanes      # numba: loaded on first use
             r, finite = fma_f64_lanes(*ops)
             if finite:          # one IEEE rounding, as fma_rn_f64's; finite operands: no NaN
                 return r
@@ -385,7 +386,6 @@ def f32_rn(op, args):
         c = np.asarray(args[2], np.float32)
         ops = _fma_operands((a, b, c), np.float32)
         if ops is not None:                     # the same values, in one compiled pass
-            from .jitexec import fma_f32_lanes      # numba: loaded on first use
             r, suspect, suspect_any = fma_f32_lanes(*ops)   # (exact sums are no suspects there)
             if not suspect_any:
                 return r
