@@ -465,6 +465,8 @@ _PROVIDER = None
 #: c2's differences, not measured in isolation (docs/design.md); False: the SASS order there too.
 #: Off: a rule read off the set it would be scored on is a fit, not a measurement (on, c2 gives
 #: 1975 of 2000 bit-equal, c2_compare_phi.json; off 1962, c2_compare.json)
+#: (Session 33: the kernels it fixed ran numba-cuda's LTO code, whose DADD takes the operands the other
+#: way round: the SASS order of the code that ran explains them; docs/design.md, c2 item 7.)
 PHI_SECOND = False
 
 
