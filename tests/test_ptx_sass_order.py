@@ -187,3 +187,50 @@ def test_abs_then_neg_into_a_select():
                  "setp.gt.f32 %p1, %f2, 0f00000000; selp.f32 %f5, %f4, %f3, %p1; st.global.f32 [%rd2], %f5;")
     src = np.array([0xFFC6F568 | (0x3FC00000 << 32)], np.uint64)
     assert run(body, src)[0] & 0xFFFFFFFF == 0xFFC6F568
+
+
+def _sass(rows):
+    """SassInstr list from (label, predicate, opcode, operands, ptx line) rows."""
+    from simgpu.sass.disasm import SassInstr
+    return [SassInstr(offset=16 * i, opcode=op, operands=ops, predicate=pred, ptx_line=line, label=lab)
+            for i, (lab, pred, op, ops, line) in enumerate(rows)]
+
+
+def test_operand_writer_follows_the_control_flow():
+    """The register a DADD reads at a join was written on the paths that reach it, not by the
+    instruction just above it in address order: there a block that branches away (c2's k1791 in
+    the LTO code: an ``IMAD.MOV.U32 R6`` of another value, then ``BRA``, then the DADD's block)."""
+    from simgpu.ptx import sass_order as so
+    code = _sass([
+        ("", "", "DADD", "R6, R2, R4", 10),              # a: the value the DADD reads, on the path from here
+        ("", "@P0", "BRA", "`(.L_x_1)", 11),
+        ("", "", "DMUL", "R6, R20, R20", 20),              # another value, on a path that leaves
+        ("", "", "NOP", "", 20),
+        ("", "", "BRA", "`(.L_x_2)", 21),
+        (".L_x_1", "", "DMUL", "R12, R8, R8", 30),         # b
+        ("", "", "DADD", "R14, R6, R12", 40),
+        (".L_x_2", "", "EXIT", "", 41),
+    ])
+    preds = so._predecessors(code)
+    assert preds[5] == [1] and preds[7] == [4, 6]
+    assert so._writer(code, 6, frozenset((6, 7))) == 20             # straight line: the wrong one
+    assert so._reaching(code, 6, frozenset((6, 7)), preds) == {10}
+    assert so._source_of(code, 6, frozenset((6, 7)), {10}, {30}, preds) == "a"
+    assert so._source_of(code, 6, frozenset((12, 13)), {10}, {30}, preds) == "b"
+
+
+def test_operand_writer_through_a_call_and_a_predicated_write():
+    """A CALL writes the registers its subroutine writes (the slow path's result); a predicated
+    write and the value before it both reach."""
+    from simgpu.ptx import sass_order as so
+    code = _sass([
+        ("", "", "DMUL", "R8, R2, R2", 50),
+        ("", "@P1", "DADD", "R8, R4, 1", 51),
+        ("", "", "CALL.REL.NOINC", "`($slow)", 52),
+        ("", "", "DADD", "R10, R8, R6", 60),
+    ])
+    sub = _sass([("", "", "DFMA", "R6, R2, R2, R4", 52), ("", "", "RET.REL.NODEC", "R20 `(k)", 52)])
+    preds = so._predecessors(code)
+    assert so._reaching(code, 3, frozenset((8, 9)), preds, {"$slow": sub}) == {50, 51}
+    assert so._reaching(code, 3, frozenset((6, 7)), preds, {"$slow": sub}) == {52}
+    assert None in so._reaching(code, 3, frozenset((6, 7)), preds, {})       # callee unknown

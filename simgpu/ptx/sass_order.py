@@ -83,7 +83,8 @@ def _dest(s):
 
 def _writer(instrs, k, regs, depth=0):
     """PTX line of the value in 32-bit registers ``regs`` as read by instrs[k]: the last
-    instruction before k that wrote one of them, through register copies; None: unknown."""
+    instruction before k that wrote one of them, through register copies; None: unknown.
+    Straight-line: the previous instruction in address order, across branches."""
     for j in range(k - 1, -1, -1):
         s = instrs[j]
         if not (_dest(s) & regs):
@@ -97,6 +98,98 @@ def _writer(instrs, k, regs, depth=0):
             return None
         return s.ptx_line
     return None
+
+
+_TARGET = re.compile(r"`\(([^)]+)\)")
+
+
+def _predecessors(instrs):
+    """{index: [predecessor indices]} of the SASS control flow: the previous instruction unless it
+    is an unconditional branch or exit, and every branch to the instruction's label."""
+    at = {name: i for i, s in enumerate(instrs) for name in filter(None, (s.label or "").split(","))}
+    preds = {i: [] for i in range(len(instrs))}
+    for i, s in enumerate(instrs):
+        base = s.opcode.split(".")[0]
+        if base in ("BRA", "BRX", "JMP", "JMX"):
+            m = _TARGET.search(s.operands or "")
+            if m and m.group(1) in at:
+                preds[at[m.group(1)]].append(i)
+            # a branch with no predicate (BRA `(.L)`, not @P0 BRA, not BRA P1, `(.L)`) never falls through
+            uncond = not s.predicate and (s.operands or "").lstrip().startswith("`")
+            if not uncond and i + 1 < len(instrs):
+                preds[i + 1].append(i)
+        elif base in ("EXIT", "RET") and not s.predicate:
+            continue
+        elif i + 1 < len(instrs):
+            preds[i + 1].append(i)
+    return preds
+
+
+def _call_writes(s, subroutines, memo):
+    """The 32-bit registers a ``CALL`` may write: those its subroutine's instructions write (the
+    registers the callee returns in and clobbers); None: a callee whose code is not here."""
+    m = _TARGET.search(s.operands or "")
+    name = m.group(1) if m else None
+    if name not in memo:
+        sub = subroutines.get(name) if name else None
+        memo[name] = None if sub is None else frozenset().union(*(_dest(x) for x in sub))
+    return memo[name]
+
+
+def _reaching(instrs, k, regs, preds, subroutines=None, depth=0):
+    """PTX lines of every instruction that may have written the value in ``regs`` read by
+    instrs[k], along every control-flow path to it (through register copies; a predicated
+    write and the writes before it both reach).  A set; it holds None where a path reaches the
+    function's entry or cannot be followed."""
+    seen, out, memo = set(), set(), {}
+    stack = [(k, regs, depth)]
+    while stack:
+        i, rs, d = stack.pop()
+        if (i, rs) in seen:
+            continue
+        seen.add((i, rs))
+        if len(seen) > 4000:
+            out.add(None)
+            break
+        for j in preds.get(i, ()):
+            s = instrs[j]
+            if s.opcode.startswith("CALL"):
+                w = _call_writes(s, subroutines or {}, memo)
+                if w is None or w & rs:     # the callee returns the value (or may: unknown)
+                    out.add(s.ptx_line if w is not None else None)
+                    continue
+            if not (_dest(s) & rs):
+                stack.append((j, rs, d))
+                continue
+            if s.opcode in _MOVES and d < 8:
+                m = re.fullmatch(r"R(\d+)", _operands(s)[-1])
+                if m:
+                    stack.append((j, frozenset((int(m.group(1)),)), d + 1))
+                else:
+                    out.add(None)
+            else:
+                out.add(s.ptx_line)
+            if s.predicate:                 # it may not have written: the earlier value reaches too
+                stack.append((j, rs, d))
+        if not preds.get(i) and i == 0:
+            out.add(None)
+    return out
+
+
+def _source_of(instrs, k, regs, la, lb, preds, subroutines=None):
+    """"a"/"b": the operand (PTX alias lines ``la``/``lb``) whose value instrs[k] reads in ``regs``:
+    the one whose definitions are among the writers that reach it along the control flow (other
+    writers there -- a constant ptxas placed on a branch's line, a path that is not taken with
+    this operand -- do not decide); where neither operand's definitions reach, the straight-line
+    writer decides; None: both, or unknown."""
+    lines = _reaching(instrs, k, regs, preds, subroutines)
+    ina, inb = bool(lines & la), bool(lines & lb)
+    if ina != inb:
+        return "a" if ina else "b"
+    if ina:
+        return None
+    line = _writer(instrs, k, regs)
+    return "a" if line in la else "b" if line in lb else None
 
 
 def _is_reg(op):
@@ -129,15 +222,18 @@ def _def_lines(fn):
     return out
 
 
-def _alias_lines(reg, defs, depth=0):
+def _alias_lines(reg, defs, depth=0, phi_moves=False):
     """PTX lines whose SASS may hold the value of register ``reg``: its definitions, and through
-    a single ``neg``/``abs``/``mov`` definition those of its source."""
+    a single ``neg``/``abs``/``mov`` definition those of its source (``phi_moves``: also through
+    each ``mov`` of a register with several definitions, which ptxas coalesces into one register:
+    the copy has no SASS of its own, its source's writer writes the value)."""
     out = set()
     for st in defs.get(reg, ()):
         out.add(st.line)
-        if (len(defs[reg]) == 1 and st.opcode in _ALIAS_OPS and depth < 6 and len(st.operands) == 2
+        if ((len(defs[reg]) == 1 or (phi_moves and st.opcode == "mov")) and st.opcode in _ALIAS_OPS
+                and depth < 6 and len(st.operands) == 2 and st.guard is None
                 and isinstance(st.operands[1], tuple) and st.operands[1][0] == "reg"):
-            out |= _alias_lines(st.operands[1][1], defs, depth + 1)
+            out |= _alias_lines(st.operands[1][1], defs, depth + 1, phi_moves)
     return out
 
 
@@ -172,6 +268,7 @@ def sass_swaps(fn, ks):
             by_line.setdefault(s.ptx_line, []).append(k)
     defs = _def_lines(fn)
     shared = _shared_lines(fn)
+    preds = _predecessors(instrs)
     out = {}
     for st in fn.body:
         if (isinstance(st, tuple) or st.opcode not in _F64_OPS or st.types != ("f64",)
@@ -196,8 +293,8 @@ def sass_swaps(fn, ks):
         if PHI_SECOND and phi[0] != phi[1] and st.opcode != "fma":
             out[id(st)] = phi[0]    # a value merged from branches goes second (its NaN returned)
             continue
-        la = _alias_lines(a[1], defs) if ra else set()
-        lb = _alias_lines(b[1], defs) if rb else set()
+        la = _alias_lines(a[1], defs, phi_moves=True) if ra else set()
+        lb = _alias_lines(b[1], defs, phi_moves=True) if rb else set()
         if la & lb:
             continue
         got = []
@@ -206,8 +303,7 @@ def sass_swaps(fn, ks):
                 got.append(None if ra and rb else ("b" if ra else "a"))
                 continue
             pr = _pair(tok)
-            line = _writer(instrs, k, pr) if pr else None
-            got.append("a" if line in la else "b" if line in lb else None)
+            got.append(_source_of(instrs, k, pr, la, lb, preds, ks.subroutines) if pr else None)
         if got in (["a", "b"], ["a", None], [None, "b"]):     # one traced operand places both
             out[id(st)] = False
         elif got in (["b", "a"], ["b", None], [None, "a"]):
@@ -369,6 +465,8 @@ _PROVIDER = None
 #: c2's differences, not measured in isolation (docs/design.md); False: the SASS order there too.
 #: Off: a rule read off the set it would be scored on is a fit, not a measurement (on, c2 gives
 #: 1975 of 2000 bit-equal, c2_compare_phi.json; off 1962, c2_compare.json)
+#: (Session 33: the kernels it fixed ran numba-cuda's LTO code, whose DADD takes the operands the other
+#: way round: the SASS order of the code that ran explains them; docs/design.md, c2 item 7.)
 PHI_SECOND = False
 
 

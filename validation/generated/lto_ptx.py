@@ -1,0 +1,144 @@
+"""The PTX a campaign kernel runs as on the card: numba-cuda's default launch links through
+nvJitLink with link-time optimisation (numba-cuda 0.30: ``lto`` defaults to on when nvJitLink is
+installed, and the card had nvidia-nvjitlink 13.0.88), so the code that ran is NVVM's LTO-IR
+optimised again and lowered by nvJitLink's libNVVM -- not the PTX ``inspect_asm()`` returns
+(c2_ptx.json.gz, NVVM without LTO).  This makes that PTX here, without a GPU (issue 25 item 3):
+
+    SIMGPU_TOOLCHAIN=<CUDA 13.0.88 wheels> PYTHONPATH=. python validation/generated/lto_ptx.py \\
+        --nvjitlink <.../libnvJitLink.so.13 of nvidia-nvjitlink 13.0.88> [--campaign c2] \\
+        [--only k0015,...] [--jobs 2] OUT.json.gz
+
+Each kernel: numba-cuda's LTO-IR (``numba.cuda.compile(..., output="ltoir")``: NVVM with
+``-gen-lto``, the options the dispatcher uses: opt 3, cc 9.0, no lineinfo), then nvJitLink
+``-arch=sm_90 -lto -ptx`` (what ``Dispatcher.inspect_lto_ptx`` asks, ctypes on the given library:
+its version must be the card's).  OUT: {kernel: PTX text} plus ``_versions``."""
+from __future__ import annotations
+
+import argparse
+import ctypes as C
+import gzip
+import json
+import multiprocessing as mp
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+_LINK = None
+_INPUT_LTOIR = 3        # nvJitLinkInputType: NVJITLINK_INPUT_LTOIR
+
+
+def nvjitlink(lib):
+    """link(data: bytes, options, input_type) -> (PTX text or None, error or None), and the version."""
+    h = C.CDLL(lib)
+    f = {n: getattr(h, f"__nvJitLink{n}_13_0") for n in
+         ("Create", "AddData", "Complete", "GetLinkedPtxSize", "GetLinkedPtx", "GetErrorLogSize",
+          "GetErrorLog", "Destroy")}
+    ver = (C.c_uint(), C.c_uint())
+    h.nvJitLinkVersion(C.byref(ver[0]), C.byref(ver[1]))
+
+    def link(data, options, input_type=_INPUT_LTOIR):
+        hd = C.c_void_p()
+        opts = (C.c_char_p * len(options))(*[o.encode() for o in options])
+        if f["Create"](C.byref(hd), len(options), opts):
+            return None, "nvJitLinkCreate failed"
+        try:
+            r = f["AddData"](hd, input_type, C.c_char_p(data), C.c_size_t(len(data)), b"k.ltoir")
+            r = r or f["Complete"](hd)
+            if r:
+                n = C.c_size_t()
+                f["GetErrorLogSize"](hd, C.byref(n))
+                buf = C.create_string_buffer(n.value + 1)
+                f["GetErrorLog"](hd, buf)
+                return None, f"nvJitLink error {r}: " + buf.value.decode(errors="replace")[-500:]
+            n = C.c_size_t()
+            f["GetLinkedPtxSize"](hd, C.byref(n))
+            buf = C.create_string_buffer(n.value)
+            f["GetLinkedPtx"](hd, buf)
+            return buf.value.decode(), None
+        finally:
+            f["Destroy"](C.byref(hd))
+    return link, f"nvJitLink {ver[0].value}.{ver[1].value}"
+
+
+def ltoir(fn, argtypes, cc=(9, 0)):
+    """numba-cuda's LTO-IR of the kernel ``fn`` for numba types ``argtypes`` (the dispatcher's NVVM options)."""
+    from numba import cuda
+    from simgpu.ptx.runner import _numba_device_cc
+    with _numba_device_cc():
+        code, _ = cuda.compile(fn, tuple(argtypes), device=False, abi="numba", cc=cc, output="ltoir")
+    return bytes(code)
+
+
+def lto_ptx(fn, argtypes, cc=(9, 0)):
+    data = ltoir(fn, argtypes, cc)
+    return _LINK[0](data, [f"-arch=sm_{cc[0]}{cc[1]}", "-lto", "-ptx"])
+
+
+def _one(job):
+    import importlib
+    import numpy as np
+    import numba
+    import gen
+    batch, name = job
+    mod = importlib.import_module(batch)
+    spec = next(s for s in mod.KERNELS if s["name"] == name)
+    n = spec["grid"] * spec["block"]
+    args = [np.zeros(gen.L, dt) for dt in gen.IN_DTYPES] + [np.zeros(4, np.int64)] + \
+        [np.zeros(n, dt) for dt in spec["out_dtypes"]]
+    try:
+        ptx, err = lto_ptx(spec["fn"], [numba.typeof(a) for a in args])
+    except Exception as exc:  # noqa: BLE001
+        ptx, err = None, f"{type(exc).__name__}: {exc}"
+    return name, ptx if ptx is not None else "ERROR " + err
+
+
+def _init(lib):
+    global _LINK
+    from simgpu.sass.toolchain import _numba_cuda
+    _numba_cuda()           # numba-cuda, with $SIMGPU_TOOLCHAIN's libnvvm
+    _LINK = nvjitlink(lib)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--nvjitlink", required=True)
+    ap.add_argument("--campaign", default="c2")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--jobs", type=int, default=1)
+    a = ap.parse_args(argv)
+    import gen
+    only = set(a.only.split(",")) if a.only else None
+    jobs = [(b, s["name"]) for b, ks in gen.load_batches(a.campaign) for s in ks
+            if only is None or s["name"] in only]
+    res = {}
+    if a.jobs > 1:
+        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.nvjitlink,)) as pool:
+            for i, (name, ptx) in enumerate(pool.imap_unordered(_one, jobs, chunksize=4)):
+                res[name] = ptx
+                if i % 100 == 0:
+                    print(i, len(jobs), flush=True)
+    else:
+        _init(a.nvjitlink)
+        for j in jobs:
+            name, ptx = _one(j)
+            res[name] = ptx
+    from simgpu.sass.toolchain import frontend_versions
+    try:
+        fv = frontend_versions()
+    except Exception as exc:  # noqa: BLE001
+        fv = repr(exc)
+    res["_versions"] = {"nvjitlink": nvjitlink(a.nvjitlink)[1], "frontend": fv,
+                        "options": ["-arch=sm_90", "-lto", "-ptx"]}
+    with gzip.open(a.out, "wt") as f:
+        json.dump(res, f, sort_keys=True)
+    bad = [k for k, v in res.items() if isinstance(v, str) and v.startswith("ERROR")]
+    print(f"{len(res) - 1} kernels, {len(bad)} errors", bad[:5])
+
+
+if __name__ == "__main__":
+    main()
