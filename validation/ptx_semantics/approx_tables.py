@@ -151,6 +151,30 @@ def sample_inputs(rng=None):
     return out
 
 
+def write_meta(meta, outdir, stem, t0, cp=None):
+    """Date, device (cp: cupy; None: --fake), versions, nvidia-smi and nvcc, seconds into
+    OUTDIR/<stem>_meta.json; the tables' summary printed."""
+    meta["date_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    if cp is None:
+        meta["device"] = "fake (simgpu's table)"
+    else:
+        dev = cp.cuda.runtime.getDeviceProperties(0)
+        meta["device"] = dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"])
+        meta["cupy"] = cp.__version__
+        meta["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
+        meta["cuda_driver"] = cp.cuda.runtime.driverGetVersion()
+    for key, cmd in (("nvidia_smi", ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm", "--format=csv,noheader"]),
+                     ("nvcc", ["nvcc", "--version"])):
+        try:
+            meta[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            meta[key] = repr(e)
+    meta["seconds"] = round(time.time() - t0, 1)
+    with open(os.path.join(outdir, f"{stem}_meta.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+    print(f"{stem} tables done", meta["seconds"], "s", json.dumps(meta["tables"])[:2000], flush=True)
+
+
 def main(argv):
     outdir = argv[1] if len(argv) > 1 else "."
     os.makedirs(outdir, exist_ok=True)
@@ -216,24 +240,7 @@ def main(argv):
     meta["samples"] = {k: int(v.size) for k, v in samples.items()}
     np.savez_compressed(os.path.join(outdir, "approx_tables.npz"), **tables)
     np.savez_compressed(os.path.join(outdir, "approx_samples.npz"), **samples)
-    meta["date_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    if "--fake" in argv:
-        meta["device"] = "fake (simgpu's table)"
-    else:
-        dev = cp.cuda.runtime.getDeviceProperties(0)
-        meta["device"] = dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"])
-        meta["cupy"] = cp.__version__
-        meta["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
-        meta["cuda_driver"] = cp.cuda.runtime.driverGetVersion()
-    try:
-        meta["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                            capture_output=True, text=True, timeout=30).stdout.strip()
-    except Exception as e:  # noqa: BLE001
-        meta["nvidia_smi"] = repr(e)
-    meta["seconds"] = round(time.time() - t0, 1)
-    with open(os.path.join(outdir, "approx_meta.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
-    print("approx tables done", meta["seconds"], "s", json.dumps(meta["tables"])[:2000], flush=True)
+    write_meta(meta, outdir, "approx", t0, None if "--fake" in argv else cp)
     return 0
 
 

@@ -24,10 +24,7 @@ device, versions, date, seconds.
 """
 from __future__ import annotations
 
-import datetime
-import json
 import os
-import subprocess
 import sys
 import time
 
@@ -35,7 +32,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from approx_tables import SPEC32, diff_pack  # noqa: E402
+from approx_tables import SPEC32, diff_pack, write_meta  # noqa: E402
 
 N_SAMPLE = 1 << 17
 SEED = 20261208
@@ -160,26 +157,7 @@ def main(argv):
     np.savez_compressed(os.path.join(outdir, "approx2_tables.npz"), **tables)
     np.savez_compressed(os.path.join(outdir, "approx2_samples.npz"), **samples)
     meta["samples"] = {k: int(v.size) for k, v in samples.items()}
-    meta["date_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    if fake:
-        meta["device"] = "fake (simgpu's table)"
-    else:
-        dev = cp.cuda.runtime.getDeviceProperties(0)
-        meta["device"] = dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"])
-        meta["cupy"] = cp.__version__
-        meta["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
-        meta["cuda_driver"] = cp.cuda.runtime.driverGetVersion()
-    try:
-        meta["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm",
-                                             "--format=csv,noheader"], capture_output=True, text=True,
-                                            timeout=30).stdout.strip()
-        meta["nvcc"] = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
-    except Exception as e:  # noqa: BLE001
-        meta["nvidia_smi"] = repr(e)
-    meta["seconds"] = round(time.time() - t0, 1)
-    with open(os.path.join(outdir, "approx2_meta.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
-    print("approx2 tables done", meta["seconds"], "s", json.dumps(meta["tables"])[:1500], flush=True)
+    write_meta(meta, outdir, "approx2", t0, None if fake else cp)
     return 0
 
 
