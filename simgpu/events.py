@@ -27,7 +27,6 @@ like any user's.  This module is at the bottom of the layers: it imports numpy o
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -373,7 +372,7 @@ class Launch:
     max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
     budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
-    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
+    wanted_runs: tuple | None = None      # sampled execution: only these (first block, blocks) run
     show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
@@ -392,6 +391,7 @@ class Launch:
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         self.threads_per_block = self.block[0] * self.block[1] * self.block[2]
         self.warps_per_block = -(-self.threads_per_block // 32)
+        self._chunk_sizes = {}          # chunks(): each chunk's blocks, by index (chunk_done)
 
     @property
     def n_chunks(self):
@@ -401,26 +401,32 @@ class Launch:
         """(index, first block, number of blocks) of each chunk to run; the progress begins
         (runtime/progress.py estimates the launch's time from the first chunk)."""
         todo = list(self._chunks_to_run())
+        self._chunk_sizes = {c: n for c, _, n in todo}
         if self.progress is not None:
             self.progress.begin([n for _, _, n in todo])
         yield from todo
 
     def _chunks_to_run(self):
-        wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
-        for c in range(self.n_chunks):
-            first = c * self.blocks_per_chunk
-            n = min(self.blocks_per_chunk, self.n_blocks - first)
-            if wanted is not None:
-                k = bisect.bisect_left(wanted, first)
-                if k == len(wanted) or wanted[k] >= first + n:
-                    continue
-            yield c, first, n
+        """Every chunk of blocks_per_chunk blocks or, for a sampled launch, the wanted runs
+        cut at the chunks' boundaries (a run within a chunk runs as a chunk of its own: the
+        chunk's other blocks are not run).  Indices count the chunks run."""
+        if self.wanted_runs is None or self.cooperative:      # grid.sync(): every block, one chunk
+            for c in range(self.n_chunks):
+                first = c * self.blocks_per_chunk
+                yield c, first, min(self.blocks_per_chunk, self.n_blocks - first)
+            return
+        index, per = 0, self.blocks_per_chunk
+        for lo, n in self.wanted_runs:
+            hi = min(lo + n, self.n_blocks)
+            while lo < hi:
+                end = min(hi, (lo // per + 1) * per)
+                yield index, lo, end - lo
+                index, lo = index + 1, end
 
     def chunk_done(self, index):
         """The executor ran chunk `index` (the progress: the estimate, the bar)."""
         if self.progress is not None:
-            first = index * self.blocks_per_chunk
-            self.progress.done(min(self.blocks_per_chunk, self.n_blocks - first))
+            self.progress.done(self._chunk_sizes[index])
 
 
 class Observer:
