@@ -27,6 +27,7 @@ like any user's.  This module is at the bottom of the layers: it imports numpy o
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -372,7 +373,9 @@ class Launch:
     max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
     budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
-    wanted_runs: tuple | None = None      # sampled execution: only these (first block, blocks) run
+    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run,
+    wanted_runs: tuple | None = None      # and of them only their blocks in these (first, blocks) runs
+    sampled_wave_blocks: int = 0          # the blocks of one wave those runs are slices of (cache shares)
     show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
@@ -407,21 +410,28 @@ class Launch:
         yield from todo
 
     def _chunks_to_run(self):
-        """Every chunk of blocks_per_chunk blocks or, for a sampled launch, the wanted runs
-        cut at the chunks' boundaries (a run within a chunk runs as a chunk of its own: the
-        chunk's other blocks are not run).  Indices count the chunks run."""
-        if self.wanted_runs is None or self.cooperative:      # grid.sync(): every block, one chunk
-            for c in range(self.n_chunks):
-                first = c * self.blocks_per_chunk
-                yield c, first, min(self.blocks_per_chunk, self.n_blocks - first)
-            return
-        index, per = 0, self.blocks_per_chunk
-        for lo, n in self.wanted_runs:
-            hi = min(lo + n, self.n_blocks)
-            while lo < hi:
-                end = min(hi, (lo // per + 1) * per)
-                yield index, lo, end - lo
-                index, lo = index + 1, end
+        """Every chunk of blocks_per_chunk blocks or, for a sampled launch, those holding a
+        wanted block, each cut to its blocks in the wanted runs (a chunk's part in one run
+        runs as a chunk of its own: a sampled wave's slice, not the whole wave).  Indices
+        count the chunks run where runs cut them, else they are the chunks' own."""
+        wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
+        runs = None if self.cooperative else self.wanted_runs      # grid.sync(): the one chunk, whole
+        index = 0
+        for c in range(self.n_chunks):
+            first = c * self.blocks_per_chunk
+            n = min(self.blocks_per_chunk, self.n_blocks - first)
+            if wanted is not None:
+                k = bisect.bisect_left(wanted, first)
+                if k == len(wanted) or wanted[k] >= first + n:
+                    continue
+            if runs is None:
+                yield c, first, n
+                continue
+            for lo, m in runs:
+                a, b = max(lo, first), min(lo + m, first + n)
+                if a < b:
+                    yield index, a, b - a
+                    index += 1
 
     def chunk_done(self, index):
         """The executor ran chunk `index` (the progress: the estimate, the bar)."""

@@ -211,3 +211,47 @@ def test_balanced_grid_is_timed_by_sm0_as_before():
                   observers=(tm2,), timing=False)
     tm2.candidates = []
     assert tm2.predict().cycles == r.cycles
+
+
+def _sampled_launch(p, sample=True):
+    """A Launch of plan p's grid as runtime/launch.plan_chunks sets a sampled one up."""
+    from simgpu.events import Launch
+    info = Launch("k", None, H200, (p.n_blocks, 1, 1), (256, 1, 1), [], 0)
+    if sample:
+        info.wanted_blocks = set(p.main_blocks) | set(p.tail_blocks)
+        info.wanted_runs, info.sampled_wave_blocks = p.runs, p.wave_size
+    return info
+
+
+def test_a_sampled_launch_runs_its_slices_cut_at_the_chunks():
+    """Launch.chunks: the chunks holding a wanted block, each cut to its part in the wanted runs
+    (a slice of a wave runs as a chunk of its own, the rest of the wave not run)."""
+    p = plan_waves(8 * 1056 + 100, 8, 132)
+    info = _sampled_launch(p)
+    info.blocks_per_chunk = 1056
+    got = [(first, n) for _, first, n in info.chunks()]
+    assert got == list(p.runs)
+    info.blocks_per_chunk = 200     # small chunks: those holding SM 0's blocks, cut to the runs
+    got = [(first, n) for _, first, n in info.chunks()]
+    assert got[:3] == [(0, 200), (2376, 24), (2400, 200)]
+    ran = {b for first, n in got for b in range(first, first + n)}
+    assert ran >= set(p.main_blocks) | set(p.tail_blocks)
+    assert ran <= {b for first, n in p.runs for b in range(first, first + n)}
+
+
+def test_a_slice_of_a_wave_gets_its_share_of_the_caches():
+    """The memory model gives a sampled slice of a wave its share of each L1's and the L2's
+    ways (the rest of its wave would share them); whole waves and the tail get every way."""
+    from simgpu.events import Chunk
+    from simgpu.memory import MemoryModel
+    from simgpu.memory.cache import P_WAYS1, P_WAYS2
+    p = plan_waves(8 * 1056 + 100, 8, 132)
+    mm = MemoryModel(H200, _sampled_launch(p))
+    w1, w2 = mm.params.l1_ways, mm.params.l2_ways
+    mm.chunk_begin(Chunk(0, 264, (256, 1, 1), (p.n_blocks, 1, 1)))          # 2 of 8 slots
+    assert (mm.prm[P_WAYS1], mm.prm[P_WAYS2]) == (round(w1 / 4), round(w2 / 4))
+    mm.chunk_begin(Chunk(8448, 100, (256, 1, 1), (p.n_blocks, 1, 1)))        # the tail: all of it
+    assert (mm.prm[P_WAYS1], mm.prm[P_WAYS2]) == (w1, w2)
+    full = MemoryModel(H200, _sampled_launch(p, sample=False))               # every block runs
+    full.chunk_begin(Chunk(0, 264, (256, 1, 1), (p.n_blocks, 1, 1)))
+    assert (full.prm[P_WAYS1], full.prm[P_WAYS2]) == (w1, w2)

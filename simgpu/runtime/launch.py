@@ -111,7 +111,7 @@ def check_shared_bytes(shared_bytes):
 def make_models(info, memory, timing, timing_detail, sample, executor=None):
     """The instruction counter (the executor's own, if it has one) and the memory and timing
     models, as observers.  (sample=True without the timing model runs the waves planned from
-    the occupancy and scales the instruction counts: sampled_runs, make_report.)"""
+    the occupancy and scales the instruction counts: sampled_blocks, make_report.)"""
     counter = executor.make_counter(info) if executor is not None else InstCounter()
     memory_model = memory if isinstance(memory, type) and issubclass(memory, MemoryModel) else MemoryModel
     mm = memory_model(info.gpu, info) if memory else None
@@ -129,12 +129,14 @@ def sample_plan(info, tm):
     return plan_waves(info.n_blocks, occ.blocks_per_sm, info.gpu.sm_count)
 
 
-def sampled_runs(info, tm):
-    """The blocks a sampled launch runs, as (first block, blocks) runs: the slices of the
-    sampled full waves that hold SM 0's main blocks -- one wave's worth in all -- and the
-    partial last wave (sampling.sample_runs), from the timing model's plan or, without it,
-    the same waves planned from the occupancy."""
-    return sample_plan(info, tm).runs
+def sampled_blocks(info, tm):
+    """What a sampled launch runs: (SM 0's blocks -- a chunk runs only if it holds one --,
+    the (first block, blocks) runs a chunk is cut to: the slices of the sampled full waves
+    that hold SM 0's main blocks, one wave's worth in all, and the partial last wave
+    (sampling.sample_runs), the blocks of a wave: a slice's share of the caches), from the
+    timing model's plan or, without it, the same waves planned from the occupancy."""
+    plan = sample_plan(info, tm)
+    return set(plan.main_blocks) | set(plan.tail_blocks), plan.runs, plan.wave_size
 
 
 class ChunkCounts(Observer):
@@ -171,10 +173,11 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
     if mm is not None:
         per_chunk = mm.chunk_blocks(per_chunk)
     info.blocks_per_chunk = per_chunk
-    info.wanted_runs = sampled_runs(info, tm) if sample else None
+    if sample:
+        info.wanted_blocks, info.wanted_runs, info.sampled_wave_blocks = sampled_blocks(info, tm)
     info.show_progress = progress       # None: shown when the launch is estimated slow (runtime/progress.py)
     if progress is not False:           # the estimate and progress, from the first chunk on
-        info.progress = LaunchProgress(info.kernel_name, progress, sampled=info.wanted_runs is not None,
+        info.progress = LaunchProgress(info.kernel_name, progress, sampled=info.wanted_blocks is not None,
                                        launch_text=f"{info.n_blocks:,} blocks x {info.threads_per_block} threads")
 
 
