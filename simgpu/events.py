@@ -373,7 +373,9 @@ class Launch:
     max_loop_iterations: int | None = None     # deprecated per-loop cap; the budget replaces it
     budget: object = None                       # exec.budget.Budget: wall clock, instructions
     blocks_per_chunk: int = 1
-    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run
+    wanted_blocks: set | None = None      # sampled execution: only chunks holding these run,
+    wanted_runs: tuple | None = None      # and of them only their blocks in these (first, blocks) runs
+    sampled_wave_blocks: int = 0          # the blocks of one wave those runs are slices of (cache shares)
     show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
@@ -392,6 +394,7 @@ class Launch:
         self.n_blocks = self.grid[0] * self.grid[1] * self.grid[2]
         self.threads_per_block = self.block[0] * self.block[1] * self.block[2]
         self.warps_per_block = -(-self.threads_per_block // 32)
+        self._chunk_sizes = {}          # chunks(): each chunk's blocks, by index (chunk_done)
 
     @property
     def n_chunks(self):
@@ -401,12 +404,19 @@ class Launch:
         """(index, first block, number of blocks) of each chunk to run; the progress begins
         (runtime/progress.py estimates the launch's time from the first chunk)."""
         todo = list(self._chunks_to_run())
+        self._chunk_sizes = {c: n for c, _, n in todo}
         if self.progress is not None:
             self.progress.begin([n for _, _, n in todo])
         yield from todo
 
     def _chunks_to_run(self):
+        """Every chunk of blocks_per_chunk blocks or, for a sampled launch, those holding a
+        wanted block, each cut to its blocks in the wanted runs (a chunk's part in one run
+        runs as a chunk of its own: a sampled wave's slice, not the whole wave).  Indices
+        count the chunks run where runs cut them, else they are the chunks' own."""
         wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
+        runs = None if self.cooperative else self.wanted_runs      # grid.sync(): the one chunk, whole
+        index = 0
         for c in range(self.n_chunks):
             first = c * self.blocks_per_chunk
             n = min(self.blocks_per_chunk, self.n_blocks - first)
@@ -414,13 +424,19 @@ class Launch:
                 k = bisect.bisect_left(wanted, first)
                 if k == len(wanted) or wanted[k] >= first + n:
                     continue
-            yield c, first, n
+            if runs is None:
+                yield c, first, n
+                continue
+            for lo, m in runs:
+                a, b = max(lo, first), min(lo + m, first + n)
+                if a < b:
+                    yield index, a, b - a
+                    index += 1
 
     def chunk_done(self, index):
         """The executor ran chunk `index` (the progress: the estimate, the bar)."""
         if self.progress is not None:
-            first = index * self.blocks_per_chunk
-            self.progress.done(min(self.blocks_per_chunk, self.n_blocks - first))
+            self.progress.done(self._chunk_sizes[index])
 
 
 class Observer:

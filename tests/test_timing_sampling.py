@@ -103,7 +103,8 @@ def test_wave_extrapolation_error_is_small():
 
 
 def test_sampled_execution_matches_full_launch():
-    """predict(sample=True) runs 2 of the 6 waves of an FMA loop: the predicted time is
+    """predict(sample=True) runs one wave's worth of the 6 waves of an FMA loop, in slices of
+    the sampled waves 0, 1, 3, 4 (sampling.stratum_waves, sample_runs): the predicted time is
     within 2 % of running them all, and only those blocks' outputs are computed."""
     n = 132 * 8 * 256 * 6
     x = _f32(n)
@@ -113,6 +114,71 @@ def test_sampled_execution_matches_full_launch():
     assert samp.extras["sampled_execution"]["executed_blocks"] == 1056
     assert samp.metrics["gpu__time_duration.sum"] == pytest.approx(full.metrics["gpu__time_duration.sum"], rel=0.02)
     assert np.count_nonzero(out) == 1056 * 256
+    blocks = np.flatnonzero(out.reshape(-1, 256).any(axis=1))
+    slices = [(0, 1), (1, 3), (3, 1), (4, 3)]      # (wave, slots): SM 0's slots 0 | 1-3 | 4 | 5-7
+    want, slot = [], 0
+    for w, k in slices:
+        want += range(w * 1056 + slot * 132, w * 1056 + (slot + k) * 132)
+        slot += k
+    assert list(blocks) == want
+
+
+def test_plan_spreads_sm0_blocks_over_the_full_waves():
+    """SM 0's "main" blocks come from the first wave of each stratum of full waves; a sampled
+    launch runs the slots each stratum fills on every SM -- one wave in all, whatever the grid
+    -- and the tail, its own stratum; a chunk's blocks stand for their stratum's blocks."""
+    from simgpu.timing.sampling import stratum_weights
+    p = plan_waves(8 * 1056 + 100, 8, 132)
+    assert p.sampled_waves == (0, 2, 4, 6)
+    assert p.main_blocks == tuple(w * 1056 + s * 132 for s, w in enumerate((0, 0, 2, 2, 4, 4, 6, 6)))
+    assert p.strata == ((0, 2112), (2112, 4224), (4224, 6336), (6336, 8448), (8448, 8548))
+    assert p.runs == ((0, 264), (2 * 1056 + 264, 264), (4 * 1056 + 528, 264), (6 * 1056 + 792, 264), (8448, 100))
+    assert stratum_weights(p, p.runs) == [8.0] * 4 + [1.0]
+    assert stratum_weights(p, [(w * 1056, 1056) for w in (0, 2, 4, 6)] + [(8448, 100)]) == [2.0] * 4 + [1.0]
+    assert stratum_weights(p, [(0, 1056), (8448, 100)]) is None      # a stratum never ran
+    assert plan_waves(1056, 8, 132).main_blocks == tuple(range(0, 1056, 132))   # one wave: as before
+    for n in (2 * 1056, 7 * 1056 + 5, 993 * 1056 + 17, 74 * 264 + 246):     # one wave's worth run, any grid
+        q = plan_waves(n, 8 if n % 264 != 246 else 2, 132)
+        assert sum(k for _, k in q.runs) == q.wave_size + q.tail_blocks_total
+        assert {b for lo, k in q.runs for b in range(lo, lo + k)} >= set(q.main_blocks) | set(q.tail_blocks)
+
+
+def _rows_differ(x, out, iters):
+    """Blocks of the middle half of the grid (the image's middle rows) loop; the others (the
+    first and last waves) only copy -- Mandelbrot's escape counts, in steps."""
+    i = cuda.grid(1)
+    acc = x[i]
+    nb = cuda.gridDim.x
+    if nb // 4 <= cuda.blockIdx.x < 3 * nb // 4:
+        for _ in range(iters):
+            acc = acc * np.float32(0.999) + np.float32(0.001)
+    out[i] = acc
+
+
+def test_sampled_launch_of_a_grid_whose_work_varies_by_row():
+    """8 waves, only the middle four loop: the first and last waves, the sample before strata,
+    do none of the loop's work (sampled count 0.22 of the full launch's, and the time of a
+    launch without the loop, sampled or not).  Slices of the sampled waves (0, 2, 4, 6), one
+    wave's worth of blocks, give the warp instructions within 2 % and the time within 5 % of
+    running every block."""
+    n = 132 * 8 * 256 * 8
+    args = lambda: (_f32(n), np.zeros(n, np.float32), np.int32(64))         # noqa: E731
+    full = predict(_rows_differ, (n // 256,), (256,), args(), gpu=H200)
+    samp = predict(_rows_differ, (n // 256,), (256,), args(), gpu=H200, sample=True)
+    key = "smsp__inst_executed.sum"
+    scale = samp.extras["sampled_execution"]["scale"]
+    assert samp.extras["sampled_execution"]["executed_blocks"] == 1056
+    assert samp.metrics[key] * scale == pytest.approx(full.metrics[key], rel=0.02)
+    counted = simgpu.launch(_rows_differ, (n // 256,), (256,), args(), gpu=H200, memory=False, timing=False,
+                            sample=True)
+    assert counted.metrics[key] == pytest.approx(full.metrics[key], rel=0.02)
+    t = "gpu__time_duration.sum"
+    assert samp.metrics[t] == pytest.approx(full.metrics[t], rel=0.05)
+    # the loop's half of the grid is in the time: the first wave alone (no loop) gave the time
+    # of a launch where no block loops, for the full launch too (SM 0's first wave stood for all)
+    idle = predict(_rows_differ, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(0)), gpu=H200,
+                   sample=True)
+    assert samp.metrics[t] > 1.5 * idle.metrics[t] and full.metrics[t] > 1.5 * idle.metrics[t]
 
 
 @pytest.mark.parametrize("waves,iters", [(1, 8), (1, 64), (4, 64)])
@@ -191,3 +257,47 @@ def test_balanced_grid_is_timed_by_sm0_as_before():
                   observers=(tm2,), timing=False)
     tm2.candidates = []
     assert tm2.predict().cycles == r.cycles
+
+
+def _sampled_launch(p, sample=True):
+    """A Launch of plan p's grid as runtime/launch.plan_chunks sets a sampled one up."""
+    from simgpu.events import Launch
+    info = Launch("k", None, H200, (p.n_blocks, 1, 1), (256, 1, 1), [], 0)
+    if sample:
+        info.wanted_blocks = set(p.main_blocks) | set(p.tail_blocks)
+        info.wanted_runs, info.sampled_wave_blocks = p.runs, p.wave_size
+    return info
+
+
+def test_a_sampled_launch_runs_its_slices_cut_at_the_chunks():
+    """Launch.chunks: the chunks holding a wanted block, each cut to its part in the wanted runs
+    (a slice of a wave runs as a chunk of its own, the rest of the wave not run)."""
+    p = plan_waves(8 * 1056 + 100, 8, 132)
+    info = _sampled_launch(p)
+    info.blocks_per_chunk = 1056
+    got = [(first, n) for _, first, n in info.chunks()]
+    assert got == list(p.runs)
+    info.blocks_per_chunk = 200     # small chunks: those holding SM 0's blocks, cut to the runs
+    got = [(first, n) for _, first, n in info.chunks()]
+    assert got[:3] == [(0, 200), (2376, 24), (2400, 200)]
+    ran = {b for first, n in got for b in range(first, first + n)}
+    assert ran >= set(p.main_blocks) | set(p.tail_blocks)
+    assert ran <= {b for first, n in p.runs for b in range(first, first + n)}
+
+
+def test_a_slice_of_a_wave_gets_its_share_of_the_caches():
+    """The memory model gives a sampled slice of a wave its share of each L1's and the L2's
+    ways (the rest of its wave would share them); whole waves and the tail get every way."""
+    from simgpu.events import Chunk
+    from simgpu.memory import MemoryModel
+    from simgpu.memory.cache import P_WAYS1, P_WAYS2
+    p = plan_waves(8 * 1056 + 100, 8, 132)
+    mm = MemoryModel(H200, _sampled_launch(p))
+    w1, w2 = mm.params.l1_ways, mm.params.l2_ways
+    mm.chunk_begin(Chunk(0, 264, (256, 1, 1), (p.n_blocks, 1, 1)))          # 2 of 8 slots
+    assert (mm.prm[P_WAYS1], mm.prm[P_WAYS2]) == (round(w1 / 4), round(w2 / 4))
+    mm.chunk_begin(Chunk(8448, 100, (256, 1, 1), (p.n_blocks, 1, 1)))        # the tail: all of it
+    assert (mm.prm[P_WAYS1], mm.prm[P_WAYS2]) == (w1, w2)
+    full = MemoryModel(H200, _sampled_launch(p, sample=False))               # every block runs
+    full.chunk_begin(Chunk(0, 264, (256, 1, 1), (p.n_blocks, 1, 1)))
+    assert (full.prm[P_WAYS1], full.prm[P_WAYS2]) == (w1, w2)

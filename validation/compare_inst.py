@@ -8,8 +8,9 @@ the H200 (validation/data/h200_ncu.json).
     python validation/compare_inst.py --kernels validation/holdout --toolchain /work/tc13 \
         --pair validation/data/bottleneck/h100_2026-12-07/bneck_holdout.csv:validation/data/bottleneck/h100_2026-12-07/profile_order_holdout.json
 
-Both paths run sampled (the first wave and the partial last one; counts scaled by all blocks
-/ run blocks), so a kernel whose blocks do different work is approximated the same way on both.
+Both paths run sampled (timing/sampling.py: one wave's worth of blocks, slices of the first
+wave and of up to 3 more spread over the full waves, and the partial last one; counts scaled
+per stratum), so a kernel whose blocks do different work is approximated the same way on both.
 Neither path was fitted to these kernels.
 """
 import argparse

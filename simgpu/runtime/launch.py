@@ -22,7 +22,7 @@ from ..exec.counters import InstCounter
 from ..exec.state import POISON
 from ..hardware import get_gpu
 from ..ir import types as ir_types
-from ..events import Launch, ProgramFacts  # noqa: F401  (Launch: re-exported; it lives in events)
+from ..events import Launch, Observer, ProgramFacts  # noqa: F401  (Launch: re-exported; it lives in events)
 from ..memory import MemoryModel
 from ..memory.model import ir_local_frame
 from ..memory.reductions import reduction_ids
@@ -33,7 +33,7 @@ from ..sanitize.hazards import HazardCheck
 from ..sanitize.hazards import warn as hazard_warn
 from ..sanitize.scratch import launch_done
 from ..timing import TimingModel
-from ..timing.sampling import plan_waves
+from ..timing.sampling import plan_waves, stratum_weights
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .compile_errors import readable_error
 from .executor import get_executor
@@ -121,14 +121,51 @@ def make_models(info, memory, timing, timing_detail, sample, executor=None):
     return counter, mm, tm
 
 
-def sampled_blocks(info, tm):
-    """The blocks a sampled launch runs: the timing model's sample (the first wave and the
-    partial last one) or, without it, the same waves planned from the occupancy."""
+def sample_plan(info, tm):
+    """The WavePlan of a sampled launch: the timing model's or, without it, the same waves
+    planned from the occupancy."""
     if tm is not None:
-        return set(tm.sampled_blocks())
+        return tm.plan
     occ = occupancy(info.gpu, info.threads_per_block, info.registers_per_thread or 32, info.smem_bytes)
-    plan = plan_waves(info.n_blocks, occ.blocks_per_sm, info.gpu.sm_count)
-    return set(plan.main_blocks) | set(plan.tail_blocks)
+    return plan_waves(info.n_blocks, occ.blocks_per_sm, info.gpu.sm_count)
+
+
+def sampled_blocks(info, tm):
+    """What a sampled launch runs: (SM 0's blocks -- a chunk runs only if it holds one --,
+    the (first block, blocks) runs a chunk is cut to: the slices of the sampled full waves
+    that hold SM 0's main blocks, one wave's worth in all, and the partial last wave
+    (sampling.sample_runs), the blocks of a wave: a slice's share of the caches), from the
+    timing model's plan or, without it, the same waves planned from the occupancy."""
+    plan = sample_plan(info, tm)
+    return set(plan.main_blocks) | set(plan.tail_blocks), plan.runs, plan.wave_size
+
+
+class ChunkCounts(Observer):
+    """Sampled execution: the counter's smsp__ totals after each chunk, so that each chunk's
+    counts are scaled by the blocks of its stratum it stands for (stratified_counts)."""
+
+    def __init__(self, counter):
+        self.counter, self.rows = counter, []
+
+    def chunk_end(self, chunk):
+        m = self.counter.metrics()
+        self.rows.append((chunk.first_block, chunk.n_blocks,
+                          {k: v for k, v in m.items() if k.startswith("smsp__")}))
+
+
+def stratified_counts(plan, rows):
+    """{smsp__ metric: its estimate over all blocks}: each chunk's counts (the differences of
+    ChunkCounts' totals) times the blocks each of its blocks stands for in its stratum
+    (sampling.stratum_weights); None where the strata do not apply (a grid under one wave)."""
+    weights = stratum_weights(plan, [(first, n) for first, n, _ in rows])
+    if weights is None:
+        return None
+    est, before = {}, {}
+    for (_, _, m), w in zip(rows, weights):
+        for key, v in m.items():
+            est[key] = est.get(key, 0.0) + (v - before.get(key, 0.0)) * w
+        before = m
+    return est
 
 
 def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
@@ -137,7 +174,8 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
     if mm is not None:
         per_chunk = mm.chunk_blocks(per_chunk)
     info.blocks_per_chunk = per_chunk
-    info.wanted_blocks = sampled_blocks(info, tm) if sample else None
+    if sample:
+        info.wanted_blocks, info.wanted_runs, info.sampled_wave_blocks = sampled_blocks(info, tm)
     info.show_progress = progress       # None: shown when the launch is estimated slow (runtime/progress.py)
     if progress is not False:           # the estimate and progress, from the first chunk on
         info.progress = LaunchProgress(info.kernel_name, progress, sampled=info.wanted_blocks is not None,
@@ -149,7 +187,7 @@ def qualname_of(k):
     return getattr(getattr(k, "py_func", None), "__qualname__", k.name)
 
 
-def make_report(k, info, counter, models, executed, sample):
+def make_report(k, info, counter, models, executed, sample, chunk_counts=None):
     """The Report: instruction counts, launch facts, then each model's metrics."""
     rep = Report(k.name, info.gpu, info.grid, info.block, source=dict(info.fn.source_lines),
                  qualname=qualname_of(k))
@@ -164,11 +202,15 @@ def make_report(k, info, counter, models, executed, sample):
     if sample:
         scale = info.n_blocks / max(1, executed)
         tm = models[-1] if models and isinstance(models[-1], TimingModel) else None
+        est = stratified_counts(sample_plan(info, tm), chunk_counts.rows) if chunk_counts is not None else None
+        raw = rep.metrics.get("smsp__inst_executed.sum", 0.0)
+        if est is not None and raw > 0:     # one scale for what is not counted per chunk: the warp instructions'
+            scale = est.get("smsp__inst_executed.sum", raw * scale) / raw
         if tm is not None:
             tm.set_count_scale(scale)
         else:                       # no timing model to extrapolate: scale the instruction counts
             for key in [key for key in rep.metrics if key.startswith("smsp__")]:
-                rep.metrics[key] *= scale
+                rep.metrics[key] = est[key] if est is not None and key in est else rep.metrics[key] * scale
         rep.extras["sampled_execution"] = {"executed_blocks": executed, "scale": scale}
     rep.extras["compile_seconds"] = info.prepare_seconds     # wall time; ~0 once the kernel is cached
     for m in models:
@@ -227,9 +269,10 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
         may also be a MemoryModel class, e.g. simgpu.memory.PerfectMemory for a what-if.
     registers_per_thread: override ptxas' count (or, on the IR path, the estimate); occupancy and
         timing use it.
-    sample: run only the blocks the timing model samples (the first and the partial last
-        wave) and scale counts up: fast predictions for big launches, outputs only partly
-        computed.  The error this adds is measured in docs/timing.md.
+    sample: run only the blocks the timing model samples (the first wave, up to 3 more full
+        waves spread over the grid, the partial last wave: timing/sampling.py) and scale the
+        counts up, each stratum's by the blocks it stands for: fast predictions for big
+        launches, outputs only partly computed.  The error this adds is measured in docs/timing.md.
     timing_detail: "auto" (sampled loops and waves) or "full" (see simgpu/timing/model.py).
     executor: "auto" (the default: "ptx" where numba-cuda and ptxas are installed, else "ir";
         $SIMGPU_EXECUTOR overrides), "ptx" (the code numba-cuda compiles for the GPU, executed
@@ -296,7 +339,9 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     san = Sanitizer(tools, k.name) if tools else None
     hz = HazardCheck() if (config.race_check and ex.binds_python
                            and "racecheck" not in tools) else None
-    obs = [counter, *models, *observers] + ([san] if san is not None else []) + ([hz] if hz is not None else [])
+    chunk_counts = ChunkCounts(counter) if sample else None     # after the counter: its totals per chunk
+    obs = ([counter, *models, *observers] + ([san] if san is not None else []) + ([hz] if hz is not None else [])
+           + ([chunk_counts] if chunk_counts is not None else []))
     for o in obs:
         o.launch_begin(info)
     plan_chunks(info, min(chunk_lanes, SANITIZE_CHUNK_LANES) if san is not None else chunk_lanes,
@@ -315,7 +360,7 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     copy_back(info.handles)
     for o in obs:
         o.launch_end(info)
-    rep = make_report(k, info, counter, models, executed, sample)
+    rep = make_report(k, info, counter, models, executed, sample, chunk_counts)
     rep.extras["config"] = {**config.record(), "executor_ran": ex.name}
     if hz is not None:          # the light hazard check (docs/sanitizer.md)
         rep.races = hz.races()

@@ -123,9 +123,13 @@ class TimingModel(Observer):
         return PtxCode(st.image.linked, st.facts.sass, st.facts.source, tuple(self.gpu.compute_capability))
 
     def _memory_info(self, ev, lanes, act):
-        """memfacts.memory_info of a memory event, its atomics' contention over one wave."""
-        wave = self.plan.wave_size
-        return memory_info(ev, lanes, act, wave_fraction=min(1.0, wave / max(1, ev.chunk.n_blocks)),
+        """memfacts.memory_info of a memory event, its atomics' contention over one wave: the
+        chunk's counts times the blocks resident with them over the chunk's blocks -- under 1
+        for a chunk of several waves, over 1 for a sampled launch's slice of a full wave
+        (sampling.sample_runs), 1 for the partial last wave or a grid under one wave."""
+        c = ev.chunk
+        resident = min(self.plan.wave_size, self.plan.n_blocks - c.first_block)
+        return memory_info(ev, lanes, act, wave_fraction=resident / max(1, c.n_blocks),
                            unit_bytes=self.gpu.atomic_unit_bytes, line_cycles=self.gpu.l1_line_cycles,
                            tag_banks=self.gpu.l1_tag_banks)
 
@@ -154,12 +158,9 @@ class TimingModel(Observer):
         self.recorder.branch(ev)
 
     # -- sampled execution: the launch runs only these blocks and scales counts up ----------
-    def sampled_blocks(self):
-        """The blocks the timing model simulates (the first wave and the partial last one)."""
-        return sorted(set(self.plan.main_blocks) | set(self.plan.tail_blocks))
-
     def set_count_scale(self, scale):
-        """All blocks / executed blocks, when only sampled_blocks() ran."""
+        """The warp-instruction scale of a sampled launch (all blocks / executed blocks, or per
+        stratum: runtime/launch.make_report), when only the plan's runs ran."""
         self.scale_counts = float(scale)
 
     # -- prediction ---------------------------------------------------------------------------

@@ -7,6 +7,12 @@ set (validation/holdout/), as JSON, so that a refactoring can be shown to change
 
 Sampled predictions (simgpu.predict(sample=True)), as tests/test_validation_accuracy.py makes
 them; --only a,b picks cases by name; --holdout includes validation/holdout/.
+
+Keep a snapshot out of validation/data/ as plain JSON (store it there compressed, .json.xz): its
+cases hold predicted metrics under the card's names, and compare_timing.load_measured and
+compare_memory.measurements read every validation/data/**/*.json as measurements -- session
+32's snapshot_strata22_*.json replaced the card's numbers of 24 cases and failed
+tests/test_memory_h200.py on copy_f32_coalesced_L2.
 """
 import argparse
 import json
