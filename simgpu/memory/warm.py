@@ -37,7 +37,8 @@ def compile_engine(gpu=None):
     MemoryModel (compiling its numba code, or loading it from numba's cache)."""
     gpu = get_gpu(gpu)
     launch = SimpleNamespace(threads_per_block=32, warps_per_block=1, smem_bytes=0, n_blocks=1,
-                             grid=(1, 1, 1), block=(32, 1, 1), facts=ProgramFacts())
+                             grid=(1, 1, 1), block=(32, 1, 1), facts=ProgramFacts(), wanted_runs=None,
+                             sampled_wave_blocks=0)
     mm = MemoryModel(gpu, launch)
     chunk = Chunk(0, 1, (32, 1, 1), (1, 1, 1))
     mm.launch_begin(launch)
