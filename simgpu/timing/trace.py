@@ -278,8 +278,13 @@ def _full_info(info, gcols, n):
         return info
     out = {}
     for k, v in info.items():
-        a = np.zeros(n, dtype=np.asarray(v).dtype)
-        a[gcols] = v
+        if isinstance(v, list):             # per-warp tuples (an atomic's units): no array of them
+            a = [()] * n
+            for g, x in zip(np.asarray(gcols).tolist(), v):
+                a[g] = x
+        else:
+            a = np.zeros(n, dtype=np.asarray(v).dtype)
+            a[gcols] = v
         out[k] = a
     return out
 
