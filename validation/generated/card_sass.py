@@ -46,24 +46,28 @@ EXTRA = []
 NVJITLINK = None
 
 
-def _nvjitlink(lib):
-    """ctypes binding of nvJitLink's C API (the 13.0 entry points, which every 13.x library exports)."""
+def nvjitlink(lib, output="cubin"):
+    """ctypes binding of nvJitLink's C API (the 13.0 entry points, which every 13.x library
+    exports): (link(data, options, input_type=2) -> (the linked output or None, an error or
+    None), "nvJitLink MAJOR.MINOR").  input_type: 2 PTX, 3 LTO-IR; output "cubin" (bytes) or
+    "ptx" (text: options with -lto -ptx, as ``Dispatcher.inspect_lto_ptx``; lto_ptx.py)."""
     import ctypes as C
+    size, get = {"cubin": ("GetLinkedCubinSize", "GetLinkedCubin"), "ptx": ("GetLinkedPtxSize", "GetLinkedPtx")}[output]
     h = C.CDLL(lib)
     f = {n: getattr(h, f"__nvJitLink{n}_13_0") for n in
-         ("Create", "AddData", "Complete", "GetLinkedCubinSize", "GetLinkedCubin", "GetErrorLogSize",
-          "GetErrorLog", "Destroy")}
+         ("Create", "AddData", "Complete", size, get, "GetErrorLogSize", "GetErrorLog", "Destroy")}
     ver = (C.c_uint(), C.c_uint())
     if h.nvJitLinkVersion(C.byref(ver[0]), C.byref(ver[1])) != 0:
         raise SystemExit("nvJitLinkVersion failed")
 
-    def link(ptx_bytes, options):
+    def link(data, options, input_type=2):
         hd = C.c_void_p()
         opts = (C.c_char_p * len(options))(*[o.encode() for o in options])
         if f["Create"](C.byref(hd), len(options), opts):
             return None, "nvJitLinkCreate failed"
         try:
-            r = f["AddData"](hd, 2, C.c_char_p(ptx_bytes), C.c_size_t(len(ptx_bytes)), b"k.ptx")  # 2: PTX
+            name = b"k.ltoir" if input_type == 3 else b"k.ptx"
+            r = f["AddData"](hd, input_type, C.c_char_p(data), C.c_size_t(len(data)), name)
             r = r or f["Complete"](hd)
             if r:
                 n = C.c_size_t()
@@ -72,13 +76,13 @@ def _nvjitlink(lib):
                 f["GetErrorLog"](hd, buf)
                 return None, f"nvJitLink error {r}: " + buf.value.decode(errors="replace")[-500:]
             n = C.c_size_t()
-            f["GetLinkedCubinSize"](hd, C.byref(n))
+            f[size](hd, C.byref(n))
             buf = C.create_string_buffer(n.value)
-            f["GetLinkedCubin"](hd, buf)
-            return buf.raw[:n.value], None
+            f[get](hd, buf)
+            return (buf.raw[:n.value] if output == "cubin" else buf.value.decode()), None
         finally:
             f["Destroy"](C.byref(hd))
-    return link, f"nvJitLink {ver[0].value}.{ver[1].value} ({lib})"
+    return link, f"nvJitLink {ver[0].value}.{ver[1].value}"
 
 
 def one(item):
@@ -109,7 +113,9 @@ def main(argv):
     if "--ptxas-args" in argv:
         EXTRA = argv[argv.index("--ptxas-args") + 1].split()
     if "--nvjitlink" in argv:
-        NVJITLINK = _nvjitlink(argv[argv.index("--nvjitlink") + 1])
+        lib = argv[argv.index("--nvjitlink") + 1]
+        link, ver = nvjitlink(lib)
+        NVJITLINK = link, f"{ver} ({lib})"
     src, out = argv[0], argv[1]
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 15
     with gzip.open(src, "rt") as f:

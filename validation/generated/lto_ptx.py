@@ -15,7 +15,6 @@ its version must be the card's).  OUT: {kernel: PTX text} plus ``_versions``."""
 from __future__ import annotations
 
 import argparse
-import ctypes as C
 import gzip
 import json
 import multiprocessing as mp
@@ -26,42 +25,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
+from card_sass import nvjitlink as _nvjitlink  # noqa: E402
 
 _LINK = None
 _INPUT_LTOIR = 3        # nvJitLinkInputType: NVJITLINK_INPUT_LTOIR
 
 
 def nvjitlink(lib):
-    """link(data: bytes, options, input_type) -> (PTX text or None, error or None), and the version."""
-    h = C.CDLL(lib)
-    f = {n: getattr(h, f"__nvJitLink{n}_13_0") for n in
-         ("Create", "AddData", "Complete", "GetLinkedPtxSize", "GetLinkedPtx", "GetErrorLogSize",
-          "GetErrorLog", "Destroy")}
-    ver = (C.c_uint(), C.c_uint())
-    h.nvJitLinkVersion(C.byref(ver[0]), C.byref(ver[1]))
-
-    def link(data, options, input_type=_INPUT_LTOIR):
-        hd = C.c_void_p()
-        opts = (C.c_char_p * len(options))(*[o.encode() for o in options])
-        if f["Create"](C.byref(hd), len(options), opts):
-            return None, "nvJitLinkCreate failed"
-        try:
-            r = f["AddData"](hd, input_type, C.c_char_p(data), C.c_size_t(len(data)), b"k.ltoir")
-            r = r or f["Complete"](hd)
-            if r:
-                n = C.c_size_t()
-                f["GetErrorLogSize"](hd, C.byref(n))
-                buf = C.create_string_buffer(n.value + 1)
-                f["GetErrorLog"](hd, buf)
-                return None, f"nvJitLink error {r}: " + buf.value.decode(errors="replace")[-500:]
-            n = C.c_size_t()
-            f["GetLinkedPtxSize"](hd, C.byref(n))
-            buf = C.create_string_buffer(n.value)
-            f["GetLinkedPtx"](hd, buf)
-            return buf.value.decode(), None
-        finally:
-            f["Destroy"](C.byref(hd))
-    return link, f"nvJitLink {ver[0].value}.{ver[1].value}"
+    """link(data: bytes, options, input_type) -> (PTX text or None, error or None), and the version
+    (card_sass.nvjitlink's binding, linked PTX out)."""
+    link, ver = _nvjitlink(lib, output="ptx")
+    return (lambda data, options, input_type=_INPUT_LTOIR: link(data, options, input_type)), ver
 
 
 def ltoir(fn, argtypes, cc=(9, 0)):
