@@ -46,8 +46,9 @@ sys.path.insert(0, os.path.join(HERE, "lecture"))
 OUT = os.environ.get("OUT", "/tmp/out")
 MiB = 1 << 20
 
-SRC = r"""
-extern "C" __global__ void stream_read(const float4* a, long long n4, float* out) {
+# one streaming read under two names (the profiler tells the measured read from the flush's)
+_STREAM = r"""
+extern "C" __global__ void NAME(const float4* a, long long n4, float* out) {
     float acc = 0.f;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
         float4 v = a[i];
@@ -55,14 +56,8 @@ extern "C" __global__ void stream_read(const float4* a, long long n4, float* out
     }
     if (acc == 1234.5f) out[0] = acc;
 }
-extern "C" __global__ void flush_read(const float4* a, long long n4, float* out) {
-    float acc = 0.f;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
-        float4 v = a[i];
-        acc += v.x + v.y + v.z + v.w;
-    }
-    if (acc == 1234.5f) out[0] = acc;
-}
+"""
+SRC = _STREAM.replace("NAME", "stream_read") + _STREAM.replace("NAME", "flush_read") + r"""
 extern "C" __global__ void chase(const long long* next, long long start, int steps, long long* out) {
     long long p = start;
     for (int i = 0; i < steps; i++) p = next[p];
