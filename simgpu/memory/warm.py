@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..events import ArrayHandle, Chunk, Mask, MemEvent, ProgramFacts
+from ..events import ArrayHandle, Chunk, Launch, Mask, MemEvent, ProgramFacts
 from ..hardware import get_gpu
 from .engine import global_event
 from .model import MemoryModel
@@ -36,9 +36,7 @@ def compile_engine(gpu=None):
     """Run one warp's global load, store and atomic and shared load and store through a
     MemoryModel (compiling its numba code, or loading it from numba's cache)."""
     gpu = get_gpu(gpu)
-    launch = SimpleNamespace(threads_per_block=32, warps_per_block=1, smem_bytes=0, n_blocks=1,
-                             grid=(1, 1, 1), block=(32, 1, 1), facts=ProgramFacts(), wanted_runs=None,
-                             sampled_wave_blocks=0)
+    launch = Launch("warm", None, gpu, (1, 1, 1), (32, 1, 1), [], 0, facts=ProgramFacts())
     mm = MemoryModel(gpu, launch)
     chunk = Chunk(0, 1, (32, 1, 1), (1, 1, 1))
     mm.launch_begin(launch)
