@@ -115,7 +115,7 @@ def flatten_args(args, memory=None, pointers=False):
     memory = memory if memory is not None else DeviceMemory()
     values, copies = [], []
 
-    def add(val):
+    def add(val):           # a tuple's members are returned, to be added in order after it
         if isinstance(val, MappedOnly):
             flat, _ = byte_span(val.arr)
             memory.alloc(flat, name=f"array argument {len(values)}")
@@ -144,16 +144,19 @@ def flatten_args(args, memory=None, pointers=False):
         if isinstance(val, enum.Enum) and isinstance(val.value, tuple):
             val = val.value         # an enum member of tuple value: its value's members
         if isinstance(val, tuple):
-            for v in val:
-                add(v)
-            return
+            return val
         sv = scalar_values(val)
         if sv is None:
             raise SimGPUError(f"unsupported kernel argument of type {type(val).__name__}")
         values.extend(sv)
 
-    for a in args:
-        add(a)
+    # depth first, without add calling itself: a closure that names itself is a reference cycle,
+    # which kept each launch's DeviceMemory (views of its arrays) alive until a full collection
+    pending = list(reversed(args))
+    while pending:
+        members = add(pending.pop())
+        if members is not None:
+            pending.extend(reversed(members))
     return values, memory, copies
 
 

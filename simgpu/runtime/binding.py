@@ -197,3 +197,4 @@ def copy_back(handles):
             orig.copy_from_host(host)
 
 
+

@@ -342,35 +342,52 @@ def launch(kernel, grid, block, args, gpu=None, observers=(), memory=True, timin
     chunk_counts = ChunkCounts(counter) if sample else None     # after the counter: its totals per chunk
     obs = ([counter, *models, *observers] + ([san] if san is not None else []) + ([hz] if hz is not None else [])
            + ([chunk_counts] if chunk_counts is not None else []))
-    for o in obs:
-        o.launch_begin(info)
-    plan_chunks(info, min(chunk_lanes, SANITIZE_CHUNK_LANES) if san is not None else chunk_lanes,
-                mm, tm, sample, progress)
     try:
-        executed = ex.run(fn, info, obs)
-    except KernelError as e:
-        if san is None:
-            raise
-        sanitizer_fault(san, e, collector)
-        if check is None:       # simgpu run --check: the program's launch fails, as on the GPU
-            raise
-        return faulted_report(k, info, counter, san, e)
-    finally:        # device_array memory this launch wrote (docs/sanitizer.md, initcheck)
-        launch_done(info.handles, san.scratch if san is not None else None)
-    copy_back(info.handles)
-    for o in obs:
-        o.launch_end(info)
-    rep = make_report(k, info, counter, models, executed, sample, chunk_counts)
-    rep.extras["config"] = {**config.record(), "executor_ran": ex.name}
-    if hz is not None:          # the light hazard check (docs/sanitizer.md)
-        rep.races = hz.races()
-        if rep.races:
-            hazard_warn(rep.races, info.kernel_name)
-    if san is not None:
-        rep.sanitizer = san.report
-        if collector is not None:
-            collector.add(san.report)
-    return rep
+        for o in obs:
+            o.launch_begin(info)
+        plan_chunks(info, min(chunk_lanes, SANITIZE_CHUNK_LANES) if san is not None else chunk_lanes,
+                    mm, tm, sample, progress)
+        try:
+            executed = ex.run(fn, info, obs)
+        except KernelError as e:
+            if san is None:
+                raise
+            sanitizer_fault(san, e, collector)
+            if check is None:       # simgpu run --check: the program's launch fails, as on the GPU
+                raise
+            return faulted_report(k, info, counter, san, e)
+        finally:        # device_array memory this launch wrote (docs/sanitizer.md, initcheck)
+            launch_done(info.handles, san.scratch if san is not None else None)
+        copy_back(info.handles)
+        for o in obs:
+            o.launch_end(info)
+        rep = make_report(k, info, counter, models, executed, sample, chunk_counts)
+        rep.extras["config"] = {**config.record(), "executor_ran": ex.name}
+        if hz is not None:          # the light hazard check (docs/sanitizer.md)
+            rep.races = hz.races()
+            if rep.races:
+                hazard_warn(rep.races, info.kernel_name)
+        if san is not None:
+            rep.sanitizer = san.report
+            if collector is not None:
+                collector.add(san.report)
+        return rep
+    finally:                # the arrays go with the launch, not with its models' reference cycles
+        release_launch(info)
+
+
+def release_launch(info):
+    """The launch is over (results copied back, report made): drop what it held of the data.
+    The models' per-launch state forms reference cycles (simpy's environment binds its own
+    methods; the trace recorder holds the timing model's), which only Python's full collection
+    frees -- rare while a launch defers it (gcpolicy) and rarer the bigger the heap.  They hold
+    this Launch, and it held the arguments (the user's arrays and the launch's copies, in its
+    handles, bindings and executor state): the 85 suite launches of test_validation_accuracy
+    grew one process to 11 GB (tests/test_gcpolicy.py)."""
+    for h in info.handles:
+        h.data = h.work = h.host = h.orig = None
+    info.bindings = {}
+    info.ptx = None
 
 
 def faulted_report(k, info, counter, san, err):

@@ -142,6 +142,11 @@ class TimingModel(Observer):
         if self.info is None:
             self._setup(info)
 
+    def launch_end(self, info):
+        # nothing is recorded after the run: the recorder's two callbacks into this model were a
+        # reference cycle that kept the model (and its memory model's caches) until a full collection
+        self.recorder.memory_info = self.recorder.code_of = None
+
     def chunk_begin(self, chunk):
         self.recorder.chunk_begin(chunk)
 
