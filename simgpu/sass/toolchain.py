@@ -35,8 +35,8 @@ import numpy as np
 
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
-from simgpu.sass import cache, devrt
-from simgpu.errors import SimGPUError
+from simgpu.sass import cache, devrt, nvjitlink
+from simgpu.errors import SimGPUError, SimGPUWarning
 
 #: pip package that installs each tool (the CUDA 13 wheels; cu12 names in the message too).
 TOOL_PACKAGES = {
@@ -96,7 +96,7 @@ def _toolchain_files(root):
     if not os.path.isdir(root):
         raise SimGPUError(f"$SIMGPU_TOOLCHAIN = {root!r} is not a folder")
     out = {"root": root, "bin_dirs": [], "ptxas": None, "nvdisasm": None, "nvvm": None, "nvrtc": None,
-           "libdevice": None}
+           "nvjitlink": None, "libdevice": None}
     for sub in _TOOLCHAIN_LAYOUTS:
         base = os.path.normpath(os.path.join(root, sub))
         b = os.path.join(base, "bin")
@@ -116,6 +116,8 @@ def _toolchain_files(root):
                 libs = sorted(f for f in os.listdir(d) if re.fullmatch(r"libnvrtc\.so(\.\d+)*", f))
                 if libs:
                     out["nvrtc"] = os.path.join(d, libs[-1])
+            if out["nvjitlink"] is None:
+                out["nvjitlink"] = nvjitlink.find_in(d)
         bc = os.path.join(base, "nvvm", "libdevice", "libdevice.10.bc")
         if out["libdevice"] is None and os.path.isfile(bc):
             out["libdevice"] = bc
@@ -443,10 +445,12 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     return ptx, entry
 
 
-def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
+def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True, lto=False):
     """:func:`compile_ptx`, and whether other code was linked in (CUDA C/PTX files of
     ``cuda.declare_device(link=...)``, numba's helpers: code the function's fingerprint
-    does not cover, so the PTX cache does not keep it)."""
+    does not cover, so the PTX cache does not keep it).  ``lto``: the program nvJitLink's
+    link-time optimisation makes of the kernel and what it links, as numba-cuda loads it
+    where nvJitLink is installed (:func:`kernel_lto_ptx`; decide with :func:`lto_for`)."""
     cuda = _numba_cuda()
     linked = False
     options = dispatcher_options(py_func)
@@ -454,6 +458,14 @@ def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
                                         lambda: _TargetDevice(tuple(cc))):
         try:
+            if lto:
+                try:
+                    ptx, linked = kernel_lto_ptx(func, argtypes, cc, lineinfo, options)
+                except Exception as exc:
+                    if not (lineinfo and raised_in_debuginfo(exc)):
+                        raise
+                    ptx, linked = kernel_lto_ptx(func, argtypes, cc, False, options)
+                return ptx, entry_name(ptx), linked
             try:
                 ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo,
                                                **options)
@@ -471,6 +483,162 @@ def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
             _note_source_location(exc)
             raise
     return ptx, entry_name(ptx), linked
+
+
+# ---------------------------------------------------------------------------- LTO (nvJitLink)
+
+#: the numba-cuda release whose ``cuda.jit`` turns LTO on by default where nvJitLink is installed
+#: (NVIDIA/numba-cuda #310, released in 0.16.0; before it ``lto`` defaulted to False)
+LTO_DEFAULT_SINCE = (0, 16, 0)
+_lto_fallback_said = []
+
+
+def numba_cuda_defaults_lto(version=None):
+    """Whether numba-cuda ``version`` (default: the installed one) turns ``lto`` on by default."""
+    if version is None:
+        version = frontend_versions()["numba_cuda"]
+    nums = re.findall(r"\d+", str(version))[:3]
+    return len(nums) >= 2 and tuple(int(x) for x in nums) >= LTO_DEFAULT_SINCE
+
+
+def lto_for(py_func, requested=None):
+    """Whether a launch of kernel ``py_func`` runs the LTO program, as numba-cuda 0.30 decides on a
+    GPU (``decorators.py``: ``lto = _have_nvjitlink() and not debug`` unless ``cuda.jit(lto=...)``
+    says):
+
+    * ``simgpu.settings`` ``lto`` (``$SIMGPU_LTO``) "on" / "off" decides for every kernel;
+    * else the kernel's own choice: a numba dispatcher's ``targetoptions["lto"]`` (numba-cuda
+      resolved it when the decorator ran: the default rule on this machine, or the user's
+      ``lto=``), ``requested`` (``simgpu.jit(lto=...)``);
+    * else numba-cuda's default: on where nvJitLink is installed (``sass/nvjitlink.py``: the
+      ``$SIMGPU_TOOLCHAIN`` folder's, else the installed wheel's), numba-cuda is 0.16 or newer,
+      and the kernel is not compiled for debugging.
+
+    Where LTO is asked for but no nvJitLink can be found, the kernel compiles without it and
+    simgpu says so, once per process (a SimGPUWarning naming the pip package)."""
+    mode = settings.current().lto
+    if mode in ("on", "off"):
+        want = mode == "on"
+    else:
+        opts = getattr(py_func, "targetoptions", None)
+        if isinstance(opts, dict) and opts.get("lto") is not None:
+            want = bool(opts["lto"])
+        elif requested is not None:
+            want = bool(requested)
+        else:
+            debug = opts.get("debug") if isinstance(opts, dict) else None
+            if debug is None:
+                _numba_cuda()
+                from numba.cuda.core import config as numba_config
+                debug = bool(numba_config.CUDA_DEBUGINFO_DEFAULT)
+            if debug or not numba_cuda_defaults_lto():
+                return False
+            try:
+                nvjitlink.linker(nvjitlink.library())
+            except nvjitlink.NvJitLinkMissing:
+                return False        # numba-cuda itself links without LTO then, silently
+            return True
+    if want:
+        try:
+            nvjitlink.linker(nvjitlink.library())
+        except nvjitlink.NvJitLinkMissing as exc:
+            if not _lto_fallback_said:
+                _lto_fallback_said.append(str(exc))
+                import warnings
+                warnings.warn(SimGPUWarning(
+                    f"LTO was asked for ({'SIMGPU_LTO=on' if mode == 'on' else 'cuda.jit lto=True, or numba-cuda default'}"
+                    f") but {exc}: simgpu compiles kernels without link-time optimisation, so a kernel that "
+                    f"calls linked code (float16 arithmetic, link= sources) runs other code than numba-cuda "
+                    f"with nvJitLink would (SIMGPU_LTO=off silences this)"), stacklevel=3)
+            return False
+    return want
+
+
+def kernel_lto_ptx(func, argtypes, cc, lineinfo=True, options=None):
+    """(PTX, linked) of numba view ``func`` as numba-cuda links it with LTO (``codegen.py``
+    ``get_cubin`` with ``lto``): NVVM's LTO-IR of the kernel (``-gen-lto``, the dispatcher's
+    NVVM options), the CUDA C it links as NVRTC's LTO-IR (:func:`lto_link`), then nvJitLink
+    ``-arch=sm_XY -lto -ptx``.  ``linked``: whether files were linked in (not in the fingerprint)."""
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
+                                        abi="numba", cc=tuple(cc), lto=True, **(options or {}))
+    files = list(getattr(lib, "_linking_files", ()))
+    ir = lib.get_llvm_str()
+    from numba.cuda import dispatcher
+    names = list(getattr(dispatcher, "reshape_funcs", ())) + list(getattr(dispatcher._Kernel, "NRT_functions", ()))
+    if any(n in ir for n in names):         # the dispatcher decides on the PTX's text: make it
+        files += [f for f in helper_files(lib.get_asm_str(cc=tuple(cc))) if f not in files]
+    if lineinfo and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files):
+        ltoir = _ltoir_linkable_with_lines(lib, cc)
+    else:
+        ltoir = lib.get_ltoir(cc=tuple(cc))
+    ptx = lto_link(ltoir, files, cc, lineinfo)
+    return ptx, bool(files)
+
+
+_DEBUG_FLAG = re.compile(r'!\{\s*i32 2,\s*!"(Debug Info Version|Dwarf Version)"')
+
+
+def _ltoir_linkable_with_lines(lib, cc):
+    """``lib.get_ltoir(cc)`` (NVVM ``-gen-lto`` with the library's NVVM options) of IR whose
+    debug-info module flags have the behaviour NVRTC's LTO-IR gives them (1, "error") instead of
+    numba's (2, "warning"): nvJitLink refuses to link the two ("linking module flags 'Debug Info
+    Version': IDs have conflicting behaviors"), so numba-cuda cannot link a kernel with
+    ``lineinfo=True`` and LTO to CUDA C at all.  Only the flag's behaviour changes (both say
+    version 3): the program is the same, with its line information."""
+    from numba.cuda.cudadrv import nvvm
+    options = dict(lib._nvvm_options, arch=f"compute_{cc[0]}{cc[1]}")
+    options["gen-lto"] = None
+    irs = [_DEBUG_FLAG.sub(lambda m: f'!{{ i32 1, !"{m.group(1)}"', ir) for ir in lib.llvm_strs]
+    return nvvm.compile_ir(irs, **options)
+
+
+def lto_link(ltoir, files, cc, lineinfo=True):
+    """The PTX nvJitLink makes with link-time optimisation of LTO-IR ``ltoir`` and numba's linking
+    ``files`` (paths or LinkableCode): CUDA C compiled to LTO-IR by NVRTC (numba-cuda's own
+    ``nvrtc.compile(..., ltoir=True)``: its include paths and options), LTO-IR as it is; PTX
+    files are not LTO-IR (numba links them beside the optimised program, unoptimised) and are
+    merged into the linked PTX as without LTO (:func:`link_ptx`, with simgpu's device runtime).
+    Machine code is a LinkError, as without LTO.  ``cc`` (9, 0) links for ``sm_90``: numba-cuda on
+    an sm_90 card links for ``sm_90a``, whose LTO PTX here differs only in its ``.target``."""
+    link, _ver = nvjitlink.linker(nvjitlink.library())
+    inputs, ptx_files = [(bytes(ltoir), "ltoir")], []
+    for f in sorted(files, key=_linking_name):
+        name, ext, data = _linking_source(f)
+        if ext == "cu":
+            inputs.append((nvrtc_ltoir_cached(data, name, cc, lineinfo), "ltoir"))
+        elif ext == "ltoir":
+            inputs.append((bytes(data), "ltoir"))
+        elif ext == "ptx":
+            ptx_files.append(data)
+        else:
+            linking_file_ptx(f, cc)         # raises the LinkError for machine code
+    sm = f"sm_{cc[0]}{cc[1]}"
+    ptx = link(inputs, [f"-arch={sm}", "-lto", "-ptx", *(["-lineinfo"] if lineinfo else [])], "ptx")
+    return link_ptx(ptx, ptx_files)
+
+
+def nvrtc_ltoir_cached(source, name, cc, lineinfo=False):
+    """NVRTC's LTO-IR of CUDA C ``source`` as numba-cuda compiles a linked file for LTO
+    (``cudadrv/nvrtc.py`` ``compile(..., ltoir=True)``), kept in the disk cache."""
+    import base64
+    key = cache.make_key("nvrtc-ltoir", source, name, tuple(cc), _nvrtc_version(), bool(lineinfo))
+    hit = _NVRTC_MEMO.get(key)
+    if hit is None:
+        stored = cache.load("nvrtc", key)
+        if stored:
+            hit = base64.b64decode(stored["ltoir"])
+        else:
+            _select_nvrtc()
+            from numba.cuda.cudadrv import nvrtc as numba_nvrtc
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # NVRTC's log (numba warns with it)
+                obj, _log = numba_nvrtc.compile(source, name, tuple(cc[:2]), ltoir=True, lineinfo=lineinfo)
+            hit = bytes(obj.code)
+            cache.store("nvrtc", key, {"ltoir": base64.b64encode(hit).decode()})
+        _NVRTC_MEMO[key] = hit
+    return hit
 
 
 def raised_in_debuginfo(exc):
@@ -571,6 +739,20 @@ def linking_file_ptx(obj, cc):
     paths, relocatable device code, as numba's linker compiles it; cached), a ``.ptx`` path or
     PTXSource -> its text.  Machine code and LTO-IR (``.a .o .cubin .fatbin .ltoir`` and their
     LinkableCode classes) is a LinkError: simgpu executes PTX and cannot link them."""
+    name, ext, data = _linking_source(obj)
+    if ext == "cu":
+        return nvrtc_ptx_cached(data, name, cc)
+    if ext == "ptx":
+        return data
+    what = _MACHINE_CODE.get(ext, f"a file of kind {ext or '?'}")
+    raise LinkError(f"the kernel links {name!r}, {what}: simgpu executes PTX, so it links CUDA C++ "
+                    "sources (.cu, compiled with NVRTC), PTX (.ptx) and, with LTO, LTO-IR only, not "
+                    "machine code (.a, .o, .cubin, .fatbin); pass the .cu source or its PTX instead")
+
+
+def _linking_source(obj):
+    """(name, kind, data) of one of numba's linking files: kind "cu", "ptx" (data: text),
+    "ltoir" (bytes), or a machine-code kind (data None)."""
     if isinstance(obj, str):
         name = os.path.basename(obj)
         ext = Path(obj).suffix.lstrip(".").lower()
@@ -588,17 +770,13 @@ def linking_file_ptx(obj, cc):
         ext = {"cu_jit_input_ptx": "ptx", "cu_jit_input_object": "o", "cu_jit_input_library": "a",
                "cu_jit_input_cubin": "cubin", "cu_jit_input_fatbinary": "fatbin",
                "cu_jit_input_nvvm": "ltoir"}.get(ext, ext)
-        data = obj.data if ext in ("cu", "ptx") else None
-        if isinstance(data, bytes):
+        data = obj.data if ext in ("cu", "ptx", "ltoir") else None
+        if isinstance(data, bytes) and ext != "ltoir":
             data = data.decode()
-    if ext == "cu":
-        return nvrtc_ptx_cached(data, name, cc)
-    if ext == "ptx":
-        return data
-    what = _MACHINE_CODE.get(ext, f"a file of kind {ext or '?'}")
-    raise LinkError(f"the kernel links {name!r}, {what}: simgpu executes PTX, so it links CUDA C++ "
-                    "sources (.cu, compiled with NVRTC) and PTX (.ptx) only, not machine code or "
-                    "LTO-IR (.a, .o, .cubin, .fatbin, .ltoir); pass the .cu source or its PTX instead")
+        return name, ext, data
+    if ext == "ltoir":
+        data = Path(obj).read_bytes()
+    return name, ext, data
 
 
 _NVRTC_MEMO = {}
