@@ -153,3 +153,17 @@ def test_card_datasets_pick_lto_from_their_recorded_versions():
     assert card_lto.card_ran_lto({})[0] is None
     rec = card_lto.record_of(os.path.join(ROOT, "validation", "generated", "c2_device.json"))
     assert card_lto.card_ran_lto(rec)[0] is True
+
+
+def test_the_host_path_runs_the_lto_program_too():
+    """simgpu.install(): numba's own dispatcher, whose library numba-cuda made with lto."""
+    from simgpu.host.kernels import kernel_ptx
+    x = X[:256]
+    for mode, shim in (("auto", False), ("off", True)):
+        with settings.override(lto=mode), simgpu.installed(memory=False, sass=True):
+            k = cuda.jit(relu_f16)
+            y = np.zeros_like(x)
+            k[1, 256](x, y)
+            code = next(iter(k.overloads.values()))
+            assert bool(SHIM_CALL.search(kernel_ptx(code, (9, 0)))) is shim
+            assert np.array_equal(y, np.where(x > 0, x, np.float16(0)))

@@ -538,6 +538,13 @@ def lto_for(py_func, requested=None):
             except nvjitlink.NvJitLinkMissing:
                 return False        # numba-cuda itself links without LTO then, silently
             return True
+    return _lto_wanted(want, mode)
+
+
+def _lto_wanted(want, mode):
+    """``want``, unless LTO is wanted and no nvJitLink can be found: then False, said once."""
+    if mode in ("on", "off"):
+        want = mode == "on"
     if want:
         try:
             nvjitlink.linker(nvjitlink.library())
@@ -545,9 +552,10 @@ def lto_for(py_func, requested=None):
             if not _lto_fallback_said:
                 _lto_fallback_said.append(str(exc))
                 import warnings
+                asked = "SIMGPU_LTO=on" if mode == "on" else "the kernel's lto, numba-cuda's default"
                 warnings.warn(SimGPUWarning(
-                    f"LTO was asked for ({'SIMGPU_LTO=on' if mode == 'on' else 'cuda.jit lto=True, or numba-cuda default'}"
-                    f") but {exc}: simgpu compiles kernels without link-time optimisation, so a kernel that "
+                    f"LTO was asked for ({asked}) but {exc}: simgpu compiles kernels without link-time "
+                    f"optimisation, so a kernel that "
                     f"calls linked code (float16 arithmetic, link= sources) runs other code than numba-cuda "
                     f"with nvJitLink would (SIMGPU_LTO=off silences this)"), stacklevel=3)
             return False
@@ -572,7 +580,7 @@ def kernel_lto_ptx(func, argtypes, cc, lineinfo=True, options=None):
         ltoir = _ltoir_linkable_with_lines(lib, cc)
     else:
         ltoir = lib.get_ltoir(cc=tuple(cc))
-    ptx = lto_link(ltoir, files, cc, lineinfo)
+    ptx = lto_link(ltoir, files, cc, lineinfo, entry=lib._entry_name)
     return ptx, bool(files)
 
 
@@ -593,13 +601,14 @@ def _ltoir_linkable_with_lines(lib, cc):
     return nvvm.compile_ir(irs, **options)
 
 
-def lto_link(ltoir, files, cc, lineinfo=True):
+def lto_link(ltoir, files, cc, lineinfo=True, entry=None):
     """The PTX nvJitLink makes with link-time optimisation of LTO-IR ``ltoir`` and numba's linking
     ``files`` (paths or LinkableCode): CUDA C compiled to LTO-IR by NVRTC (numba-cuda's own
     ``nvrtc.compile(..., ltoir=True)``: its include paths and options), LTO-IR as it is; PTX
     files are not LTO-IR (numba links them beside the optimised program, unoptimised) and are
     merged into the linked PTX as without LTO (:func:`link_ptx`, with simgpu's device runtime).
-    Machine code is a LinkError, as without LTO.  ``cc`` (9, 0) links for ``sm_90``: numba-cuda on
+    Machine code is a LinkError, as without LTO.  ``entry``: the kernel's (mangled) name, the one
+    ``.entry`` kept (linked CUDA C may define kernels).  ``cc`` (9, 0) links for ``sm_90``: numba-cuda on
     an sm_90 card links for ``sm_90a``, whose LTO PTX here differs only in its ``.target``."""
     link, _ver = nvjitlink.linker(nvjitlink.library())
     inputs, ptx_files = [(bytes(ltoir), "ltoir")], []
@@ -615,6 +624,8 @@ def lto_link(ltoir, files, cc, lineinfo=True):
             linking_file_ptx(f, cc)         # raises the LinkError for machine code
     sm = f"sm_{cc[0]}{cc[1]}"
     ptx = link(inputs, [f"-arch={sm}", "-lto", "-ptx", *(["-lineinfo"] if lineinfo else [])], "ptx")
+    if entry is not None and len(inputs) > 1:
+        ptx = _drop_entries(ptx, keep=entry)    # the linked CUDA C's own kernels (NRT's), as without LTO
     return link_ptx(ptx, ptx_files)
 
 
@@ -702,13 +713,29 @@ def library_link_ptx(library, cc):
     compiles it, PTX as it is; see :func:`linking_file_ptx`), then simgpu's definitions of
     the device-runtime functions it calls (``sass/devrt.py``: cooperative groups)."""
     cc = tuple(cc)
+    lto = library_lto(library)
     memo = library.__dict__.setdefault("_simgpu_linked_ptx", {})   # numba links once per cc too
-    ptx = memo.get(cc)
+    ptx = memo.get((cc, lto))
     if ptx is None:
-        ptx = library.get_asm_str(cc=cc)
-        extra = linking_files_ptx(getattr(library, "_linking_files", ()), cc)
-        ptx = memo[cc] = link_ptx(ptx, extra)
+        files = list(getattr(library, "_linking_files", ()))
+        if lto:         # as numba-cuda's get_cubin with the library's lto: LTO-IR, nvJitLink -lto
+            lines = "Debug Info Version" in library.get_llvm_str()
+            ltoir = (_ltoir_linkable_with_lines(library, cc)
+                     if lines and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files)
+                     else library.get_ltoir(cc=cc))
+            ptx = lto_link(ltoir, files, cc, lines, entry=getattr(library, "_entry_name", None))
+        else:
+            ptx = link_ptx(library.get_asm_str(cc=cc), linking_files_ptx(files, cc))
+        memo[(cc, lto)] = ptx
     return ptx
+
+
+def library_lto(library):
+    """Whether numba-cuda's compiled kernel ``library`` (a ``CUDACodeLibrary``) runs its LTO
+    program: ``SIMGPU_LTO`` on/off, else the library's own ``lto`` (numba-cuda's decorator
+    decided it: ``cuda.jit(lto=...)`` or its default), with :func:`lto_for`'s fallback and
+    message where nvJitLink is missing."""
+    return _lto_wanted(bool(getattr(library, "_lto", False)), settings.current().lto)
 
 
 def link_ptx(ptx, extra):
@@ -959,11 +986,13 @@ def _function_spans(text):
 _ENTRY_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
 
 
-def _drop_entries(text):
-    """`text` without its kernels (.entry): a linked file's own kernels (NRT's) are launched
-    by numba through the driver, never called by the kernel; one module holds one entry."""
+def _drop_entries(text, keep=None):
+    """`text` without its kernels (.entry) but ``keep``: a linked file's own kernels (NRT's) are
+    launched by numba through the driver, never called by the kernel; one module holds one entry."""
     spans = []
     for m in _ENTRY_START.finditer(text):
+        if m.group(1) == keep:
+            continue
         i, depth = text.find("{", m.end()), 0
         if i < 0:
             break
