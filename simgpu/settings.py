@@ -277,8 +277,8 @@ def override(**changes):
         changes["executor"] = _executor(changes["executor"])
         _checked(dataclasses.replace(Settings(), executor=changes["executor"]), source="override")
     if "lto" in changes:
-        v = changes["lto"]
-        changes["lto"] = {True: "on", False: "off", None: "auto"}.get(v, v) if isinstance(v, (bool, type(None))) else _lto(v)
+        v = changes["lto"]          # True / False / None, or the variable's text
+        changes["lto"] = {True: "on", False: "off", None: "auto"}[v] if v in (True, False, None) else _lto(v)
         _checked(dataclasses.replace(Settings(), lto=changes["lto"]), source="override")
     if "slow_launch_seconds" in changes:
         changes["slow_launch_seconds"] = float(changes["slow_launch_seconds"])

@@ -517,47 +517,50 @@ def lto_for(py_func, requested=None):
     Where LTO is asked for but no nvJitLink can be found, the kernel compiles without it and
     simgpu says so, once per process (a SimGPUWarning naming the pip package)."""
     mode = settings.current().lto
+    opts = getattr(py_func, "targetoptions", None)
     if mode in ("on", "off"):
-        want = mode == "on"
+        want = None
+    elif isinstance(opts, dict) and opts.get("lto") is not None:
+        want = bool(opts["lto"])
+    elif requested is not None:
+        want = bool(requested)
     else:
-        opts = getattr(py_func, "targetoptions", None)
-        if isinstance(opts, dict) and opts.get("lto") is not None:
-            want = bool(opts["lto"])
-        elif requested is not None:
-            want = bool(requested)
-        else:
-            debug = opts.get("debug") if isinstance(opts, dict) else None
-            if debug is None:
-                _numba_cuda()
-                from numba.cuda.core import config as numba_config
-                debug = bool(numba_config.CUDA_DEBUGINFO_DEFAULT)
-            if debug or not numba_cuda_defaults_lto():
-                return False
-            try:
-                nvjitlink.linker(nvjitlink.library())
-            except nvjitlink.NvJitLinkMissing:
-                return False        # numba-cuda itself links without LTO then, silently
-            return True
+        debug = opts.get("debug") if isinstance(opts, dict) else None
+        if debug is None:
+            _numba_cuda()
+            from numba.cuda.core import config as numba_config
+            debug = bool(numba_config.CUDA_DEBUGINFO_DEFAULT)
+        # numba-cuda's own default: without nvJitLink it links without LTO, and says nothing
+        return not debug and numba_cuda_defaults_lto() and _nvjitlink_missing() is None
     return _lto_wanted(want, mode)
 
 
+def _nvjitlink_missing():
+    """None where nvJitLink can be used, else the NvJitLinkMissing saying why."""
+    try:
+        nvjitlink.linker(nvjitlink.library())
+    except nvjitlink.NvJitLinkMissing as exc:
+        return exc
+    return None
+
+
 def _lto_wanted(want, mode):
-    """``want``, unless LTO is wanted and no nvJitLink can be found: then False, said once."""
+    """``want`` (``SIMGPU_LTO`` "on"/"off" decides instead), unless LTO is wanted and no
+    nvJitLink can be found: then False, said once per process."""
     if mode in ("on", "off"):
         want = mode == "on"
     if want:
-        try:
-            nvjitlink.linker(nvjitlink.library())
-        except nvjitlink.NvJitLinkMissing as exc:
+        exc = _nvjitlink_missing()
+        if exc is not None:
             if not _lto_fallback_said:
                 _lto_fallback_said.append(str(exc))
                 import warnings
                 asked = "SIMGPU_LTO=on" if mode == "on" else "the kernel's lto, numba-cuda's default"
                 warnings.warn(SimGPUWarning(
                     f"LTO was asked for ({asked}) but {exc}: simgpu compiles kernels without link-time "
-                    f"optimisation, so a kernel that "
-                    f"calls linked code (float16 arithmetic, link= sources) runs other code than numba-cuda "
-                    f"with nvJitLink would (SIMGPU_LTO=off silences this)"), stacklevel=3)
+                    f"optimisation, so a kernel that calls linked code (float16 arithmetic, link= sources) "
+                    f"runs other code than numba-cuda with nvJitLink would (SIMGPU_LTO=off silences this)"),
+                    stacklevel=3)
             return False
     return want
 
@@ -608,14 +611,15 @@ def lto_link(ltoir, files, cc, lineinfo=True, entry=None):
     files are not LTO-IR (numba links them beside the optimised program, unoptimised) and are
     merged into the linked PTX as without LTO (:func:`link_ptx`, with simgpu's device runtime).
     Machine code is a LinkError, as without LTO.  ``entry``: the kernel's (mangled) name, the one
-    ``.entry`` kept (linked CUDA C may define kernels).  ``cc`` (9, 0) links for ``sm_90``: numba-cuda on
-    an sm_90 card links for ``sm_90a``, whose LTO PTX here differs only in its ``.target``."""
+    ``.entry`` kept (linked CUDA C may define kernels).  ``cc`` (9, 0) links for ``sm_90``:
+    numba-cuda on an sm_90 card links for ``sm_90a``, whose LTO PTX here differs only in its
+    ``.target``."""
     link, _ver = nvjitlink.linker(nvjitlink.library())
     inputs, ptx_files = [(bytes(ltoir), "ltoir")], []
     for f in sorted(files, key=_linking_name):
         name, ext, data = _linking_source(f)
-        if ext == "cu":
-            inputs.append((nvrtc_ltoir_cached(data, name, cc, lineinfo), "ltoir"))
+        if ext == "cu":         # without line information, as numba-cuda's linker compiles it
+            inputs.append((nvrtc_ltoir_cached(data, name, cc), "ltoir"))
         elif ext == "ltoir":
             inputs.append((bytes(data), "ltoir"))
         elif ext == "ptx":
@@ -629,11 +633,11 @@ def lto_link(ltoir, files, cc, lineinfo=True, entry=None):
     return link_ptx(ptx, ptx_files)
 
 
-def nvrtc_ltoir_cached(source, name, cc, lineinfo=False):
+def nvrtc_ltoir_cached(source, name, cc):
     """NVRTC's LTO-IR of CUDA C ``source`` as numba-cuda compiles a linked file for LTO
     (``cudadrv/nvrtc.py`` ``compile(..., ltoir=True)``), kept in the disk cache."""
     import base64
-    key = cache.make_key("nvrtc-ltoir", source, name, tuple(cc), _nvrtc_version(), bool(lineinfo))
+    key = cache.make_key("nvrtc-ltoir", source, name, tuple(cc), _nvrtc_version())
     hit = _NVRTC_MEMO.get(key)
     if hit is None:
         stored = cache.load("nvrtc", key)
@@ -645,7 +649,7 @@ def nvrtc_ltoir_cached(source, name, cc, lineinfo=False):
             import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")     # NVRTC's log (numba warns with it)
-                obj, _log = numba_nvrtc.compile(source, name, tuple(cc[:2]), ltoir=True, lineinfo=lineinfo)
+                obj, _log = numba_nvrtc.compile(source, name, tuple(cc[:2]), ltoir=True)
             hit = bytes(obj.code)
             cache.store("nvrtc", key, {"ltoir": base64.b64encode(hit).decode()})
         _NVRTC_MEMO[key] = hit
