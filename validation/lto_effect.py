@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Which kernels' code numba-cuda's LTO link changes: each case compiled both ways (simgpu's
-compiled path, ``SIMGPU_LTO`` on and off), compared by PTX instructions (names, comments and
-line information aside) and by ptxas' SASS (static instruction count, registers).  No launch:
+compiled path, ``SIMGPU_LTO`` on and off), compared by PTX instructions (names, comments,
+line information and where shared arrays are declared aside) and by ptxas' SASS (the opcode
+sequence, registers).  No launch:
 a compile-only scan that says which kernels a comparison with card data needs LTO for.
 
     SIMGPU_TOOLCHAIN=<card toolchain with nvidia-nvjitlink> PYTHONPATH=. \\
@@ -19,14 +20,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import compare_timing as ct  # noqa: E402
 
-_SKIP = re.compile(r"^\s*(\.common\s+\.global\s+\.align 8 \.u64 _ZN08NumbaEnv|\.loc|\.file|//|\.target|\.version|"
-                   r"\.section|\$L__|\.b8|\.b32|\.b64|\.debug|\}|\{)")
+_SKIP = re.compile(r"^\s*(\.common\s+\.global\s+\.align 8 \.u64 _ZN08NumbaEnv|(\.visible\s+)?\.shared\s|\.loc|"
+                   r"\.file|//|\.target|\.version|\.section|\$L__|\.b8|\.b32|\.b64|\.debug|\}|\{)")
 
 
 def instructions(ptx):
-    """The PTX's instruction lines, with mangled names replaced (numba numbers them per compile);
-    the NumbaEnv global (unused, which the LTO link drops) left out."""
-    return [re.sub(r"_ZN\w+", "_Z", ln.strip()) for ln in ptx.splitlines() if ln.strip() and not _SKIP.match(ln)]
+    """The PTX's instruction lines, with mangled names and numba's shared arrays' numbers replaced
+    (numba numbers them per compile); the NumbaEnv global (unused: the LTO link drops it) and the
+    shared arrays' declarations (the LTO link moves them into the kernel) left out."""
+    return [re.sub(r"_cudapy_smem_\d+", "_cudapy_smem", re.sub(r"_ZN\w+", "_Z", ln.strip()))
+            for ln in ptx.splitlines() if ln.strip() and not _SKIP.match(ln)]
 
 
 def compiled(case, lto):
@@ -37,7 +40,7 @@ def compiled(case, lto):
         ck = compile_kernel(case["kernel"], args, use_cache=False)
     k = ck.facts.kernels[ck.entry]
     res = ck.facts.ptxas.functions.get(ck.entry)
-    return {"ptx": instructions(ck.ptx), "sass": len(k.instructions),
+    return {"ptx": instructions(ck.ptx), "sass": len(k.instructions), "opcodes": [i.opcode for i in k.instructions],
             "registers": getattr(res, "registers", None)}
 
 
@@ -59,14 +62,17 @@ def main(argv=None):
             print(f"{c['name']:36s} FAILED {type(exc).__name__}: {str(exc)[:200]}", flush=True)
             continue
         row = {"name": c["name"], "ptx_same": on["ptx"] == off["ptx"], "ptx_lines": [len(off["ptx"]), len(on["ptx"])],
-               "sass": [off["sass"], on["sass"]], "registers": [off["registers"], on["registers"]]}
+               "sass": [off["sass"], on["sass"]], "sass_opcodes_same": on["opcodes"] == off["opcodes"],
+               "registers": [off["registers"], on["registers"]]}
         seen[key] = row
         rows.append(row)
         print(f"{c['name']:36s} PTX {'same   ' if row['ptx_same'] else 'changed'}  lines {row['ptx_lines']}  "
-              f"SASS {row['sass']}  regs {row['registers']}", flush=True)
+              f"SASS {row['sass']} {'same' if row['sass_opcodes_same'] else 'other'} opcodes  "
+              f"regs {row['registers']}", flush=True)
     changed = [r["name"] for r in rows if not r["ptx_same"]]
-    summary = {"kernels": len(rows), "ptx_changed": len(changed), "sass_count_changed":
-               [r["name"] for r in rows if r["sass"][0] != r["sass"][1]], "changed": changed}
+    summary = {"kernels": len(rows), "ptx_changed": len(changed), "ptx_changed_kernels": changed,
+               "sass_opcodes_changed": [r["name"] for r in rows if not r["sass_opcodes_same"]],
+               "registers_changed": [r["name"] for r in rows if r["registers"][0] != r["registers"][1]]}
     print(json.dumps(summary))
     if a.json:
         from simgpu.sass import toolchain_versions, nvjitlink
