@@ -9,7 +9,8 @@ semantic one (issue 25 item 3).
 PTX as numba-cuda loads it instead, through nvJitLink (``LIB``: the path of ``libnvJitLink.so.13``;
 options ``-arch=sm_90 -lineinfo``): numba-cuda 0.30's linker (cuda.core's ``Linker``) uses nvJitLink
 where it is installed, and the card had nvidia-nvjitlink 13.0.88 (c2_device.json), so that, not
-the ptxas command line, made the code the card ran.  No GPU is needed.  ``ptxas``/``nvdisasm``
+the ptxas command line, made the code the card ran.  No GPU is needed; this mode imports
+simgpu (its nvJitLink binding, simgpu/sass/nvjitlink.py), the others do not.  ``ptxas``/``nvdisasm``
 come from PATH.
 
 PTX: {kernel: PTX text} (c2_ptx.json.gz), numbered here with one .loc per instruction
