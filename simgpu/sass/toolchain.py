@@ -462,7 +462,11 @@ def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True, lto=False):
                 try:
                     ptx, linked = kernel_lto_ptx(func, argtypes, cc, lineinfo, options)
                 except Exception as exc:
-                    if not (lineinfo and raised_in_debuginfo(exc)):
+                    # numba's line information that fails to build (as below), or that nvJitLink
+                    # refuses once CUDA C with its own debug locations is inlined (NRT's
+                    # functions: "!dbg attachment points at wrong subprogram"): the kernel
+                    # without .loc lines, as numba-cuda's default (lineinfo=False) links it
+                    if not (lineinfo and (raised_in_debuginfo(exc) or isinstance(exc, nvjitlink.NvJitLinkError))):
                         raise
                     ptx, linked = kernel_lto_ptx(func, argtypes, cc, False, options)
                 return ptx, entry_name(ptx), linked
@@ -574,13 +578,11 @@ def kernel_lto_ptx(func, argtypes, cc, lineinfo=True, options=None):
     lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
                                         abi="numba", cc=tuple(cc), lto=True, **(options or {}))
     files = list(getattr(lib, "_linking_files", ()))
-    ir = lib.get_llvm_str()
-    from numba.cuda import dispatcher
-    names = list(getattr(dispatcher, "reshape_funcs", ())) + list(getattr(dispatcher._Kernel, "NRT_functions", ()))
-    if any(n in ir for n in names):         # the dispatcher decides on the PTX's text: make it
-        files += [f for f in helper_files(lib.get_asm_str(cc=tuple(cc))) if f not in files]
-    if lineinfo and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files):
-        ltoir = _ltoir_linkable_with_lines(lib, cc)
+    ir = lib.get_llvm_str()                 # (the library's "PTX" is LTO-IR here: read its IR)
+    declared = set(re.findall(r'^declare\b[^@\n]*@"?([\w.$]+)', ir, re.M))
+    files += [f for f in helper_files(ir, declared) if f not in files]
+    if "Debug Info Version" in ir and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files):
+        ltoir = _ltoir_linkable_with_lines(lib, cc)     # (a device function numba compiled with lines)
     else:
         ltoir = lib.get_ltoir(cc=tuple(cc))
     ptx = lto_link(ltoir, files, cc, lineinfo, entry=lib._entry_name)
@@ -693,11 +695,12 @@ def linked_sources_ptx(func, argtypes, cc, lineinfo=True, options=None):
     return linking_files_ptx(files, cc)
 
 
-def helper_files(ptx):
+def helper_files(ptx, declared=None):
     """The CUDA C files numba-cuda's ``_Kernel`` links for the helper functions the kernel's
     PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``; NRT's
     library where the PTX declares NRT functions), which numba's compile functions leave out
-    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``)."""
+    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``).  ``ptx`` may
+    be the LLVM IR with its ``declared`` functions (an LTO library has no PTX)."""
     from numba.cuda import dispatcher
     out = []
     names = getattr(dispatcher, "reshape_funcs", ())
@@ -705,7 +708,8 @@ def helper_files(ptx):
         out.append(os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu"))
     nrt = getattr(dispatcher._Kernel, "NRT_functions", ())     # maybe_link_nrt: NRT declared -> its library
     library = getattr(dispatcher, "NRT_LIBRARY", None)
-    if library is not None and nrt and any(n in _EXTERN_DECL.findall(ptx) for n in nrt):
+    declared = set(_EXTERN_DECL.findall(ptx)) if declared is None else declared
+    if library is not None and nrt and any(n in declared for n in nrt):
         out.append(library)
     return out
 
