@@ -153,6 +153,9 @@ def test_card_datasets_pick_lto_from_their_recorded_versions():
     assert card_lto.card_ran_lto({})[0] is None
     rec = card_lto.record_of(os.path.join(ROOT, "validation", "generated", "c2_device.json"))
     assert card_lto.card_ran_lto(rec)[0] is True
+    rec = card_lto.record_of(os.path.join(ROOT, "validation", "data", "bottleneck", "h100_2026-12-07", "env.txt"))
+    assert rec["numba_cuda"] == "0.30.4" and card_lto.card_ran_lto(rec)[0] is True
+    assert card_lto.use_card_lto([], "record")["lto"] is None       # no card data: simgpu's default stays
 
 
 def test_the_host_path_runs_the_lto_program_too():

@@ -98,6 +98,8 @@ def use_card_lto(paths, choice="record"):
     (``choice`` "record") or as given ("on" / "off"); returns what was decided and why, for the
     comparison's JSON.  SystemExit when the records disagree or say nothing."""
     from simgpu import settings
+    if choice == "record" and not paths:
+        return {"lto": None, "why": "no card data named: simgpu's default (SIMGPU_LTO, numba-cuda's rule)"}
     if choice in ("on", "off"):
         decided, why = choice == "on", {"given": f"--lto {choice}"}
     else:
