@@ -49,6 +49,13 @@ toolchain           SIMGPU_TOOLCHAIN           a folder holding another CUDA too
                                                libdevice come from it (sass/toolchain.py).
                                                NVVM is loaded once per process: set it before
                                                the first compile (in the environment).
+lto                 SIMGPU_LTO                 whether a numba kernel runs the program nvJitLink's
+                                               link-time optimisation makes (as numba-cuda >= 0.16
+                                               links it on a GPU where nvJitLink is installed):
+                                               "auto" (default: the kernel's ``cuda.jit(lto=)``,
+                                               else numba-cuda's rule -- on where nvJitLink is
+                                               installed, sass/toolchain.py ``lto_for``), "on" or
+                                               "off" (every kernel).  It changes the code run.
 install             SIMGPU_INSTALL             set by ``simgpu.install()`` for child processes:
                                                the GPU and options (JSON) a child installs with
                                                (host/install.py; host/startup/sitecustomize.py
@@ -93,6 +100,14 @@ def _text(raw):
 def _executor(raw):
     value = (raw or "").strip().lower() or "auto"
     return value
+
+
+LTO_MODES = ("auto", "on", "off")
+
+
+def _lto(raw):
+    value = (raw or "").strip().lower() or "auto"
+    return {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}.get(value, value)
 
 
 def _short_or_full(raw):
@@ -153,6 +168,7 @@ class Settings:
     ptxas: str | None = None
     nvdisasm: str | None = None
     toolchain: str | None = None
+    lto: str = "auto"           # numba kernels: nvJitLink's LTO program (sass/toolchain.py lto_for)
     install: str | None = None
     traceback: str = "short"
     numba_errors: str = "short"
@@ -182,6 +198,7 @@ ENV = {
     "ptxas": ("SIMGPU_PTXAS", _text),
     "nvdisasm": ("SIMGPU_NVDISASM", _text),
     "toolchain": ("SIMGPU_TOOLCHAIN", _text),
+    "lto": ("SIMGPU_LTO", _lto),
     "install": ("SIMGPU_INSTALL", _text),
     "traceback": ("SIMGPU_TRACEBACK", _short_or_full),
     "numba_errors": ("SIMGPU_NUMBA_ERRORS", _short_or_full),
@@ -219,6 +236,8 @@ def _checked(s, source):
                           f"of lanes >= 0")
     if not isinstance(s.devices, int) or s.devices < 1:
         raise SimGPUError(f"{source}: devices ({variable('devices')}) must be a whole number of GPUs >= 1")
+    if s.lto not in LTO_MODES:
+        raise SimGPUError(f"{source}: lto {s.lto!r} ({variable('lto')}) is not one of {', '.join(LTO_MODES)}")
     if s.executor not in EXECUTORS:
         raise SimGPUError(f"{source}: executor {s.executor!r} ({variable('executor')}) is not one of "
                           f"{', '.join(EXECUTORS)}")
@@ -257,6 +276,10 @@ def override(**changes):
     if "executor" in changes:
         changes["executor"] = _executor(changes["executor"])
         _checked(dataclasses.replace(Settings(), executor=changes["executor"]), source="override")
+    if "lto" in changes:
+        v = changes["lto"]          # True / False / None, or the variable's text
+        changes["lto"] = {True: "on", False: "off", None: "auto"}[v] if v in (True, False, None) else _lto(v)
+        _checked(dataclasses.replace(Settings(), lto=changes["lto"]), source="override")
     if "slow_launch_seconds" in changes:
         changes["slow_launch_seconds"] = float(changes["slow_launch_seconds"])
         _checked(dataclasses.replace(Settings(), slow_launch_seconds=changes["slow_launch_seconds"]),

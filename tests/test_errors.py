@@ -42,8 +42,9 @@ def runaway(x):
 
 
 def big_shared(x):
-    s = cuda.shared.array(20000, float32)
+    s = cuda.shared.array(20000, float32)   # read: numba-cuda's LTO drops a shared array never read
     s[0] = 1
+    x[0] = s[int(x[1])]
 
 
 def ok(x):

@@ -233,14 +233,14 @@ def test_settings_read_the_environment_once():
            "SIMGPU_NO_CACHE": "1", "SIMGPU_PTXAS": "/opt/ptxas", "SIMGPU_NVDISASM": "/opt/nvdisasm",
            "SIMGPU_TOOLCHAIN": "/opt/tc13", "SIMGPU_INSTALL": "{}", "SIMGPU_TRACEBACK": "Full", "SIMGPU_NUMBA_ERRORS": "full ",
            "SIMGPU_RACE_CHECK": "0", "SIMGPU_SLOW_LAUNCH_SECONDS": "30", "SIMGPU_DEVICES": "2",
-           "SIMGPU_PTX_SASS_NAN": "0"}
+           "SIMGPU_PTX_SASS_NAN": "0", "SIMGPU_LTO": "Off"}
     s = settings.from_environment(env)
     assert s == settings.Settings(executor="ir", ptx_kernel_cache=False, ptx_blocks=False, ptx_jit=False,
                                   ptx_jit_lanes=64, cache_dir="/tmp/c",
                                   disk_cache=False, ptxas="/opt/ptxas", nvdisasm="/opt/nvdisasm",
                                   toolchain="/opt/tc13", install="{}", traceback="full", numba_errors="full",
                                   race_check=False, slow_launch_seconds=30.0, devices=2,
-                                  ptx_sass_nan=False)
+                                  ptx_sass_nan=False, lto="off")
     assert settings.from_environment({}) == settings.Settings()
     assert sorted(settings.variable(f) for f in settings.FIELDS) == sorted(env)
     with pytest.raises(SimGPUError, match="SIMGPU_EXECUTOR"):

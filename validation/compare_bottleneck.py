@@ -238,10 +238,17 @@ def main(argv=None):
     ap.add_argument("--predictions", default=None, help="reuse/extend this JSON of simgpu predictions")
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", default=None)
+    ap.add_argument("--lto", default="record", choices=("record", "on", "off"),
+                    help="compile with numba-cuda's LTO program where the card's run did (validation/card_lto.py: "
+                         "from the data's recorded versions: --data-json's, or the env.txt beside each --pair "
+                         "CSV; default), or on/off")
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     sys.path.insert(0, HERE)
     importlib.import_module("_common")   # patches np.row_stack
+    from card_lto import use_card_lto
+    lto = use_card_lto([a.data_json] if a.data_json else
+                       [os.path.join(os.path.dirname(p.split(":", 1)[0]), "env.txt") for p in a.pair], a.lto)
     cases = [c for c in load_cases(a.kernels) if not a.only or re.search(a.only, c["name"])]
     ncu, problems = load_ncu([tuple(p.split(":", 1)) for p in a.pair])
     card = {}
@@ -275,7 +282,8 @@ def main(argv=None):
     if a.json:
         from simgpu.sass import toolchain_versions
         with open(a.json, "w") as f:
-            json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "ncu_sources": a.pair + [a.data_json],
+            json.dump({"summary": s, "gpu_model": a.gpu, "coarse": a.coarse, "lto": lto,
+                       "ncu_sources": a.pair + [a.data_json],
                        "card_provenance": card, "busy_pct": BUSY, "sim_to_ncu": SIM_TO_NCU,
                        "ncu_unit_rules": NCU_UNIT_RULES, "ncu_unmapped_metrics": unm,
                        "ncu_problems": problems, "simgpu_toolchain": toolchain_versions(),

@@ -81,10 +81,15 @@ def main(argv=None):
     ap.add_argument("--no-ir", action="store_true", help="the PTX path only (the IR column NaN)")
     ap.add_argument("--toolchain", default=None, help="compile with the CUDA toolchain in this folder "
                     "(e.g. the 13.0.88 wheels, as the card's driver); both versions go into the JSON")
+    ap.add_argument("--lto", default="record", choices=("record", "on", "off"),
+                    help="compile with numba-cuda's LTO program where the card's run did (validation/card_lto.py: "
+                         "from the data's recorded versions; default), or on/off")
     a = ap.parse_args(argv)
     ct.use_toolchain(a.toolchain)
-    cases = ct.load_cases(a.only, a.kernels)
     pairs = [tuple(p.split(":", 1)) for p in a.pair]
+    lto = ct.use_lto(a.lto, [a.data or os.path.join(HERE, "data", "h200_ncu.json")] if not pairs else
+                     [os.path.join(os.path.dirname(c), "env.txt") for c, _ in pairs])
+    cases = ct.load_cases(a.only, a.kernels)
     ncu = measured({c["name"] for c in cases}, a.data, pairs)
     ncu_thread = measured({c["name"] for c in cases}, a.data, pairs, THREAD)
     rows, failed = [], []
@@ -138,7 +143,7 @@ def main(argv=None):
             tcs = ct.toolchain_record(data)
             if pairs:
                 tcs["card"].update(card)
-            json.dump({"summary": summary, "toolchains": tcs, "rows": rows,
+            json.dump({"summary": summary, "toolchains": tcs, "lto": lto, "rows": rows,
                        "failed": failed}, fh, indent=1)
     return 0
 

@@ -44,10 +44,14 @@ def main(argv=None):
     ap.add_argument("--kernels", default=None, help="folder of case modules (default validation/kernels)")
     ap.add_argument("--toolchain", default=None, help="compile with the CUDA toolchain in this folder")
     ap.add_argument("--no-ir", action="store_true", help="ptxas only (no IR estimate)")
+    ap.add_argument("--lto", default="record", choices=("record", "on", "off"),
+                    help="compile with numba-cuda's LTO program where the card's run did (validation/card_lto.py: "
+                         "from the data's recorded versions; default), or on/off")
     a = ap.parse_args(argv)
     ct.use_toolchain(a.toolchain)
     cases = ct.load_cases(a.only, a.kernels)
     measured = ct.load_measured(os.path.join(HERE, "data"), {c["name"] for c in cases})
+    lto = ct.use_lto(a.lto, sorted({os.path.join(ct.ROOT, r["file"]) for r in measured.values() if r.get("file")}))
     rows, failed = [], []
     for c in cases:
         m = measured.get(c["name"], {}).get("registers")
@@ -76,7 +80,7 @@ def main(argv=None):
     if a.json:
         with open(a.json, "w") as fh:
             files = sorted({os.path.join(ct.ROOT, measured[r["name"]]["file"]) for r in rows})
-            json.dump({"summary": summary, "toolchains": ct.toolchain_record(files), "rows": rows,
+            json.dump({"summary": summary, "toolchains": ct.toolchain_record(files), "lto": lto, "rows": rows,
                        "failed": failed}, fh, indent=1)
     return 0
 

@@ -137,6 +137,14 @@ def use_toolchain(folder):
         settings.reload()
 
 
+def use_lto(choice, data_files):
+    """``SIMGPU_LTO`` for this comparison: numba-cuda's LTO program where the card's run of
+    ``data_files`` had it (validation/card_lto.py: from their recorded versions), or ``choice``
+    "on" / "off"; to be called before the first compile.  Returns the decision and why."""
+    from card_lto import use_card_lto
+    return use_card_lto(data_files, choice)
+
+
 def toolchain_record(data_files):
     """Both toolchains beside a comparison: what simgpu compiled with here (``toolchain_versions``,
     after the first compile) and what the card ran, from the ``provenance`` of the measurement
@@ -243,11 +251,16 @@ def main(argv=None):
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "timing_scatter.png"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "timing_accuracy.md"))
     ap.add_argument("--json", default=os.path.join(HERE, "data", "timing_compare.json"))
+    ap.add_argument("--lto", default="record", choices=("record", "on", "off"),
+                    help="compile with numba-cuda's LTO program where the card's run did (validation/card_lto.py: "
+                         "from the data's recorded versions; default), or on/off")
     a = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     use_toolchain(a.toolchain)
     cases = load_cases(a.only, a.kernels)
     measured = load_measured(a.data, {c["name"] for c in cases})
+    data_files = sorted({os.path.join(ROOT, r["file"]) for r in measured.values() if r.get("file")})
+    lto = use_lto(a.lto, data_files)
     rows = []
     for c in cases:
         m = measured.get(c["name"], {})
@@ -278,9 +291,7 @@ def main(argv=None):
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump({"summary": summ, "summary_event_times": summ_ev, "summary_measured_registers": summ_regs,
-                   "toolchains": toolchain_record(sorted({os.path.join(ROOT, r["file"]) for r in measured.values()
-                                                           if r.get("file")})),
-                   "rows": rows}, f, indent=1)
+                   "toolchains": toolchain_record(data_files), "lto": lto, "rows": rows}, f, indent=1)
     with open(a.markdown, "w") as f:
         f.write(markdown(rows, summ, summ_regs) + "\n")
     if scatter(rows, a.plot):

@@ -41,7 +41,7 @@ from ..sass import analyze_ptx, devrt
 from ..sass.kernel import CompiledKernel, PtxFacts
 from ..sass.ptxas import FunctionResources, PtxasReport, assemble, elf_section_sizes
 from ..sass.ptxlines import number_ptx_lines
-from ..sass.toolchain import entry_name, library_link_ptx, link_ptx
+from ..sass.toolchain import entry_name, library_link_ptx, library_lto, link_ptx
 from . import devicearray as da
 from .driver import module_globals
 from .session import current_session, initialise
@@ -136,10 +136,12 @@ def kernel_ptx(kernel_code, cc, sass=True):
     ``sm_90a``, as numba loads it on a GPU); results-only (`sass` False) runs that very PTX,
     so NVVM does not compile the kernel a second time.  ptxas' facts, and the files numba links
     (``link=``, compiled by NVRTC for the plain ``sm_XY``), take PTX for the plain ``sm_XY``
-    that simgpu.sass assembles for: one more NVVM compile, cached by numba per cc."""
+    that simgpu.sass assembles for: one more NVVM compile, cached by numba per cc.  A kernel
+    numba-cuda links with LTO (its ``lto``, as on a GPU with nvJitLink; ``SIMGPU_LTO``) runs
+    nvJitLink's LTO program for the plain ``sm_XY`` (``library_link_ptx``)."""
     lib = kernel_code.library
     cc = tuple(cc)
-    if not sass and not getattr(lib, "_linking_files", ()):
+    if not sass and not getattr(lib, "_linking_files", ()) and not library_lto(lib):
         own = tuple(lib._ensure_cc(None))   # numba's key: (major, minor, "a" or "")
         if own[:2] == cc[:2]:
             return link_ptx(lib.get_asm_str(cc=own), [])     # + the device runtime it calls

@@ -181,7 +181,8 @@ class PTXExecutor:
         ptxas' facts; a numba dispatcher's with its options.  (simgpu.host runs the PTX
         numba-cuda's own dispatcher compiled: it overrides this.)"""
         kernel = getattr(program, "numba_dispatcher", None) or program.py_func
-        return compile_kernel(kernel, args, cc=cc, use_cache=self.use_cache)
+        return compile_kernel(kernel, args, cc=cc, use_cache=self.use_cache,
+                              lto=(getattr(program, "options", None) or {}).get("lto"))
 
     def make_memory(self, places):
         """The launch's global memory: the arguments at their places, and where simgpu.host is

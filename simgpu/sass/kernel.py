@@ -17,8 +17,9 @@ from .fingerprint import function_fingerprint
 from .opclasses import pipe_histogram, unknown_opcodes
 from .ptxas import FunctionResources, PtxasReport, assemble
 from .ptxlines import SourceLoc, number_ptx_lines
+from . import nvjitlink
 from .toolchain import (cc_for_gpu, check_arch, compile_ptx_linked, dispatcher_options, frontend_versions,
-                        numba_types_for_args, py_function, selected_toolchain, tool_version)
+                        lto_for, numba_types_for_args, py_function, selected_toolchain, tool_version)
 
 
 @dataclass
@@ -131,28 +132,32 @@ class CompiledKernel:
 PTX_KEY_VERSION = 2
 
 
-def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True):
+def compile_kernel(py_func, args_or_types, gpu="H200", cc=None, use_cache=True, lto=None):
     """Compile kernel ``py_func`` (plain function or @cuda.jit dispatcher) for launch arguments
-    (arrays/scalars) or numba types ``args_or_types`` on ``gpu`` (or compute capability ``cc``)."""
+    (arrays/scalars) or numba types ``args_or_types`` on ``gpu`` (or compute capability ``cc``).
+    ``lto``: the kernel's own ``lto=`` (``simgpu.jit(lto=...)``); whether the LTO program is
+    compiled is decided by ``toolchain.lto_for`` (numba-cuda's rule, ``SIMGPU_LTO``)."""
     cc = tuple(cc) if cc is not None else cc_for_gpu(gpu)
     check_arch(cc)
     argtypes = numba_types_for_args(args_or_types)
     type_names = [str(t) for t in argtypes]
     front = frontend_versions()
     options = dispatcher_options(py_func)       # cuda.jit(fastmath=True, ...): part of the code
+    use_lto = lto_for(py_func, lto)
     key = cache.make_key("ptx", PTX_KEY_VERSION, function_fingerprint(py_func), type_names, cc, front,
-                         *([options] if options else []))
+                         *([options] if options else []), *([("lto", nvjitlink.version())] if use_lto else []))
     hit = cache.load("ptx", key) if use_cache else None
     if hit is not None:
         ptx, entry = hit["ptx"], hit["entry"]
     else:
-        ptx, entry, linked = compile_ptx_linked(py_func, argtypes, cc, lineinfo=True)
+        ptx, entry, linked = compile_ptx_linked(py_func, argtypes, cc, lineinfo=True, lto=use_lto)
         if use_cache and not linked:        # linked files are not in the fingerprint: not kept
             cache.store("ptx", key, {"ptx": ptx, "entry": entry})
     facts = analyze_ptx(ptx, cc, use_cache=use_cache)
     chosen = selected_toolchain()
     versions = {**front, "ptxas": tool_version("ptxas"), "nvdisasm": tool_version("nvdisasm"),
-                "toolchain": chosen["root"] if chosen else None}
+                "toolchain": chosen["root"] if chosen else None,
+                "lto": nvjitlink.version() if use_lto else None}     # the LTO program, linked by this
     return CompiledKernel(name=py_function(py_func).__name__, entry=entry, cc=cc,
                           argtypes=type_names, ptx=ptx, facts=facts, versions=versions,
                           ptx_from_cache=hit is not None)

@@ -35,8 +35,8 @@ import numpy as np
 
 from simgpu import patches, settings
 from simgpu._compat import load_numba_cuda
-from simgpu.sass import cache, devrt
-from simgpu.errors import SimGPUError
+from simgpu.sass import cache, devrt, nvjitlink
+from simgpu.errors import SimGPUError, SimGPUWarning
 
 #: pip package that installs each tool (the CUDA 13 wheels; cu12 names in the message too).
 TOOL_PACKAGES = {
@@ -96,7 +96,7 @@ def _toolchain_files(root):
     if not os.path.isdir(root):
         raise SimGPUError(f"$SIMGPU_TOOLCHAIN = {root!r} is not a folder")
     out = {"root": root, "bin_dirs": [], "ptxas": None, "nvdisasm": None, "nvvm": None, "nvrtc": None,
-           "libdevice": None}
+           "nvjitlink": None, "libdevice": None}
     for sub in _TOOLCHAIN_LAYOUTS:
         base = os.path.normpath(os.path.join(root, sub))
         b = os.path.join(base, "bin")
@@ -116,6 +116,8 @@ def _toolchain_files(root):
                 libs = sorted(f for f in os.listdir(d) if re.fullmatch(r"libnvrtc\.so(\.\d+)*", f))
                 if libs:
                     out["nvrtc"] = os.path.join(d, libs[-1])
+            if out["nvjitlink"] is None:
+                out["nvjitlink"] = nvjitlink.find_in(d)
         bc = os.path.join(base, "nvvm", "libdevice", "libdevice.10.bc")
         if out["libdevice"] is None and os.path.isfile(bc):
             out["libdevice"] = bc
@@ -443,10 +445,12 @@ def compile_ptx(py_func, argtypes, cc, lineinfo=True):
     return ptx, entry
 
 
-def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
+def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True, lto=False):
     """:func:`compile_ptx`, and whether other code was linked in (CUDA C/PTX files of
     ``cuda.declare_device(link=...)``, numba's helpers: code the function's fingerprint
-    does not cover, so the PTX cache does not keep it)."""
+    does not cover, so the PTX cache does not keep it).  ``lto``: the program nvJitLink's
+    link-time optimisation makes of the kernel and what it links, as numba-cuda loads it
+    where nvJitLink is installed (:func:`kernel_lto_ptx`; decide with :func:`lto_for`)."""
     cuda = _numba_cuda()
     linked = False
     options = dispatcher_options(py_func)
@@ -454,6 +458,18 @@ def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
     with _compile_lock, patches.swapped("numba.cuda.dispatcher:get_current_device",
                                         lambda: _TargetDevice(tuple(cc))):
         try:
+            if lto:
+                try:
+                    ptx, linked = kernel_lto_ptx(func, argtypes, cc, lineinfo, options)
+                except Exception as exc:
+                    # numba's line information that fails to build (as below), or that nvJitLink
+                    # refuses once CUDA C with its own debug locations is inlined (NRT's
+                    # functions: "!dbg attachment points at wrong subprogram"): the kernel
+                    # without .loc lines, as numba-cuda's default (lineinfo=False) links it
+                    if not (lineinfo and (raised_in_debuginfo(exc) or isinstance(exc, nvjitlink.NvJitLinkError))):
+                        raise
+                    ptx, linked = kernel_lto_ptx(func, argtypes, cc, False, options)
+                return ptx, entry_name(ptx), linked
             try:
                 ptx, _resty = cuda.compile_ptx(func, tuple(argtypes), cc=tuple(cc), lineinfo=lineinfo,
                                                **options)
@@ -471,6 +487,175 @@ def compile_ptx_linked(py_func, argtypes, cc, lineinfo=True):
             _note_source_location(exc)
             raise
     return ptx, entry_name(ptx), linked
+
+
+# ---------------------------------------------------------------------------- LTO (nvJitLink)
+
+#: the numba-cuda release whose ``cuda.jit`` turns LTO on by default where nvJitLink is installed
+#: (NVIDIA/numba-cuda #310, released in 0.16.0; before it ``lto`` defaulted to False)
+LTO_DEFAULT_SINCE = (0, 16, 0)
+_lto_fallback_said = []
+
+
+def numba_cuda_defaults_lto(version=None):
+    """Whether numba-cuda ``version`` (default: the installed one) turns ``lto`` on by default."""
+    if version is None:
+        version = frontend_versions()["numba_cuda"]
+    nums = re.findall(r"\d+", str(version))[:3]
+    return len(nums) >= 2 and tuple(int(x) for x in nums) >= LTO_DEFAULT_SINCE
+
+
+def lto_for(py_func, requested=None):
+    """Whether a launch of kernel ``py_func`` runs the LTO program, as numba-cuda 0.30 decides on a
+    GPU (``decorators.py``: ``lto = _have_nvjitlink() and not debug`` unless ``cuda.jit(lto=...)``
+    says):
+
+    * ``simgpu.settings`` ``lto`` (``$SIMGPU_LTO``) "on" / "off" decides for every kernel;
+    * else the kernel's own choice: a numba dispatcher's ``targetoptions["lto"]`` (numba-cuda
+      resolved it when the decorator ran: the default rule on this machine, or the user's
+      ``lto=``), ``requested`` (``simgpu.jit(lto=...)``);
+    * else numba-cuda's default: on where nvJitLink is installed (``sass/nvjitlink.py``: the
+      ``$SIMGPU_TOOLCHAIN`` folder's, else the installed wheel's), numba-cuda is 0.16 or newer,
+      and the kernel is not compiled for debugging.
+
+    Where LTO is asked for but no nvJitLink can be found, the kernel compiles without it and
+    simgpu says so, once per process (a SimGPUWarning naming the pip package)."""
+    mode = settings.current().lto
+    opts = getattr(py_func, "targetoptions", None)
+    if mode in ("on", "off"):
+        want = None
+    elif isinstance(opts, dict) and opts.get("lto") is not None:
+        want = bool(opts["lto"])
+    elif requested is not None:
+        want = bool(requested)
+    else:
+        debug = opts.get("debug") if isinstance(opts, dict) else None
+        if debug is None:
+            _numba_cuda()
+            from numba.cuda.core import config as numba_config
+            debug = bool(numba_config.CUDA_DEBUGINFO_DEFAULT)
+        # numba-cuda's own default: without nvJitLink it links without LTO, and says nothing
+        return not debug and numba_cuda_defaults_lto() and _nvjitlink_missing() is None
+    return _lto_wanted(want, mode)
+
+
+def _nvjitlink_missing():
+    """None where nvJitLink can be used, else the NvJitLinkMissing saying why."""
+    try:
+        nvjitlink.linker(nvjitlink.library())
+    except nvjitlink.NvJitLinkMissing as exc:
+        return exc
+    return None
+
+
+def _lto_wanted(want, mode):
+    """``want`` (``SIMGPU_LTO`` "on"/"off" decides instead), unless LTO is wanted and no
+    nvJitLink can be found: then False, said once per process."""
+    if mode in ("on", "off"):
+        want = mode == "on"
+    if want:
+        exc = _nvjitlink_missing()
+        if exc is not None:
+            if not _lto_fallback_said:
+                _lto_fallback_said.append(str(exc))
+                import warnings
+                asked = "SIMGPU_LTO=on" if mode == "on" else "the kernel's lto, numba-cuda's default"
+                warnings.warn(SimGPUWarning(
+                    f"LTO was asked for ({asked}) but {exc}: simgpu compiles kernels without link-time "
+                    f"optimisation, so a kernel that calls linked code (float16 arithmetic, link= sources) "
+                    f"runs other code than numba-cuda with nvJitLink would (SIMGPU_LTO=off silences this)"),
+                    stacklevel=3)
+            return False
+    return want
+
+
+def kernel_lto_ptx(func, argtypes, cc, lineinfo=True, options=None):
+    """(PTX, linked) of numba view ``func`` as numba-cuda links it with LTO (``codegen.py``
+    ``get_cubin`` with ``lto``): NVVM's LTO-IR of the kernel (``-gen-lto``, the dispatcher's
+    NVVM options), the CUDA C it links as NVRTC's LTO-IR (:func:`lto_link`), then nvJitLink
+    ``-arch=sm_XY -lto -ptx``.  ``linked``: whether files were linked in (not in the fingerprint)."""
+    from numba.cuda.compiler import _compile_pyfunc_with_fixup
+    lib, _ = _compile_pyfunc_with_fixup(func, tuple(argtypes), lineinfo=lineinfo, device=False,
+                                        abi="numba", cc=tuple(cc), lto=True, **(options or {}))
+    files = list(getattr(lib, "_linking_files", ()))
+    ir = lib.get_llvm_str()                 # (the library's "PTX" is LTO-IR here: read its IR)
+    declared = set(re.findall(r'^declare\b[^@\n]*@"?([\w.$]+)', ir, re.M))
+    files += [f for f in helper_files(ir, declared) if f not in files]
+    if "Debug Info Version" in ir and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files):
+        ltoir = _ltoir_linkable_with_lines(lib, cc)     # (a device function numba compiled with lines)
+    else:
+        ltoir = lib.get_ltoir(cc=tuple(cc))
+    ptx = lto_link(ltoir, files, cc, lineinfo, entry=lib._entry_name)
+    return ptx, bool(files)
+
+
+_DEBUG_FLAG = re.compile(r'!\{\s*i32 2,\s*!"(Debug Info Version|Dwarf Version)"')
+
+
+def _ltoir_linkable_with_lines(lib, cc):
+    """``lib.get_ltoir(cc)`` (NVVM ``-gen-lto`` with the library's NVVM options) of IR whose
+    debug-info module flags have the behaviour NVRTC's LTO-IR gives them (1, "error") instead of
+    numba's (2, "warning"): nvJitLink refuses to link the two ("linking module flags 'Debug Info
+    Version': IDs have conflicting behaviors"), so numba-cuda cannot link a kernel with
+    ``lineinfo=True`` and LTO to CUDA C at all.  Only the flag's behaviour changes (both say
+    version 3): the program is the same, with its line information."""
+    from numba.cuda.cudadrv import nvvm
+    options = dict(lib._nvvm_options, arch=f"compute_{cc[0]}{cc[1]}")
+    options["gen-lto"] = None
+    irs = [_DEBUG_FLAG.sub(lambda m: f'!{{ i32 1, !"{m.group(1)}"', ir) for ir in lib.llvm_strs]
+    return nvvm.compile_ir(irs, **options)
+
+
+def lto_link(ltoir, files, cc, lineinfo=True, entry=None):
+    """The PTX nvJitLink makes with link-time optimisation of LTO-IR ``ltoir`` and numba's linking
+    ``files`` (paths or LinkableCode): CUDA C compiled to LTO-IR by NVRTC (numba-cuda's own
+    ``nvrtc.compile(..., ltoir=True)``: its include paths and options), LTO-IR as it is; PTX
+    files are not LTO-IR (numba links them beside the optimised program, unoptimised) and are
+    merged into the linked PTX as without LTO (:func:`link_ptx`, with simgpu's device runtime).
+    Machine code is a LinkError, as without LTO.  ``entry``: the kernel's (mangled) name, the one
+    ``.entry`` kept (linked CUDA C may define kernels).  ``cc`` (9, 0) links for ``sm_90``:
+    numba-cuda on an sm_90 card links for ``sm_90a``, whose LTO PTX here differs only in its
+    ``.target``."""
+    link, _ver = nvjitlink.linker(nvjitlink.library())
+    inputs, ptx_files = [(bytes(ltoir), "ltoir")], []
+    for f in sorted(files, key=_linking_name):
+        name, ext, data = _linking_source(f)
+        if ext == "cu":         # without line information, as numba-cuda's linker compiles it
+            inputs.append((nvrtc_ltoir_cached(data, name, cc), "ltoir"))
+        elif ext == "ltoir":
+            inputs.append((bytes(data), "ltoir"))
+        elif ext == "ptx":
+            ptx_files.append(data)
+        else:
+            linking_file_ptx(f, cc)         # raises the LinkError for machine code
+    sm = f"sm_{cc[0]}{cc[1]}"
+    ptx = link(inputs, [f"-arch={sm}", "-lto", "-ptx", *(["-lineinfo"] if lineinfo else [])], "ptx")
+    if entry is not None and len(inputs) > 1:
+        ptx = _drop_entries(ptx, keep=entry)    # the linked CUDA C's own kernels (NRT's), as without LTO
+    return link_ptx(ptx, ptx_files)
+
+
+def nvrtc_ltoir_cached(source, name, cc):
+    """NVRTC's LTO-IR of CUDA C ``source`` as numba-cuda compiles a linked file for LTO
+    (``cudadrv/nvrtc.py`` ``compile(..., ltoir=True)``), kept in the disk cache."""
+    import base64
+    key = cache.make_key("nvrtc-ltoir", source, name, tuple(cc), _nvrtc_version())
+    hit = _NVRTC_MEMO.get(key)
+    if hit is None:
+        stored = cache.load("nvrtc", key)
+        if stored:
+            hit = base64.b64decode(stored["ltoir"])
+        else:
+            _select_nvrtc()
+            from numba.cuda.cudadrv import nvrtc as numba_nvrtc
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # NVRTC's log (numba warns with it)
+                obj, _log = numba_nvrtc.compile(source, name, tuple(cc[:2]), ltoir=True)
+            hit = bytes(obj.code)
+            cache.store("nvrtc", key, {"ltoir": base64.b64encode(hit).decode()})
+        _NVRTC_MEMO[key] = hit
+    return hit
 
 
 def raised_in_debuginfo(exc):
@@ -510,11 +695,12 @@ def linked_sources_ptx(func, argtypes, cc, lineinfo=True, options=None):
     return linking_files_ptx(files, cc)
 
 
-def helper_files(ptx):
+def helper_files(ptx, declared=None):
     """The CUDA C files numba-cuda's ``_Kernel`` links for the helper functions the kernel's
     PTX names (``reshape_funcs.cu``: ``numba_attempt_nocopy_reshape`` of ``a.reshape``; NRT's
     library where the PTX declares NRT functions), which numba's compile functions leave out
-    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``)."""
+    (numba/cuda/dispatcher.py, ``link_to_library_functions``, ``maybe_link_nrt``).  ``ptx`` may
+    be the LLVM IR with its ``declared`` functions (an LTO library has no PTX)."""
     from numba.cuda import dispatcher
     out = []
     names = getattr(dispatcher, "reshape_funcs", ())
@@ -522,7 +708,8 @@ def helper_files(ptx):
         out.append(os.path.join(os.path.dirname(os.path.abspath(dispatcher.__file__)), "reshape_funcs.cu"))
     nrt = getattr(dispatcher._Kernel, "NRT_functions", ())     # maybe_link_nrt: NRT declared -> its library
     library = getattr(dispatcher, "NRT_LIBRARY", None)
-    if library is not None and nrt and any(n in _EXTERN_DECL.findall(ptx) for n in nrt):
+    declared = set(_EXTERN_DECL.findall(ptx)) if declared is None else declared
+    if library is not None and nrt and any(n in declared for n in nrt):
         out.append(library)
     return out
 
@@ -534,13 +721,29 @@ def library_link_ptx(library, cc):
     compiles it, PTX as it is; see :func:`linking_file_ptx`), then simgpu's definitions of
     the device-runtime functions it calls (``sass/devrt.py``: cooperative groups)."""
     cc = tuple(cc)
+    lto = library_lto(library)
     memo = library.__dict__.setdefault("_simgpu_linked_ptx", {})   # numba links once per cc too
-    ptx = memo.get(cc)
+    ptx = memo.get((cc, lto))
     if ptx is None:
-        ptx = library.get_asm_str(cc=cc)
-        extra = linking_files_ptx(getattr(library, "_linking_files", ()), cc)
-        ptx = memo[cc] = link_ptx(ptx, extra)
+        files = list(getattr(library, "_linking_files", ()))
+        if lto:         # as numba-cuda's get_cubin with the library's lto: LTO-IR, nvJitLink -lto
+            lines = "Debug Info Version" in library.get_llvm_str()
+            ltoir = (_ltoir_linkable_with_lines(library, cc)
+                     if lines and any(_linking_source(f)[1] in ("cu", "ltoir") for f in files)
+                     else library.get_ltoir(cc=cc))
+            ptx = lto_link(ltoir, files, cc, lines, entry=getattr(library, "_entry_name", None))
+        else:
+            ptx = link_ptx(library.get_asm_str(cc=cc), linking_files_ptx(files, cc))
+        memo[(cc, lto)] = ptx
     return ptx
+
+
+def library_lto(library):
+    """Whether numba-cuda's compiled kernel ``library`` (a ``CUDACodeLibrary``) runs its LTO
+    program: ``SIMGPU_LTO`` on/off, else the library's own ``lto`` (numba-cuda's decorator
+    decided it: ``cuda.jit(lto=...)`` or its default), with :func:`lto_for`'s fallback and
+    message where nvJitLink is missing."""
+    return _lto_wanted(bool(getattr(library, "_lto", False)), settings.current().lto)
 
 
 def link_ptx(ptx, extra):
@@ -571,6 +774,20 @@ def linking_file_ptx(obj, cc):
     paths, relocatable device code, as numba's linker compiles it; cached), a ``.ptx`` path or
     PTXSource -> its text.  Machine code and LTO-IR (``.a .o .cubin .fatbin .ltoir`` and their
     LinkableCode classes) is a LinkError: simgpu executes PTX and cannot link them."""
+    name, ext, data = _linking_source(obj)
+    if ext == "cu":
+        return nvrtc_ptx_cached(data, name, cc)
+    if ext == "ptx":
+        return data
+    what = _MACHINE_CODE.get(ext, f"a file of kind {ext or '?'}")
+    raise LinkError(f"the kernel links {name!r}, {what}: simgpu executes PTX, so it links CUDA C++ "
+                    "sources (.cu, compiled with NVRTC), PTX (.ptx) and, with LTO, LTO-IR only, not "
+                    "machine code (.a, .o, .cubin, .fatbin); pass the .cu source or its PTX instead")
+
+
+def _linking_source(obj):
+    """(name, kind, data) of one of numba's linking files: kind "cu", "ptx" (data: text),
+    "ltoir" (bytes), or a machine-code kind (data None)."""
     if isinstance(obj, str):
         name = os.path.basename(obj)
         ext = Path(obj).suffix.lstrip(".").lower()
@@ -588,17 +805,13 @@ def linking_file_ptx(obj, cc):
         ext = {"cu_jit_input_ptx": "ptx", "cu_jit_input_object": "o", "cu_jit_input_library": "a",
                "cu_jit_input_cubin": "cubin", "cu_jit_input_fatbinary": "fatbin",
                "cu_jit_input_nvvm": "ltoir"}.get(ext, ext)
-        data = obj.data if ext in ("cu", "ptx") else None
-        if isinstance(data, bytes):
+        data = obj.data if ext in ("cu", "ptx", "ltoir") else None
+        if isinstance(data, bytes) and ext != "ltoir":
             data = data.decode()
-    if ext == "cu":
-        return nvrtc_ptx_cached(data, name, cc)
-    if ext == "ptx":
-        return data
-    what = _MACHINE_CODE.get(ext, f"a file of kind {ext or '?'}")
-    raise LinkError(f"the kernel links {name!r}, {what}: simgpu executes PTX, so it links CUDA C++ "
-                    "sources (.cu, compiled with NVRTC) and PTX (.ptx) only, not machine code or "
-                    "LTO-IR (.a, .o, .cubin, .fatbin, .ltoir); pass the .cu source or its PTX instead")
+        return name, ext, data
+    if ext == "ltoir":
+        data = Path(obj).read_bytes()
+    return name, ext, data
 
 
 _NVRTC_MEMO = {}
@@ -781,11 +994,13 @@ def _function_spans(text):
 _ENTRY_START = re.compile(r"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
 
 
-def _drop_entries(text):
-    """`text` without its kernels (.entry): a linked file's own kernels (NRT's) are launched
-    by numba through the driver, never called by the kernel; one module holds one entry."""
+def _drop_entries(text, keep=None):
+    """`text` without its kernels (.entry) but ``keep``: a linked file's own kernels (NRT's) are
+    launched by numba through the driver, never called by the kernel; one module holds one entry."""
     spans = []
     for m in _ENTRY_START.finditer(text):
+        if m.group(1) == keep:
+            continue
         i, depth = text.find("{", m.end()), 0
         if i < 0:
             break

@@ -9,7 +9,8 @@ semantic one (issue 25 item 3).
 PTX as numba-cuda loads it instead, through nvJitLink (``LIB``: the path of ``libnvJitLink.so.13``;
 options ``-arch=sm_90 -lineinfo``): numba-cuda 0.30's linker (cuda.core's ``Linker``) uses nvJitLink
 where it is installed, and the card had nvidia-nvjitlink 13.0.88 (c2_device.json), so that, not
-the ptxas command line, made the code the card ran.  No GPU is needed.  ``ptxas``/``nvdisasm``
+the ptxas command line, made the code the card ran.  No GPU is needed; this mode imports
+simgpu (its nvJitLink binding, simgpu/sass/nvjitlink.py), the others do not.  ``ptxas``/``nvdisasm``
 come from PATH.
 
 PTX: {kernel: PTX text} (c2_ptx.json.gz), numbered here with one .loc per instruction
@@ -46,43 +47,14 @@ EXTRA = []
 NVJITLINK = None
 
 
-def nvjitlink(lib, output="cubin"):
-    """ctypes binding of nvJitLink's C API (the 13.0 entry points, which every 13.x library
-    exports): (link(data, options, input_type=2) -> (the linked output or None, an error or
-    None), "nvJitLink MAJOR.MINOR").  input_type: 2 PTX, 3 LTO-IR; output "cubin" (bytes) or
-    "ptx" (text: options with -lto -ptx, as ``Dispatcher.inspect_lto_ptx``; lto_ptx.py)."""
-    import ctypes as C
-    size, get = {"cubin": ("GetLinkedCubinSize", "GetLinkedCubin"), "ptx": ("GetLinkedPtxSize", "GetLinkedPtx")}[output]
-    h = C.CDLL(lib)
-    f = {n: getattr(h, f"__nvJitLink{n}_13_0") for n in
-         ("Create", "AddData", "Complete", size, get, "GetErrorLogSize", "GetErrorLog", "Destroy")}
-    ver = (C.c_uint(), C.c_uint())
-    if h.nvJitLinkVersion(C.byref(ver[0]), C.byref(ver[1])) != 0:
-        raise SystemExit("nvJitLinkVersion failed")
-
-    def link(data, options, input_type=2):
-        hd = C.c_void_p()
-        opts = (C.c_char_p * len(options))(*[o.encode() for o in options])
-        if f["Create"](C.byref(hd), len(options), opts):
-            return None, "nvJitLinkCreate failed"
-        try:
-            name = b"k.ltoir" if input_type == 3 else b"k.ptx"
-            r = f["AddData"](hd, input_type, C.c_char_p(data), C.c_size_t(len(data)), name)
-            r = r or f["Complete"](hd)
-            if r:
-                n = C.c_size_t()
-                f["GetErrorLogSize"](hd, C.byref(n))
-                buf = C.create_string_buffer(n.value + 1)
-                f["GetErrorLog"](hd, buf)
-                return None, f"nvJitLink error {r}: " + buf.value.decode(errors="replace")[-500:]
-            n = C.c_size_t()
-            f[size](hd, C.byref(n))
-            buf = C.create_string_buffer(n.value)
-            f[get](hd, buf)
-            return (buf.raw[:n.value] if output == "cubin" else buf.value.decode()), None
-        finally:
-            f["Destroy"](C.byref(hd))
-    return link, f"nvJitLink {ver[0].value}.{ver[1].value}"
+def nvjitlink(lib):
+    """(link(data, options) -> cubin bytes, "nvJitLink MAJOR.MINOR (lib)") for the libnvJitLink at
+    ``lib``: simgpu's binding (simgpu/sass/nvjitlink.py; imported only for --nvjitlink)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, root)
+    from simgpu.sass.nvjitlink import linker
+    link, ver = linker(lib)
+    return (lambda data, options: link([(data, "ptx")], options, "cubin")), f"{ver} ({lib})"
 
 
 def one(item):
@@ -91,9 +63,10 @@ def one(item):
     with tempfile.TemporaryDirectory() as tmp:
         src, cub = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
         if NVJITLINK is not None:
-            data, err = NVJITLINK[0](text.encode() + b"\0", ["-arch=sm_90", "-lineinfo", *EXTRA])
-            if err:
-                return name, "ERROR " + err
+            try:
+                data = NVJITLINK[0](text, ["-arch=sm_90", "-lineinfo", *EXTRA])
+            except Exception as exc:  # noqa: BLE001  (nvJitLink's error log)
+                return name, f"ERROR {exc}"
             with open(cub, "wb") as f:
                 f.write(data)
         else:
@@ -113,9 +86,7 @@ def main(argv):
     if "--ptxas-args" in argv:
         EXTRA = argv[argv.index("--ptxas-args") + 1].split()
     if "--nvjitlink" in argv:
-        lib = argv[argv.index("--nvjitlink") + 1]
-        link, ver = nvjitlink(lib)
-        NVJITLINK = link, f"{ver} ({lib})"
+        NVJITLINK = nvjitlink(argv[argv.index("--nvjitlink") + 1])
     src, out = argv[0], argv[1]
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 15
     with gzip.open(src, "rt") as f:

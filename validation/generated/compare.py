@@ -309,6 +309,9 @@ def main(argv=None):
     ap.add_argument("--card-sass", default=None,
                     help="comma-separated card_sass.py outputs: the f64 operand order and folded neg/abs "
                          "(simgpu/ptx/sass_order.py) read from the SASS of the card's ptxas instead of this machine's")
+    ap.add_argument("--lto", default="record", choices=("record", "on", "off"),
+                    help="compile with numba-cuda's LTO program as the card did: from the device record's "
+                         "versions (validation/card_lto.py; default), or on/off")
     ap.add_argument("--refinalize", action="store_true",
                     help="only redo error groups and DIAGNOSIS in the existing --out (no runs)")
     a = ap.parse_args(argv)
@@ -327,6 +330,10 @@ def main(argv=None):
             print(ex, p["summary"])
         return out
     import gen
+    sys.path.insert(0, os.path.dirname(HERE))
+    from card_lto import use_card_lto
+    lto = use_card_lto([a.dev], a.lto)      # before the first compile; forked workers inherit it
+    print("LTO:", lto)
     # the script's own disk cache (set before simgpu reads its settings; forked workers inherit it)
     os.environ.setdefault("SIMGPU_CACHE_DIR", os.path.join(ROOT, "build", "gen-cache"))
     card_sass = a.card_sass.split(",") if a.card_sass else None
@@ -361,7 +368,7 @@ def main(argv=None):
            "ptx_source": "the card's (" + os.path.basename(a.device_ptx) + ")" if a.device_ptx else "compiled here",
            "sass_source": ("the card's ptxas (" + ", ".join(os.path.basename(p) for p in card_sass) + ")")
            if card_sass else "ptxas of this machine",
-           "simgpu_commit": _git_head(), "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "lto": lto, "simgpu_commit": _git_head(), "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "paths": {}}
     for ex, recs in res.items():
         classes = {}

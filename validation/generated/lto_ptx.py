@@ -4,14 +4,15 @@ installed, and the card had nvidia-nvjitlink 13.0.88), so the code that ran is N
 optimised again and lowered by nvJitLink's libNVVM -- not the PTX ``inspect_asm()`` returns
 (c2_ptx.json.gz, NVVM without LTO).  This makes that PTX here, without a GPU (issue 25 item 3):
 
-    SIMGPU_TOOLCHAIN=<CUDA 13.0.88 wheels> PYTHONPATH=. python validation/generated/lto_ptx.py \\
-        --nvjitlink <.../libnvJitLink.so.13 of nvidia-nvjitlink 13.0.88> [--campaign c2] \\
-        [--only k0015,...] [--jobs 2] OUT.json.gz
+    SIMGPU_TOOLCHAIN=<CUDA 13.0.88 wheels, with nvidia-nvjitlink 13.0.88> PYTHONPATH=. \\
+        python validation/generated/lto_ptx.py [--campaign c2] [--only k0015,...] [--jobs 2] OUT.json.gz
 
-Each kernel: numba-cuda's LTO-IR (``numba.cuda.compile(..., output="ltoir")``: NVVM with
-``-gen-lto``, the options the dispatcher uses: opt 3, cc 9.0, no lineinfo), then nvJitLink
-``-arch=sm_90 -lto -ptx`` (what ``Dispatcher.inspect_lto_ptx`` asks, ctypes on the given library:
-its version must be the card's).  OUT: {kernel: PTX text} plus ``_versions``."""
+Each kernel through simgpu's own LTO compile (simgpu.sass.toolchain.kernel_lto_ptx, which
+``simgpu.launch`` uses where LTO is on): numba-cuda's LTO-IR (NVVM ``-gen-lto``, the options the
+dispatcher uses: opt 3, cc 9.0), then nvJitLink ``-arch=sm_90 -lto -ptx`` (what
+``Dispatcher.inspect_lto_ptx`` asks; simgpu/sass/nvjitlink.py, the toolchain folder's library:
+its version must be the card's) -- here without line information, as the card's launch.
+OUT: {kernel: PTX text} plus ``_versions``."""
 from __future__ import annotations
 
 import argparse
@@ -25,31 +26,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
-from card_sass import nvjitlink as _nvjitlink  # noqa: E402
-
-_LINK = None
-_INPUT_LTOIR = 3        # nvJitLinkInputType: NVJITLINK_INPUT_LTOIR
-
-
-def nvjitlink(lib):
-    """link(data: bytes, options, input_type) -> (PTX text or None, error or None), and the version
-    (card_sass.nvjitlink's binding, linked PTX out)."""
-    link, ver = _nvjitlink(lib, output="ptx")
-    return (lambda data, options, input_type=_INPUT_LTOIR: link(data, options, input_type)), ver
-
-
-def ltoir(fn, argtypes, cc=(9, 0)):
-    """numba-cuda's LTO-IR of the kernel ``fn`` for numba types ``argtypes`` (the dispatcher's NVVM options)."""
-    from numba import cuda
-    from simgpu.ptx.runner import _numba_device_cc
-    with _numba_device_cc():
-        code, _ = cuda.compile(fn, tuple(argtypes), device=False, abi="numba", cc=cc, output="ltoir")
-    return bytes(code)
 
 
 def lto_ptx(fn, argtypes, cc=(9, 0)):
-    data = ltoir(fn, argtypes, cc)
-    return _LINK[0](data, [f"-arch=sm_{cc[0]}{cc[1]}", "-lto", "-ptx"])
+    """(PTX, error): simgpu's LTO compile of kernel ``fn`` (simgpu.sass.toolchain.kernel_lto_ptx,
+    what ``simgpu.launch`` runs with LTO on), without line information, as the card's launch."""
+    from simgpu.sass import toolchain
+    try:
+        ptx, _entry, _linked = toolchain.compile_ptx_linked(fn, argtypes, cc, lineinfo=False, lto=True)
+    except Exception as exc:  # noqa: BLE001
+        return None, f"{type(exc).__name__}: {exc}"
+    return ptx, None
 
 
 def _one(job):
@@ -63,24 +50,18 @@ def _one(job):
     n = spec["grid"] * spec["block"]
     args = [np.zeros(gen.L, dt) for dt in gen.IN_DTYPES] + [np.zeros(4, np.int64)] + \
         [np.zeros(n, dt) for dt in spec["out_dtypes"]]
-    try:
-        ptx, err = lto_ptx(spec["fn"], [numba.typeof(a) for a in args])
-    except Exception as exc:  # noqa: BLE001
-        ptx, err = None, f"{type(exc).__name__}: {exc}"
+    ptx, err = lto_ptx(spec["fn"], [numba.typeof(a) for a in args])
     return name, ptx if ptx is not None else "ERROR " + err
 
 
-def _init(lib):
-    global _LINK
+def _init():
     from simgpu.sass.toolchain import _numba_cuda
     _numba_cuda()           # numba-cuda, with $SIMGPU_TOOLCHAIN's libnvvm
-    _LINK = nvjitlink(lib)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--nvjitlink", required=True)
     ap.add_argument("--campaign", default="c2")
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=1)
@@ -91,13 +72,13 @@ def main(argv=None):
             if only is None or s["name"] in only]
     res = {}
     if a.jobs > 1:
-        with mp.get_context("fork").Pool(a.jobs, initializer=_init, initargs=(a.nvjitlink,)) as pool:
+        with mp.get_context("fork").Pool(a.jobs, initializer=_init) as pool:
             for i, (name, ptx) in enumerate(pool.imap_unordered(_one, jobs, chunksize=4)):
                 res[name] = ptx
                 if i % 100 == 0:
                     print(i, len(jobs), flush=True)
     else:
-        _init(a.nvjitlink)
+        _init()
         for j in jobs:
             name, ptx = _one(j)
             res[name] = ptx
@@ -106,7 +87,8 @@ def main(argv=None):
         fv = frontend_versions()
     except Exception as exc:  # noqa: BLE001
         fv = repr(exc)
-    res["_versions"] = {"nvjitlink": nvjitlink(a.nvjitlink)[1], "frontend": fv,
+    from simgpu.sass import nvjitlink
+    res["_versions"] = {"nvjitlink": f"{nvjitlink.version()} ({nvjitlink.library()})", "frontend": fv,
                         "options": ["-arch=sm_90", "-lto", "-ptx"]}
     with gzip.open(a.out, "wt") as f:
         json.dump(res, f, sort_keys=True)
