@@ -42,8 +42,8 @@ LAUNCH_SAMPLE = ["k0000", "k0329", "k0662", "k1000", "k1328", "k1671"]
 
 # The c2 kernels ran numba-cuda's default launch, which links with link-time optimisation where
 # nvJitLink is installed (it was): the code that ran is nvJitLink's LTO code, not inspect_asm()'s PTX
-# (c2_ptx.json.gz).  c2_lto_ptx_here30.json.gz: that LTO PTX, made here (lto_ptx.py: NVVM and nvJitLink
-# 13.0.88, as on the card) for the 30 kernels that differed against c2_ptx.json.gz (c2_compare.json).
+# (c2_ptx.json.xz).  c2_lto_ptx_here30.json.gz: that LTO PTX, made here (lto_ptx.py: NVVM and nvJitLink
+# 13.0.88, as on the card) for the 30 kernels that differed against c2_ptx.json.xz (c2_compare.json).
 # Still different with it: an undefined register read (k0678, k0856, k1960), this machine's front end
 # (Python 3.11: an int64(uint64 ** 3) through float64 that the card's code does not have: k1383,
 # k1678), a NaN constant ptxas propagates along one path (k1469, k1736, k1737).
@@ -65,7 +65,7 @@ def cmp(tmp_path_factory):
     with settings.override(cache_dir=str(tmp_path_factory.getbasetemp() / "generated-c2-cache")):
         mod = _load_compare()
         mod._init(os.path.join(GEN, "c2_outputs.npz"), os.path.join(GEN, "c2_device.json"),
-                  os.path.join(GEN, "c2_ptx.json.gz"))
+                  os.path.join(GEN, "c2_ptx.json.xz"))
         yield mod
 
 

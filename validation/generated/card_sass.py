@@ -13,7 +13,7 @@ the ptxas command line, made the code the card ran.  No GPU is needed; this mode
 simgpu (its nvJitLink binding, simgpu/sass/nvjitlink.py), the others do not.  ``ptxas``/``nvdisasm``
 come from PATH.
 
-PTX: {kernel: PTX text} (c2_ptx.json.gz), numbered here with one .loc per instruction
+PTX: {kernel: PTX text} (c2_ptx.json.xz), numbered here with one .loc per instruction
 (simgpu/sass/ptxlines.py, loaded by path: simgpu's dependencies need not be installed).  OUT: {kernel: nvdisasm -g -c text, only the lines simgpu.sass.disasm.parse_nvdisasm
 reads}, plus {"_versions": ...}."""
 import concurrent.futures as cf
@@ -24,6 +24,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from store import load_json  # noqa: E402
 
 KEEP = re.compile(r'^(//-+ \.text\.|\s*\.type\s|[^\s/][^\s]*:\s*$|\s*//## File "|\s*/\*[0-9a-fA-F]{4,}\*/\s)')
 
@@ -89,8 +92,7 @@ def main(argv):
         NVJITLINK = nvjitlink(argv[argv.index("--nvjitlink") + 1])
     src, out = argv[0], argv[1]
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 15
-    with gzip.open(src, "rt") as f:
-        ptx = json.load(f)
+    ptx = load_json(src)
     if "--part" in argv:                    # --part i/n: every n-th kernel from the i-th (files < 16 MiB)
         i, n = map(int, argv[argv.index("--part") + 1].split("/"))
         ptx = {k: v for j, (k, v) in enumerate(sorted(ptx.items())) if j % n == i}

@@ -24,9 +24,7 @@ plus DIAGNOSIS (below): the cause, for the differing kernels looked at by hand.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import lzma
 import multiprocessing as mp
 import os
 import re
@@ -39,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "validation", "data")
 sys.path.insert(0, HERE)
+from store import load_json  # noqa: E402
 
 EXECUTORS = ("ir", "ptx")
 
@@ -206,8 +205,7 @@ def card_sass_provider(paths):
     from simgpu.sass.ptxlines import number_ptx_lines
     sass = {}
     for p in paths:
-        with (lzma.open(p, "rt") if p.endswith(".xz") else gzip.open(p, "rt")) as f:
-            sass.update({k: v for k, v in json.load(f).items() if not k.startswith("_")})
+        sass.update({k: v for k, v in load_json(p).items() if not k.startswith("_")})
     by_text = {t: n for n, t in (_PTX or {}).items()}
 
     def provider(text):
@@ -227,8 +225,7 @@ def _init(ref_path, dev_path, ptx_path=None, card_sass=None):
     with open(dev_path) as f:
         _DEV = json.load(f)
     if ptx_path:
-        with gzip.open(ptx_path, "rt") as f:
-            _PTX = json.load(f)
+        _PTX = load_json(ptx_path)
     if card_sass:
         from simgpu.ptx import sass_order
         sass_order.use_sass(card_sass_provider(card_sass))

@@ -3,9 +3,9 @@
 numba-cuda 0.30 turns link-time optimisation on by default where nvJitLink is installed
 (``cuda.jit(lto=None)`` -> ``_have_nvjitlink() and not debug``); the card had nvidia-nvjitlink
 13.0.88.  Then the kernel that runs is NVVM's LTO-IR optimised again and lowered by nvJitLink,
-not the PTX ``inspect_asm()`` returns (c2_ptx.json.gz).  This re-runs every c2 kernel exactly as
+not the PTX ``inspect_asm()`` returns (c2_ptx.json.xz).  This re-runs every c2 kernel exactly as
 device_run.py does and records, per kernel, the dispatcher's ``lto`` option, ``inspect_lto_ptx()``
-(the PTX after LTO), whether ``inspect_asm()`` is the stored c2_ptx.json.gz text, the linked
+(the PTX after LTO), whether ``inspect_asm()`` is the stored c2_ptx.json.xz text, the linked
 cubin's sha256, and the outputs again (to tie them to the same launch).
 
     python3 validation/generated/device_lto.py OUTDIR [--workers 15] [--sass k0015,k0037,...]
@@ -72,7 +72,7 @@ def run_batch(job):
             sig = next(iter(k.overloads))
             rec["asm_sha256"] = _sha(k.inspect_asm(sig))
             try:
-                lto_ptx[name] = k.inspect_lto_ptx(sig)
+                lto_ptx[name] = k.inspect_lto_ptx(sig).rstrip("\x00")   # nvJitLink's C terminator
             except Exception as exc:  # noqa: BLE001 -- LTO off: no LTO PTX
                 rec["lto_ptx_error"] = f"{type(exc).__name__}: {exc}"[:500]
             try:

@@ -3,11 +3,10 @@
     SIMGPU_TOOLCHAIN=<CUDA 13.0.88 wheels> PYTHONPATH=. python validation/generated/frontend_check.py OUT.json [--jobs 2] [--only k0001,...]
 
 For each c2 kernel: numba-cuda's PTX here (``inspect_asm``'s: no LTO, the same NVVM build as the
-card's) against the card's (c2_ptx.json.gz), names and register numbering aside.  Where they
+card's) against the card's (c2_ptx.json.xz), names and register numbering aside.  Where they
 differ, this machine's front end (Python/numpy versions: the card ran Python 3.12, numpy 2.5) made
 other LLVM IR, so the LTO PTX lto_ptx.py makes here is not the card's code either.  OUT:
 {kernel: true (same PTX) / false}."""
-import gzip
 import json
 import multiprocessing as mp
 import os
@@ -17,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+from store import load_json  # noqa: E402
 _CARD = None
 _NAME = re.compile(r"_ZN[^\s\[\];,()]*")
 _REG = re.compile(r"%(r|rd|f|fd|p|rs|h|hh)\d+")
@@ -37,8 +37,7 @@ def _init():
     global _CARD
     from simgpu.sass.toolchain import _numba_cuda
     _numba_cuda()
-    with gzip.open(os.path.join(HERE, "c2_ptx.json.gz"), "rt") as f:
-        _CARD = json.load(f)
+    _CARD = load_json(os.path.join(HERE, "c2_ptx.json.xz"))
 
 
 def _one(job):

@@ -2,7 +2,7 @@
 nvJitLink with link-time optimisation (numba-cuda 0.30: ``lto`` defaults to on when nvJitLink is
 installed, and the card had nvidia-nvjitlink 13.0.88), so the code that ran is NVVM's LTO-IR
 optimised again and lowered by nvJitLink's libNVVM -- not the PTX ``inspect_asm()`` returns
-(c2_ptx.json.gz, NVVM without LTO).  This makes that PTX here, without a GPU (issue 25 item 3):
+(c2_ptx.json.xz, NVVM without LTO).  This makes that PTX here, without a GPU (issue 25 item 3):
 
     SIMGPU_TOOLCHAIN=<CUDA 13.0.88 wheels, with nvidia-nvjitlink 13.0.88> PYTHONPATH=. \\
         python validation/generated/lto_ptx.py [--campaign c2] [--only k0015,...] [--jobs 2] OUT.json.gz

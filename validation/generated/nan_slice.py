@@ -7,7 +7,7 @@ card's final bits (issue 25 item 3).  No GPU.
     PYTHONPATH=. python validation/generated/nan_slice.py all OUT.json    # c2_compare.json's differing
 
 ``NAN_SLICE_PTX=FILE`` runs the kernels' PTX from FILE ({kernel: PTX}, e.g. lto_ptx.py's c2_lto_ptx.json.gz)
-instead of c2_ptx.json.gz."""
+instead of c2_ptx.json.xz."""
 import sys, os, importlib, json
 import numpy as np
 os.environ["SIMGPU_PTX_BLOCKS"] = "0"
@@ -19,7 +19,7 @@ from simgpu.ptx import executor as E, runner
 
 C._init(os.path.join(ROOT, "validation/generated/c2_outputs.npz"),
         os.path.join(ROOT, "validation/generated/c2_device.json"),
-        os.environ.get("NAN_SLICE_PTX") or os.path.join(ROOT, "validation/generated/c2_ptx.json.gz"))
+        os.environ.get("NAN_SLICE_PTX") or os.path.join(ROOT, "validation/generated/c2_ptx.json.xz"))
 
 def regs_of(o, out):
     if isinstance(o, tuple):
