@@ -59,6 +59,69 @@ def ncu_rows(path):
 
 
 EXCESS = os.path.join(HERE, "lecture", "h100", "dobench_excess", "dobench_excess.json")
+# later card runs of the same cases on the same card type (H100 80GB HBM3, Triton 3.6.0)
+CARD2 = os.path.join(HERE, "targets", "h100_20261208")              # targets_device.sh again, 2026-12-08 00:31 UTC
+CUDA_C2 = os.path.join(HERE, "cuda_c", "h100_20261208")             # wgmma_tma_device.sh again, 00:32 UTC
+STATE = os.path.join(HERE, "lecture", "h100", "dobench_state", "dobench_state.json")  # 3 do_bench rounds, 00:33 UTC
+
+
+def card_dobench_runs():
+    """{case: [(run, do_bench median us), ...]}: every do_bench the card gave for a case -- the
+    targets run, the second run (dobench_excess, 9 cases), the 2026-12-08 targets run and
+    dobench_state_device.py's three rounds (each a do_bench median of its own)."""
+    runs = {}
+
+    def add(case, run, us):
+        if us:
+            runs.setdefault(case, []).append((run, float(us)))
+    for folder, prefix, run in ((CARD, "targets_card", "targets 12-07"),
+                                (os.path.join(HERE, "cuda_c", "h100"), "wgmma_tma_card", "targets 12-07"),
+                                (CARD2, "targets_card", "targets 12-08"), (CUDA_C2, "wgmma_tma_card", "targets 12-08")):
+        t = _load(folder, f"{prefix}_time.json")
+        for case, c in ((t or {}).get("cases") or {}).items():
+            add(case, run, c.get("dobench_median_us"))
+    for case, v in second_run().items():
+        add(case, "second 12-07", v[0])
+    st = _load(STATE) or {}
+    for case, rounds in (st.get("rounds") or {}).items():
+        for i, r in enumerate(rounds):
+            add(case, f"state 12-08 round {i}", r.get("dobench_median_us"))
+    return runs
+
+
+def card_repeat(folder, prefix, first):
+    """The 2026-12-08 run against the 12-07 one: same registers, instructions and output
+    sha256 per case (the card is deterministic there), or the differences."""
+    t2, n2 = _load(folder, f"{prefix}_time.json"), _load(folder, f"{prefix}_ncu.json")
+    if t2 is None or n2 is None or not os.path.exists(os.path.join(folder, "ncu.csv")):
+        return None
+    ncu2 = ncu_rows(os.path.join(folder, "ncu.csv"))
+    names = [n for n, c in n2["cases"].items() if "error" not in c]
+    inst2 = {n: r["smsp__inst_executed.sum"] for n, r in zip(names, ncu2)}
+    out = {"date": t2["date"], "gpu": t2["gpu"], "cases": 0, "same_registers": 0, "same_inst": 0,
+           "same_outputs": 0, "differ": {}}
+    for r in first:
+        name = r["case"]
+        c2 = t2["cases"].get(name)
+        if c2 is None or name not in inst2:
+            continue
+        out["cases"] += 1
+        diffs = []
+        if int(c2["n_regs"]) == int(r["registers"][1]):
+            out["same_registers"] += 1
+        else:
+            diffs.append("registers")
+        if inst2[name] == r["inst"][1]:
+            out["same_inst"] += 1
+        else:
+            diffs.append(f"inst {inst2[name] / r['inst'][1]:.4f}")
+        if all(c2.get(k) == r["card_sha256"].get(k) for k in r["card_sha256"]):
+            out["same_outputs"] += 1
+        else:
+            diffs.append("outputs")
+        if diffs:
+            out["differ"][name] = diffs
+    return out
 
 
 def second_run():
@@ -102,6 +165,7 @@ def card_rows(folder, prefix, sim):
                     "kernel_in_dobench_us": (s and s.get("kernel_after_flush_us"), again[name][1]) if name in again else (None, None),
                     "kernel_us": (s and s["kernel_us"], card["cupti_us"][k]),
                     "ncu_duration_us": (s and s["kernel_us"], prof["gpu__time_duration.sum"] / 1e3),
+                    "card_sha256": {x: card[x] for x in shas},
                     "outputs": None if s is None else
                     {x: s.get(x) == card[x] == ncu_js["cases"][name][x] for x in shas}})
     return out
@@ -112,6 +176,11 @@ def rows():
     (cuda_c/wgmma_tma_device.sh); then the simulated cases no card has run."""
     sim = _load(HERE, "targets_sim.json") or {"cases": {}}
     out = card_rows(CARD, "targets_card", sim) + card_rows(os.path.join(HERE, "cuda_c", "h100"), "wgmma_tma_card", sim)
+    runs = card_dobench_runs()
+    for r in out:       # every do_bench the card gave for the case, and their median: the reference
+        got = runs.get(r["case"], [])
+        r["card_dobench_runs_us"] = got
+        r["dobench_card_median_us"] = (r["dobench_us"][0], statistics.median(us for _, us in got) if got else None)
     names = {r["case"] for r in out}
     for name, s in sim["cases"].items():          # simulated, not measured on the card
         if name in names:
@@ -121,6 +190,7 @@ def rows():
                     "registers": (s["registers"], None), "inst": (s["smsp__inst_executed.sum"], None),
                     "dobench_us": (s["dobench_us"], None), "dobench_cold_us": (s.get("dobench_cold_us"), None),
                     "dobench_second_us": (None, None), "kernel_in_dobench_us": (None, None), "kernel_us": (s["kernel_us"], None),
+                    "dobench_card_median_us": (s["dobench_us"], None), "card_dobench_runs_us": [],
                     "ncu_duration_us": (s["kernel_us"], None), "outputs": None})
     return out
 
@@ -180,6 +250,15 @@ def aggregate(rs):
                                                      "dobench_cold_us"),
         "time_dobench_cold_issue_kernels": timing(lambda r: r["issue_kernel"], "dobench_cold_us"),
         "time_dobench_second_run": timing(lambda r: True, "dobench_second_us"),
+        # against the median of every do_bench the card gave for the case (2-6 runs, 12-07 and 12-08)
+        "time_dobench_card_median_issue_kernels_19": timing(
+            lambda r: r["issue_kernel"] and not r["case"].startswith("wgmma_tma_"), "dobench_card_median_us"),
+        "time_dobench_card_median_issue_kernels": timing(lambda r: r["issue_kernel"], "dobench_card_median_us"),
+        "time_dobench_card_median_all": timing(lambda r: True, "dobench_card_median_us"),
+        # the card against itself: each case's largest / smallest do_bench over its runs
+        "card_dobench_spread": {r["case"]: round(max(u for _, u in r["card_dobench_runs_us"])
+                                                 / min(u for _, u in r["card_dobench_runs_us"]), 3)
+                                for r in sim if len(r["card_dobench_runs_us"]) > 1},
         "time_dobench_targets_run_same_cases": timing(lambda r: r["dobench_second_us"][1] is not None, "dobench_us"),
         "time_kernel_in_dobench": timing(lambda r: True, "kernel_in_dobench_us"),
         "time_cupti_all": timing(lambda r: True, "kernel_us"),
@@ -220,7 +299,11 @@ def markdown(rs):
 def main():
     rs = rows()
     agg = aggregate(rs)
-    json.dump({"card": "H100 80GB HBM3, 2026-12-07 (targets/h100)", "simgpu": (_load(HERE, "targets_sim.json") or {}).get("here"),
+    first = [r for r in rs if r["card"] is not None]
+    agg["repeat_12_08"] = {"targets": card_repeat(CARD2, "targets_card", first),
+                           "cuda_c": card_repeat(CUDA_C2, "wgmma_tma_card", first)}
+    json.dump({"card": "H100 80GB HBM3, 2026-12-07 (targets/h100); do_bench also 2026-12-08 (targets/h100_20261208, "
+                       "lecture/h100/dobench_state)", "simgpu": (_load(HERE, "targets_sim.json") or {}).get("here"),
                "rows": rs, "aggregate": agg}, open(os.path.join(HERE, "targets.json"), "w"), indent=1)
     if "--markdown" in sys.argv:
         print(markdown(rs))
