@@ -151,15 +151,22 @@ class MemoryModel(Observer):
         """{instruction id: stats.MemStat} for every global/local memory instruction seen.
         scale > 1: the counters cover 1/scale of the blocks (sampled execution) of a GPU
         with an L2 of `l2_bytes`; write_cost: DRAM time of a written byte, in read bytes."""
-        return stats.instruction_stats(self.cnt, self.slots, scale, l2_bytes, write_cost)
+        return stats.instruction_stats(self.cnt, self.slots, scale, self.dirty_capacity(l2_bytes), write_cost)
 
     def dram_bytes(self, scale=1.0, l2_bytes=0):
         """Total DRAM bytes (read + write) of the kernel, scaled up for sampled execution."""
-        return stats.dram_bytes(self.cnt, scale, l2_bytes)
+        return stats.dram_bytes(self.cnt, scale, self.dirty_capacity(l2_bytes))
 
     def evicted_fraction(self, scale, l2_bytes):
         """Share of the bytes left dirty in the L2 a run `scale` times longer would write back."""
-        return stats.evicted_fraction(self.cnt.sum(axis=0), scale, l2_bytes)
+        return stats.evicted_fraction(self.cnt.sum(axis=0), scale, self.dirty_capacity(l2_bytes))
+
+    def dirty_capacity(self, l2_bytes):
+        """The most bytes an L2 of `l2_bytes` keeps dirty: the GPU's measured limit
+        (``l2_dirty_max_bytes``, the engine's eager write-back: a full run never ends with
+        more dirty), else the whole L2."""
+        limit = self.params.dirty_lines * self.params.line_bytes
+        return min(l2_bytes, limit) if limit else l2_bytes
 
     # -- helpers -------------------------------------------------------------------
     def _slot(self, ins):
