@@ -14,7 +14,6 @@ from .banks import const_event, new_scratch as bank_scratch, shared_event
 from .cache import (MAX_SECTORS_PER_LINE, P_DIRTY, P_WAYS1, P_WAYS2, EngineParams, dirty_bytes, log2_exact,
                     new_l1, new_l2)
 from .engine import KINDS, MAX_LINES, global_event, new_scratch
-from .firsttouch import FirstTouch
 from .schedule import ASSUMED_REGISTERS_PER_THREAD, Schedule, blocks_per_sm, carveout_bytes, l1_ways
 from . import stats
 from .tables import fill_report
@@ -81,7 +80,6 @@ class MemoryModel(Observer):
             facts = launch.facts if launch.facts is not None else ProgramFacts()
         self.local_frame = facts.local_frame_bytes  # interleaves local memory per thread
         self.red_ids = facts.reduction_ids          # atomics compiled to RED
-        self.first_touch = None     # a sampled launch's first touches (firsttouch.py)
 
     # -- executor hooks ----------------------------------------------------------
     def chunk_blocks(self, per_chunk):
@@ -141,10 +139,6 @@ class MemoryModel(Observer):
             if space == "local":
                 addr = read_only(self._local_addr(ev))
             order, sm_order, warp_sm = self._order
-            if space == "global" and ev.kind in ("ld", "st") and self.launch.wanted_runs is not None:
-                if self.first_touch is None:
-                    self.first_touch = FirstTouch(self.gpu.l2.sector_bytes, self.gpu.sm_count, self.l1_bytes)
-                self.first_touch.note(slot, ev.array, ev.kind, addr, ev.mask, warp_sm)
             self.sector_lookups += global_event(
                 addr, mask, mask.view(np.uint8), ev.size, KINDS[(space, ev.kind)], order, sm_order, warp_sm,
                 slot, self.cnt, self.l1tag, self.l1, self.l2, self.l2r, self.prm, self.clk, self._scratch)
@@ -161,19 +155,11 @@ class MemoryModel(Observer):
         """{instruction id: stats.MemStat} for every global/local memory instruction seen.
         scale > 1: the counters cover 1/scale of the blocks (sampled execution) of a GPU
         with an L2 of `l2_bytes`; write_cost: DRAM time of a written byte, in read bytes."""
-        return stats.instruction_stats(self._warmed(scale, l2_bytes), self.slots, scale,
-                                       self.dirty_capacity(l2_bytes), write_cost)
+        return stats.instruction_stats(self.cnt, self.slots, scale, self.dirty_capacity(l2_bytes), write_cost)
 
     def dram_bytes(self, scale=1.0, l2_bytes=0):
         """Total DRAM bytes (read + write) of the kernel, scaled up for sampled execution."""
-        return stats.dram_bytes(self._warmed(scale, l2_bytes), scale, self.dirty_capacity(l2_bytes))
-
-    def _warmed(self, scale, l2_bytes):
-        """The counters, for a sampled launch with its first-touch misses that the full launch
-        re-reads as hits (firsttouch.py)."""
-        if self.first_touch is None:
-            return self.cnt
-        return self.first_touch.warmed_table(self.cnt, scale, l2_bytes)
+        return stats.dram_bytes(self.cnt, scale, self.dirty_capacity(l2_bytes))
 
     def evicted_fraction(self, scale, l2_bytes):
         """Share of the bytes left dirty in the L2 a run `scale` times longer would write back."""
