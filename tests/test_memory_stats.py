@@ -82,3 +82,19 @@ def test_a_sampled_launch_keeps_no_more_dirty_than_the_gpus_limit():
     no_limit = H200.with_(l2_dirty_max_bytes=0)
     mm = MemoryModel(no_limit, Launch("k", None, no_limit, (1, 1, 1), (32, 1, 1), [], 0, facts=ProgramFacts()))
     assert mm.dirty_capacity(no_limit.l2.size_bytes) == no_limit.l2.size_bytes
+
+
+def test_the_memory_schedule_takes_the_launch_registers():
+    """The memory model's waves are the card's: with ptxas' registers (the launch's), not 32
+    assumed, where the launch knows them (a 256-thread block at 40 registers: 6 per SM on the
+    H200, at 32: 8)."""
+    from simgpu.events import Launch, ProgramFacts
+    from simgpu.memory import MemoryModel
+
+    def bps(regs):
+        launch = Launch("k", None, H200, (4096, 1, 1), (256, 1, 1), [], 0, registers_per_thread=regs,
+                        facts=ProgramFacts())
+        return MemoryModel(H200, launch).schedule.blocks_per_sm
+
+    assert bps(None) == bps(32) == 8
+    assert bps(40) == 6
