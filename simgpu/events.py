@@ -376,7 +376,6 @@ class Launch:
     wanted_blocks: set | None = None      # sampled execution: only chunks holding these run,
     wanted_runs: tuple | None = None      # and of them only their blocks in these (first, blocks) runs
     sampled_wave_blocks: int = 0          # the blocks of one wave those runs are slices of (cache shares)
-    warm_up: bool = False                 # sampled: before each run, the blocks before it, memory model only
     show_progress: bool | None = False    # False: silent; True: progress shown; None: when slow
     program: object = None                # the kernel (KernelProgram): what an executor compiles
     dynamic_smem_bytes: int = 0           # kernel[grid, block, stream, N] / shared_bytes=N (PTX path)
@@ -396,7 +395,6 @@ class Launch:
         self.threads_per_block = self.block[0] * self.block[1] * self.block[2]
         self.warps_per_block = -(-self.threads_per_block // 32)
         self._chunk_sizes = {}          # chunks(): each chunk's blocks, by index (chunk_done)
-        self._warm_up = set()           # chunks(): the indices of warm-up chunks (is_warm_up)
 
     @property
     def n_chunks(self):
@@ -411,24 +409,14 @@ class Launch:
             self.progress.begin([n for _, _, n in todo])
         yield from todo
 
-    def is_warm_up(self, index):
-        """Whether chunk `index` (of chunks()) is a sampled launch's warm-up: blocks run before a
-        sampled slice only so that the caches hold what they would (`warm_up`); only observers
-        with ``takes_warm_up`` see it (the memory model, its counts dropped), and its blocks
-        are not among those executed."""
-        return index in self._warm_up
-
     def _chunks_to_run(self):
         """Every chunk of blocks_per_chunk blocks or, for a sampled launch, those holding a
         wanted block, each cut to its blocks in the wanted runs (a chunk's part in one run
-        runs as a chunk of its own: a sampled wave's slice, not the whole wave), each run
-        after its warm-up where `warm_up` is on: the blocks just before it, as many as it has
-        (at most a chunk's; none before block 0 or where the run before ends where it starts).
-        Indices count the chunks run where runs cut them, else they are the chunks' own."""
+        runs as a chunk of its own: a sampled wave's slice, not the whole wave).  Indices
+        count the chunks run where runs cut them, else they are the chunks' own."""
         wanted = None if self.wanted_blocks is None else sorted(self.wanted_blocks)
         runs = None if self.cooperative else self.wanted_runs      # grid.sync(): the one chunk, whole
-        index, ran_to = 0, 0
-        self._warm_up = set()
+        index = 0
         for c in range(self.n_chunks):
             first = c * self.blocks_per_chunk
             n = min(self.blocks_per_chunk, self.n_blocks - first)
@@ -442,26 +430,13 @@ class Launch:
             for lo, m in runs:
                 a, b = max(lo, first), min(lo + m, first + n)
                 if a < b:
-                    if self.warm_up and a == lo:
-                        w = max(0, lo - min(m, self.blocks_per_chunk), ran_to if ran_to <= lo else 0)
-                        if w < lo:
-                            self._warm_up.add(index)
-                            yield index, w, lo - w
-                            index += 1
                     yield index, a, b - a
                     index += 1
-                    ran_to = b
 
     def chunk_done(self, index):
         """The executor ran chunk `index` (the progress: the estimate, the bar)."""
         if self.progress is not None:
             self.progress.done(self._chunk_sizes[index])
-
-
-def warm_up_observers(observers):
-    """The observers that see a sampled launch's warm-up chunks (Launch.is_warm_up): those with
-    ``takes_warm_up`` (the memory model); the others never see those blocks."""
-    return [o for o in observers if getattr(o, "takes_warm_up", False)]
 
 
 class Observer:

@@ -25,10 +25,6 @@ _SHARED_COUNTER_COLUMNS = {"ld": (C.SLD_REQ, C.SLD_WF, C.SLD_IDEAL, C.SLD_BYTES)
                            "atom": (C.SAT_REQ, C.SAT_WF, C.SAT_IDEAL, C.SAT_BYTES)}
 
 
-def _never(index):
-    return False
-
-
 def read_only(a):
     """`a` as a read-only array (a view when it is writable): the compiled engine (engine.py,
     banks.py) is then compiled for one array type, not for read-only and writable both --
@@ -41,8 +37,6 @@ def read_only(a):
 
 class MemoryModel(Observer):
     """Coalescing, shared-memory banks, per-SM L1s, one L2 and DRAM for one launch."""
-
-    takes_warm_up = True        # a sampled slice's warm-up chunk: its loads fill the caches, uncounted
 
     def __init__(self, gpu, launch, facts=None):
         """``facts``: the program's (events.ProgramFacts; default ``launch.facts``, which the
@@ -86,22 +80,13 @@ class MemoryModel(Observer):
             facts = launch.facts if launch.facts is not None else ProgramFacts()
         self.local_frame = facts.local_frame_bytes  # interleaves local memory per thread
         self.red_ids = facts.reduction_ids          # atomics compiled to RED
-        self._warm = None           # the counters kept while a warm-up chunk runs (Launch.is_warm_up)
 
     # -- executor hooks ----------------------------------------------------------
     def chunk_blocks(self, per_chunk):
         return self.schedule.chunk_blocks(per_chunk)
 
     def chunk_begin(self, chunk):
-        if getattr(self.launch, "is_warm_up", _never)(chunk.index):
-            # blocks run only so that the caches hold what the blocks before a sampled slice
-            # leave there (timing/sampling.py, "warm-up"): their loads fill the L1s and the L2,
-            # counted in a table dropped at chunk_end; their stores and atomics are not seen (the
-            # dirty lines at the end stay the counted blocks')
-            self._warm = self.cnt
-            self.cnt = C.new_table(self.cnt.shape[0])
-        else:
-            self.blocks_seen += chunk.n_blocks
+        self.blocks_seen += chunk.n_blocks
         self._cache_share(chunk)
         s = self.schedule
         key = (chunk.first_block % s.wave_blocks, chunk.n_blocks)
@@ -133,13 +118,7 @@ class MemoryModel(Observer):
         self.prm[P_WAYS2] = max(1, round(full[1] * f))
         self.prm[P_DIRTY] = max(1, round(full[2] * f)) if full[2] else 0
 
-    def chunk_end(self, chunk):
-        if self._warm is not None:
-            self.cnt, self._warm = C.grow(self._warm, self.cnt.shape[0]), None
-
     def mem(self, ev):
-        if self._warm is not None and (ev.kind != "ld" or ev.space not in ("global", "local")):
-            return
         slot = self._slot(ev.inst)
         addr = read_only(np.ascontiguousarray(ev.addr))    # a broadcast (uniform) address is copied
         mask = read_only(ev.mask.arr)

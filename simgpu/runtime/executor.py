@@ -15,7 +15,6 @@ from ..errors import LaunchError
 from ..exec.budget import LaunchWatch
 from ..exec.counters import InstCounter
 from ..exec.interp import Interpreter
-from ..events import warm_up_observers
 from ..exec.state import Chunk
 from ..sass.toolchain import compiled_path_available
 from .ptx_path import PTXExecutor
@@ -67,19 +66,11 @@ class IRExecutor:
         interp = Interpreter(program, launch.kernel_name, [*observers, watch],
                              max_loop_iterations=launch.max_loop_iterations, watch=watch,
                              poison=launch.poison)
-        warm = None                 # a sampled slice's warm-up: an interpreter the memory model watches alone
         executed = 0
         for index, first, n in launch.chunks():
-            chunk = Chunk(first, n, launch.block, launch.grid, index=index)
-            if launch.is_warm_up(index):
-                if warm is None:
-                    warm = Interpreter(program, launch.kernel_name, [*warm_up_observers(observers), watch],
-                                       max_loop_iterations=launch.max_loop_iterations, watch=watch,
-                                       poison=launch.poison)
-                warm.run_chunk(chunk, launch.bindings, launch.smem_layout)
-            else:
-                interp.run_chunk(chunk, launch.bindings, launch.smem_layout)
-                executed += n
+            interp.run_chunk(Chunk(first, n, launch.block, launch.grid, index=index),
+                             launch.bindings, launch.smem_layout)
+            executed += n
             launch.chunk_done(index)
         return executed
 

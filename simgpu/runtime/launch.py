@@ -32,7 +32,7 @@ from ..sanitize import Sanitizer, current_collector, parse_tools
 from ..sanitize.hazards import HazardCheck
 from ..sanitize.hazards import warn as hazard_warn
 from ..sanitize.scratch import launch_done
-from ..timing import TimingModel, sampling
+from ..timing import TimingModel
 from ..timing.sampling import plan_waves, stratum_weights
 from .binding import bind_args, bind_memory, check_launch, copy_back, dim3, shared_layout
 from .compile_errors import readable_error
@@ -176,7 +176,6 @@ def plan_chunks(info, chunk_lanes, mm, tm, sample, progress):
     info.blocks_per_chunk = per_chunk
     if sample:
         info.wanted_blocks, info.wanted_runs, info.sampled_wave_blocks = sampled_blocks(info, tm)
-        info.warm_up = sampling.WARM_UP
     info.show_progress = progress       # None: shown when the launch is estimated slow (runtime/progress.py)
     if progress is not False:           # the estimate and progress, from the first chunk on
         info.progress = LaunchProgress(info.kernel_name, progress, sampled=info.wanted_blocks is not None,

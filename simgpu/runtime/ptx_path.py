@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..errors import LaunchError, SimGPUError
 from ..exec.budget import LaunchWatch, PtxLoopWatch
 from ..exec.counters import CompiledSass, InstCounter
-from ..events import ProgramFacts, warm_up_observers
+from ..events import ProgramFacts
 from ..frontend.lint import warn_lint
 from ..model.occupancy import occupancy
 from ..ptx.args import flatten_args
@@ -215,6 +215,7 @@ class PTXExecutor:
         launch.ptx.image = image
         counter.attach_output(image.printed)    # print(): written to sys.stdout chunk by chunk
         loops, watch = PtxLoops(image), LaunchWatch(launch.budget, launch.kernel_name)
+        others = [o for o in observers if o is not counter]
         code, facts = image.linked.code, st.facts
 
         def insts(pc, space=None):      # the observers' PtxInst of a pc (one per PTX line)
@@ -224,20 +225,16 @@ class PTXExecutor:
         try:
             for index, first, n in launch.chunks():
                 chunk = PtxChunk(first, n, launch.grid, launch.block, index=index)
-                warm = launch.is_warm_up(index)     # a sampled slice's warm-up: the memory model only
-                seen = warm_up_observers(observers) if warm else observers
-                for o in seen:
+                for o in observers:
                     o.chunk_begin(chunk)
-                em = Emitter(([] if warm else [counter]) + [PtxLoopWatch(loops, watch)]
-                             + [o for o in seen if o is not counter], chunk, code, insts,
+                em = Emitter([counter, PtxLoopWatch(loops, watch)] + others, chunk, code, insts,
                              launch.handles, local_issued=st.facts.issues_local())
                 ex = PtxChunkExecutor(image, chunk, em)
                 ex.run()
-                if not warm:
-                    counter.add_grid_barriers(ex.grid_barriers)
-                    executed += n
-                for o in seen:
+                counter.add_grid_barriers(ex.grid_barriers)
+                for o in observers:
                     o.chunk_end(chunk)
+                executed += n
                 launch.chunk_done(index)
         finally:
             if image.overruns:      # past an end, inside the driver's rounding: run, reported

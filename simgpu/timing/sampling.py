@@ -44,11 +44,6 @@ from dataclasses import dataclass
 
 CANDIDATE_SPREAD = 4     # candidate SMs spread evenly over the first wave (besides the grid's corners)
 STRATA = 4               # at most this many full waves sampled (strata of the full waves, below)
-# a sampled launch runs, before each run of `sample_runs` (but the first, at block 0), the blocks
-# just before it, as many as the run holds, seen by the memory model alone (events.Launch.warm_up):
-# the run then starts with the caches the full launch would have, not cold (docs/timing.md,
-# "Sampled against full")
-WARM_UP = True
 
 
 @dataclass(frozen=True)
