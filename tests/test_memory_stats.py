@@ -56,9 +56,45 @@ def test_instruction_stats_per_kind():
 def test_sampled_runs_charge_the_write_backs_a_full_run_would_do():
     t = _table()
     assert evicted_fraction(t.sum(axis=0), 1.0, 0) == 0.0
+    # the full run (4x the sample) ends with at most 1000 bytes dirty: of the 640 * 4 the sample
+    # leaves dirty, scaled, it has written back all but those 1000 (the 320 * 4 the sample wrote
+    # back itself are counted as they are)
     ev = evicted_fraction(t.sum(axis=0), 4.0, 1000)
-    assert ev == 1.0 - 1000 / (960 * 4.0)
+    assert ev == 1.0 - 1000 / (640 * 4.0)
+    assert evicted_fraction(t.sum(axis=0), 4.0, 640 * 4) == 0.0      # it all fits: nothing more
     st = instruction_stats(t, {"st": 1}, 4.0, 1000, 1.0)["st"]
     assert st.dram_per_l2 == (320 + ev * 640) / 50
     assert st.dram_busy_per_l2 == ev * 640 / 50
     assert dram_bytes(t, 4.0, 1000) == (960 + 64 + 320 + ev * 640) * 4.0
+    # written in all: (320 + 640) * 4; left dirty: 1000; so written back (the store's share):
+    assert (320 + ev * 640) * 4.0 == (320 + 640) * 4.0 - 1000
+
+
+def test_a_sampled_launch_keeps_no_more_dirty_than_the_gpus_limit():
+    """MemoryModel's capacity for the estimate is the GPU's dirty limit (the engine's eager
+    write-back), not its whole L2 (a full run never ends with more dirty)."""
+    from simgpu.events import Launch, ProgramFacts
+    from simgpu.memory import MemoryModel
+    mm = MemoryModel(H200, Launch("k", None, H200, (1, 1, 1), (32, 1, 1), [], 0, facts=ProgramFacts()))
+    assert 0 < H200.l2_dirty_max_bytes < H200.l2.size_bytes
+    assert mm.dirty_capacity(H200.l2.size_bytes) == H200.l2_dirty_max_bytes // 128 * 128
+    assert mm.dirty_capacity(1000) == 1000
+    no_limit = H200.with_(l2_dirty_max_bytes=0)
+    mm = MemoryModel(no_limit, Launch("k", None, no_limit, (1, 1, 1), (32, 1, 1), [], 0, facts=ProgramFacts()))
+    assert mm.dirty_capacity(no_limit.l2.size_bytes) == no_limit.l2.size_bytes
+
+
+def test_the_memory_schedule_takes_the_launch_registers():
+    """The memory model's waves are the card's: with ptxas' registers (the launch's), not 32
+    assumed, where the launch knows them (a 256-thread block at 40 registers: 6 per SM on the
+    H200, at 32: 8)."""
+    from simgpu.events import Launch, ProgramFacts
+    from simgpu.memory import MemoryModel
+
+    def bps(regs):
+        launch = Launch("k", None, H200, (4096, 1, 1), (256, 1, 1), [], 0, registers_per_thread=regs,
+                        facts=ProgramFacts())
+        return MemoryModel(H200, launch).schedule.blocks_per_sm
+
+    assert bps(None) == bps(32) == 8
+    assert bps(40) == 6

@@ -199,7 +199,13 @@ H100 = H100.with_(
     # every block): the median of the four lengths' medians [validation/tensor_cores/clock/h100,
     # 2026-12-07, derive_h100.py] (the H200's 1.794 GHz came from CUDA events, not this method)
     unprofiled_clock_hz=1.8305e9,
+    # eager write-back, measured on an H100 itself the way the H200's limit was: a kernel storing
+    # 1 GiB once writes 1,048,779,008 of its 1,073,741,824 B to DRAM during the kernel, leaving
+    # 24,962,816 B dirty [validation/writeback/h100_2026-12-07, bench.py `wr 1024`, ncu_none.csv];
+    # stores of 28 MiB - 256 MiB leave 24.4-25.2 MB, those up to 16 MiB write nothing back
+    l2_dirty_max_bytes=24_962_816,
     sources={**H100.sources, "unprofiled_clock_hz": "MB (H100, validation/tensor_cores/clock/derive_h100.py)", "l2_bandwidth_bytes_per_s": "LEC (H200, same die)",
+             "l2_dirty_max_bytes": "MB (H100, validation/writeback/h100_2026-12-07, wr 1024)",
              "timing": "the H200's SM and L2 measurements (same die), see H200"},
     **{f: getattr(H200, f) for f in SAME_DIE})
 

@@ -14,7 +14,7 @@ from .banks import const_event, new_scratch as bank_scratch, shared_event
 from .cache import (MAX_SECTORS_PER_LINE, P_DIRTY, P_WAYS1, P_WAYS2, EngineParams, dirty_bytes, log2_exact,
                     new_l1, new_l2)
 from .engine import KINDS, MAX_LINES, global_event, new_scratch
-from .schedule import Schedule, blocks_per_sm, carveout_bytes, l1_ways
+from .schedule import ASSUMED_REGISTERS_PER_THREAD, Schedule, blocks_per_sm, carveout_bytes, l1_ways
 from . import stats
 from .tables import fill_report
 from ..ir import types as T
@@ -50,7 +50,11 @@ class MemoryModel(Observer):
         if spl > MAX_SECTORS_PER_LINE:
             raise HardwareError(f"{gpu.name}: the memory model supports at most {MAX_SECTORS_PER_LINE} "
                                 f"sectors per line, not {spl}")
-        bps, smem_alloc = blocks_per_sm(gpu, launch.threads_per_block, launch.smem_bytes)
+        # resident blocks as the card has them: with ptxas' registers where the launch knows them
+        # (the compiled path, or registers_per_thread=), so that the memory model's waves are the
+        # timing model's (32 registers assumed otherwise: schedule.py)
+        regs = getattr(launch, "registers_per_thread", None) or ASSUMED_REGISTERS_PER_THREAD
+        bps, smem_alloc = blocks_per_sm(gpu, launch.threads_per_block, launch.smem_bytes, regs)
         self.schedule = Schedule(gpu.sm_count, bps, launch.warps_per_block)
         self.carveout_bytes = carveout_bytes(gpu, bps * smem_alloc)
         ways1 = l1_ways(gpu, bps * smem_alloc)
@@ -151,15 +155,22 @@ class MemoryModel(Observer):
         """{instruction id: stats.MemStat} for every global/local memory instruction seen.
         scale > 1: the counters cover 1/scale of the blocks (sampled execution) of a GPU
         with an L2 of `l2_bytes`; write_cost: DRAM time of a written byte, in read bytes."""
-        return stats.instruction_stats(self.cnt, self.slots, scale, l2_bytes, write_cost)
+        return stats.instruction_stats(self.cnt, self.slots, scale, self.dirty_capacity(l2_bytes), write_cost)
 
     def dram_bytes(self, scale=1.0, l2_bytes=0):
         """Total DRAM bytes (read + write) of the kernel, scaled up for sampled execution."""
-        return stats.dram_bytes(self.cnt, scale, l2_bytes)
+        return stats.dram_bytes(self.cnt, scale, self.dirty_capacity(l2_bytes))
 
     def evicted_fraction(self, scale, l2_bytes):
         """Share of the bytes left dirty in the L2 a run `scale` times longer would write back."""
-        return stats.evicted_fraction(self.cnt.sum(axis=0), scale, l2_bytes)
+        return stats.evicted_fraction(self.cnt.sum(axis=0), scale, self.dirty_capacity(l2_bytes))
+
+    def dirty_capacity(self, l2_bytes):
+        """The most bytes an L2 of `l2_bytes` keeps dirty: the GPU's measured limit
+        (``l2_dirty_max_bytes``, the engine's eager write-back: a full run never ends with
+        more dirty), else the whole L2."""
+        limit = self.params.dirty_lines * self.params.line_bytes
+        return min(l2_bytes, limit) if limit else l2_bytes
 
     # -- helpers -------------------------------------------------------------------
     def _slot(self, ins):

@@ -2,8 +2,9 @@
 
 Model (documented in docs/memory.md, "Schedule"):
   * Blocks are dispatched in waves.  A wave is `blocks_per_sm x sm_count` blocks
-    (blocks_per_sm from the occupancy calculator, assuming 32 registers per thread since the
-    register count of the compiled kernel is unknown).  Within a wave, block q goes to SM
+    (blocks_per_sm from the occupancy calculator, with the launch's registers per thread:
+    ptxas' on the compiled path or the caller's registers_per_thread; 32 where neither is
+    known, simgpu's IR path).  Within a wave, block q goes to SM
     q % sm_count (round robin) in slot q // sm_count; the next wave reuses the same SMs, so
     an SM's L1 keeps what the previous wave left in it.
   * Each chunk the executor runs is one wave (or several whole waves when a wave is tiny),

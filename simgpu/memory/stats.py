@@ -14,7 +14,8 @@ For one memory instruction (over the whole launch), a `MemStat`:
 
 Sampled execution (`scale` > 1: the counters cover 1/scale of the blocks) adds the
 write-backs a full run would have done: the share of the dirty bytes left in the L2 that a
-longer run would have evicted (`evicted_fraction`).  MemoryModel.instruction_stats and
+longer run would have written back (`evicted_fraction`: all but what the L2 keeps dirty at
+most, the GPU's `l2_dirty_max_bytes`).  MemoryModel.instruction_stats and
 MemoryModel.dram_bytes call the functions here; the timing layer reads only their results.
 """
 from __future__ import annotations
@@ -44,14 +45,19 @@ def _ratio(num, den, default):
     return num / den if den else default
 
 
-def evicted_fraction(totals, scale, l2_bytes):
-    """Share of the dirty bytes left in an L2 of `l2_bytes` that a run `scale` times longer
-    would have written back during the kernel (totals: the counter table summed over its
-    rows; 0 for a full run)."""
+def evicted_fraction(totals, scale, dirty_bytes):
+    """Share of the dirty bytes left in the L2 at the end of a sampled run that the full run,
+    `scale` times longer, would have written back during the kernel, where the L2 keeps at most
+    `dirty_bytes` dirty (totals: the counter table summed over its rows; 0 for a full run).
+    The full run ends with at most `dirty_bytes` of its writes dirty and has written the rest
+    back; the sample's own write-backs (DRAM_WR, scaled) already stand for part of that, so of
+    the dirty bytes at its end, scaled, all but `dirty_bytes` are written back:
+    1 - dirty_bytes / (DIRTY_END x scale) (MemoryModel.dirty_capacity: the GPU's dirty limit,
+    or its whole L2 where it has none)."""
     if scale <= 1.0:
         return 0.0
-    written = float(totals[C.DRAM_WR] + totals[C.DIRTY_END]) * scale
-    return max(0.0, 1.0 - l2_bytes / written) if written else 0.0
+    left = float(totals[C.DIRTY_END]) * scale
+    return max(0.0, 1.0 - dirty_bytes / left) if left else 0.0
 
 
 def _load_stat(r, busy):
@@ -91,9 +97,9 @@ def instruction_stat(row, write_cost, evicted):
     return None
 
 
-def instruction_stats(table, slots, scale, l2_bytes, write_cost):
+def instruction_stats(table, slots, scale, dirty_bytes, write_cost):
     """{instruction id: MemStat} for the instructions (`slots`: id -> row) of `table`."""
-    evicted = evicted_fraction(table.sum(axis=0), scale, l2_bytes)
+    evicted = evicted_fraction(table.sum(axis=0), scale, dirty_bytes)
     out = {}
     for iid, s in slots.items():
         stat = instruction_stat(table[s], write_cost, evicted)
@@ -102,9 +108,9 @@ def instruction_stats(table, slots, scale, l2_bytes, write_cost):
     return out
 
 
-def dram_bytes(table, scale, l2_bytes):
+def dram_bytes(table, scale, dirty_bytes):
     """Total DRAM bytes (read + write) of the kernel, scaled up (with the write-backs a longer
     run would do) for sampled execution."""
     t = table.sum(axis=0)
-    evicted = evicted_fraction(t, scale, l2_bytes)
+    evicted = evicted_fraction(t, scale, dirty_bytes)
     return float(t[C.DRAM_RD] + t[C.DRAM_WR] + evicted * t[C.DIRTY_END]) * scale
