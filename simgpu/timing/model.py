@@ -8,6 +8,8 @@ blocks while the grid runs, and calls `fill_report` at the end.  The work is in:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import LaunchError
 from ..exec.state import Observer
 from ..ir.passes import contract
@@ -28,6 +30,15 @@ from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
 
 DEFAULT_MAX_ITERATIONS = 32
+# Settled loops (issue 26): every loop longer than PROBE_K2 iterations is first simulated cut to
+# PROBE_K1 and PROBE_K2; where every warp's iterations in that window take the same time (the
+# window's two halves within SETTLE_TOL of each other: `settled`), the extrapolation from those
+# simulations is the prediction, else the loops are simulated as before (cut to 16/32 where
+# longer than 32, in full otherwise).  False: always as before (the differential test,
+# tests/test_timing_settled_loops.py, runs both).
+SETTLED_LOOPS = True
+PROBE_K1, PROBE_K2 = 4, 8
+SETTLE_TOL = 0.01
 SASS_STREAM = True        # the default: issue what sass/flow.py says runs (sass_stream.py)
 EXACT_WAVES = 3           # up to this many full waves are simulated as they are
 Q1, Q2 = 2, 3             # beyond that: simulate 2 and 3 waves and extrapolate
@@ -194,11 +205,36 @@ class TimingModel(Observer):
         return best
 
     def _predict_groups(self) -> TimingResult:
-        """predict() for the SM whose groups are self.groups."""
-        configs, factors, K1 = self._loop_configs()
+        """predict() for the SM whose groups are self.groups: with its loops cut short where
+        their iterations have settled (`settled`), else as recorded (long loops cut to
+        max_iterations / 2 and max_iterations)."""
+        discarded = 0
+        if SETTLED_LOOPS and self.max_iterations is not None and PROBE_K2 < self.max_iterations:
+            got = self._predict_with(*self._loop_configs(PROBE_K2, lambda li: li.count > PROBE_K2), probe=True)
+            if not isinstance(got, int):
+                return got
+            discarded = got       # (a probe of loops not settled: at least one simulation)
+        K2 = self.max_iterations
+        return self._predict_with(*self._loop_configs(K2, lambda li: li.truncated), discarded=discarded)
+
+    def _predict_with(self, configs, factors, K1, instances, probe=False, discarded=0):
+        """The prediction with loops cut as `configs` say (_loop_configs).  With ``probe``: the
+        number of simulations it ran instead where a cut loop's iterations have not settled in
+        its simulation cut to K2 (`settled`; those run before any other, so the simulations
+        given up are only these).  ``discarded``: simulations given up before, counted in the
+        result's n_sims."""
+        if probe and not factors:
+            return 0
         tl = Timeline()
-        sims = Simulations(self, configs, factors, timeline=(self._rep_key(factors), tl))
-        vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
+        K2 = 2 * K1 if K1 is not None else None
+        marks = [None] + [set(li) for li in instances] if probe else None
+        sims = Simulations(self, configs, factors, timeline=(self._rep_key(factors), tl),
+                           loops=(K1, K2, instances), marks=marks, settle_tol=SETTLE_TOL if probe else None)
+        try:
+            vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
+        except Unsettled:
+            self.tail_cycles = 0.0
+            return sims.count
         assert rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
         sims.run(*rep_key, timeline=tl)     # a new simulation only if _extrapolate did not run it
         self.sass_issue = sims.issue_summary()
@@ -206,7 +242,10 @@ class TimingModel(Observer):
             nmain = rep_key[0] * len(self.groups[0].blocks)
             main_end = max((b.t1 for b in tl.blocks if b.index < nmain), default=0.0)
             self.tail_cycles = max(0.0, float(vec[CYCLES]) - main_end)
-        return self._finish(vec, sims.sm(rep_key), tl, sims.count, waves_simulated, factors, K1)
+        res = self._finish(vec, sims.sm(rep_key), tl, sims.count + discarded, waves_simulated, factors, K1)
+        res.settled_loops = True if probe else (False if discarded else None)
+        res.discarded_sims = discarded
+        return res
 
     def _rep_key(self, factors):
         """The simulation that represents the launch (its timeline and SM are the report's):
@@ -242,32 +281,32 @@ class TimingModel(Observer):
             self.tail_cycles = float(tv[CYCLES])
         return vec, (waves_simulated[-1], False, 0), waves_simulated, False
 
-    def _loop_configs(self):
-        """Loop-truncation configurations: [base, one per long loop], and their factors."""
-        if self.max_iterations is None:
-            return [None], [], None
-        K2 = self.max_iterations
+    def _loop_configs(self, K2, long):
+        """Loop-truncation configurations: [base, one per long loop] (a loop instance is long
+        where ``long(instance)``; of nested long loops the outermost is cut), their factors,
+        K1 = K2 / 2 and each long loop's instances."""
+        if K2 is None:
+            return [None], [], None, []
         K1 = max(1, K2 // 2)
         outer = {}
         for g in self.groups:
             for e in g.entries:
                 for li, _ in e.loops:
-                    if li.truncated:
+                    if long(li):
                         outer.setdefault(li.node_id, set()).add(li)
                         break
         if not outer:
-            return [None], [], None
+            return [None], [], None, []
         base = {li: K1 for insts in outer.values() for li in insts}
-        configs, factors = [base], []
-        self.loop_instances = []
+        configs, factors, instances = [base], [], []
         for node, insts in outer.items():
             cfg = dict(base)
             for li in insts:
                 cfg[li] = K2
             configs.append(cfg)
             factors.append(sum((li.count - K1) / (K2 - K1) for li in insts) / len(insts))
-            self.loop_instances.append(list(insts))
-        return configs, factors, K1
+            instances.append(list(insts))
+        return configs, factors, K1, instances
 
     def _finish(self, vec, rep_sm, tl, n_sims, waves_simulated, factors, K1):
         P = self.params
@@ -300,8 +339,14 @@ class Simulations:
     waves of the main group's blocks, then the tail group's if with_tail, with loops cut as
     loop configuration ci says."""
 
-    def __init__(self, model, configs, factors, timeline=None):
+    def __init__(self, model, configs, factors, timeline=None, loops=(None, None, ()), marks=None,
+                 settle_tol=None):
         self.model, self.configs, self.factors = model, configs, factors
+        # (K1, K2, each long loop's instances) of the cut loops; marks: per configuration, the
+        # loop instances whose iterations the simulation notes (program.MARK_SPEC) or None;
+        # settle_tol: a marked simulation whose loop has not settled (`settled`) raises Unsettled
+        self.k1, self.k2, self.instances = loops
+        self.marks, self.settle_tol = marks, settle_tol
         # (key, Timeline): the simulation whose timeline the report shows records it the first
         # time it runs, so it is not run a second time only to record it
         self.timeline_key, self.timeline = timeline if timeline is not None else (None, None)
@@ -327,7 +372,7 @@ class Simulations:
         if key not in self._programs:
             b = self.builder
             f0, p0 = b.issued_flow, b.issued_per_line
-            self._programs[key] = b.programs(group, self.configs[ci])
+            self._programs[key] = b.programs(group, self.configs[ci], self.marks[ci] if self.marks else None)
             self.issue[key] = (b.issued_flow - f0, b.issued_per_line - p0)
         return self._programs[key]
 
@@ -357,23 +402,57 @@ class Simulations:
         if with_tail and self.tail is not None:
             tp = self.programs(self.tail, ci)
             blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms, q) for i in range(len(self.tail.blocks))]
-        cyc, sm = simulate_sm(self.model.params, blocks, plan.blocks_per_sm, wpb, timeline=timeline)
+        marked = bool(self.marks and self.marks[ci])
+        cyc, sm = simulate_sm(self.model.params, blocks, plan.blocks_per_sm, wpb, timeline=timeline, marks=marked)
         self._runs[key] = (totals(cyc, sm), sm)
+        if marked and self.settle_tol is not None and not settled(sm.marks, self.marks[ci], self.k1, self.k2,
+                                                                  self.settle_tol):
+            raise Unsettled(key)
         return self._runs[key][0]
 
     def loops_extrapolated(self, q, with_tail):
         """Simulation (q, with_tail) with every loop at its full trip count (sampling.combine_loops),
         each long loop's factor from its instances' warps per iteration (loop_factor)."""
-        base = self.run(q, with_tail, 0)
+        # the loops' simulations first: where one has not settled (a probe, settle_tol) none
+        # other is run
         runs = [self.run(q, with_tail, ci) for ci in range(1, len(self.configs))]
-        insts = getattr(self.model, "loop_instances", None)
+        base = self.run(q, with_tail, 0)
+        insts = self.instances
         factors = self.factors
-        if insts is not None and len(insts) == len(runs):
-            K2 = self.model.max_iterations
-            K1 = max(1, K2 // 2)
-            factors = [loop_factor(li, K1, K2, own_latency_share(t - base))
+        if insts and len(insts) == len(runs):
+            factors = [loop_factor(li, self.k1, self.k2, own_latency_share(t - base))
                        for li, t in zip(insts, runs)]
         return combine_loops(base, runs, factors)
+
+
+class Unsettled(Exception):
+    """A loop's iterations have not settled in a simulation cut to PROBE_K2 (Simulations.run)."""
+
+
+def settled(marks, instances, K1, K2, tol):
+    """Whether the iterations K1..K2 of loop instances `instances` have settled in a simulation
+    whose marks (sim.SM.marks) are `marks`.  Per warp that started each of K1, M = (K1 + K2) / 2
+    and K2, r = (time of iterations M..K2 - time of K1..M) / the longer: a warp still speeding
+    up or slowing down (the warps' staggered start, a queue still filling) has r away from 0;
+    a warp's own memory outcomes (each request's level drawn by error diffusion, sim.CacheDraw)
+    scatter r around 0.  Settled: |mean r| plus twice its standard error (the warps' spread
+    over the root of their number) within `tol` -- a trend, or too few warps to tell one from
+    the scatter, is not.  False where no warp ran the whole window."""
+    M = (K1 + K2) // 2
+    at = {}
+    for (li, it), w, t in marks:
+        if li in instances and it in (K1, M, K2):
+            at.setdefault((w, li), {})[it] = t
+    r = []
+    for ts in at.values():
+        if len(ts) < 3:
+            continue                    # this warp left the loop (or joined it) inside the window
+        a, b = ts[M] - ts[K1], ts[K2] - ts[M]
+        r.append((b - a) / max(a, b, 1e-9))
+    if not r:
+        return False
+    r = np.asarray(r)
+    return abs(float(r.mean())) + 2.0 * float(r.std()) / len(r) ** 0.5 <= tol
 
 
 _STALL_OWN = (TOTAL_INDEX["stall_dependency"], TOTAL_INDEX["stall_memory"])
@@ -414,4 +493,4 @@ def loop_factor(instances, K1, K2, own_share):
     return out / len(instances) if instances else 0.0
 
 
-__all__ = ["TimingModel", "Simulations", "loop_factor", "own_latency_share"]
+__all__ = ["TimingModel", "Simulations", "loop_factor", "own_latency_share", "settled"]
