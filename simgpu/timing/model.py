@@ -30,8 +30,9 @@ from .timeline import Timeline
 from .trace import GroupTrace, TraceRecorder
 
 DEFAULT_MAX_ITERATIONS = 32
-# Settled loops (issue 26): every loop longer than PROBE_K2 iterations is first simulated cut to
-# PROBE_K1 and PROBE_K2; where every warp's iterations in that window take the same time (the
+# Settled loops (issue 26): every loop longer than 2 PROBE_K2 iterations is first simulated cut to
+# PROBE_K1 and PROBE_K2 (a probe that is given up costs at most half of a simulation of that
+# loop at its length or cut to 16/32); where every warp's iterations in that window take the same time (the
 # window's two halves within SETTLE_TOL of each other: `settled`), the extrapolation from those
 # simulations is the prediction, else the loops are simulated as before (cut to 16/32 where
 # longer than 32, in full otherwise).  False: always as before (the differential test,
@@ -210,7 +211,7 @@ class TimingModel(Observer):
         max_iterations / 2 and max_iterations)."""
         discarded = 0
         if SETTLED_LOOPS and self.max_iterations is not None and PROBE_K2 < self.max_iterations:
-            got = self._predict_with(*self._loop_configs(PROBE_K2, lambda li: li.count > PROBE_K2), probe=True)
+            got = self._predict_with(*self._loop_configs(PROBE_K2, lambda li: li.count > 2 * PROBE_K2), probe=True)
             if not isinstance(got, int):
                 return got
             discarded = got       # (a probe of loops not settled: at least one simulation)
