@@ -163,6 +163,9 @@ class TimingModel(Observer):
     def inst(self, ev):
         self.recorder.inst(ev)
 
+    def inst_tail(self, recs, pcs, lanes, warps):
+        return self.recorder.inst_tail(recs, pcs, lanes, warps)
+
     def mem(self, ev):
         self.recorder.mem(ev)
 
