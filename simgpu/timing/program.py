@@ -25,9 +25,6 @@ KIND_NAMES = ("alias", "alu", "ld", "st", "atom", "sld", "sst", "satom", "cld", 
 # Warps alike share one program, built once (warp_classes); False: one build per warp (the
 # differential test, tests/test_timing_warp_classes.py, runs both).
 SHARE_ALIKE = True
-# The register slot of a mark: an entry that issues nothing and tells the simulator that the warp
-# starts an iteration of a marked loop instance (sim.SM.marks; model.settled)
-MARK = -2
 
 
 class OpSpec:
@@ -172,12 +169,9 @@ class ProgramBuilder:
             got = self._op_latency[opcode] = sass_latency((opcode,), self.params.latency)
         return got
 
-    def programs(self, group, keep_iterations=None, mark=None):
+    def programs(self, group, keep_iterations=None):
         """Per-warp programs of `group`; loop instances in `keep_iterations` (LoopInstance ->
-        iterations) are cut after that many iterations.  ``mark``: loop instances whose
-        iterations are marked -- before the instruction that starts iteration i of such an
-        instance, a warp's program holds (`MARK_SPEC`, (instance, i)), which issues nothing and
-        has the simulator note the cycle (sim.SM.marks)."""
+        iterations) are cut after that many iterations."""
         kept = []
         for e in group.entries:
             if keep_iterations and e.loops and any(it > keep_iterations.get(li, it) for li, it in e.loops):
@@ -186,7 +180,6 @@ class ProgramBuilder:
         nw = group.n_warps
         if not kept:
             return [[] for _ in range(nw)]
-        starts = iteration_starts(kept, mark) if mark else None
         acts = np.stack([e.act for e in kept])
         items = []
         for e in kept:
@@ -204,7 +197,7 @@ class ProgramBuilder:
             idx = np.nonzero(acts[:, w])[0]
             if self.stream is not None and len(idx) and isinstance(kept[idx[0]].ins, PtxOp):
                 f0, p0 = self.issued_flow, self.issued_per_line
-                prog, where = self._sass_program(w, idx, kept, items)
+                prog = self._sass_program(w, idx, kept, items)
                 k = len(members) - 1            # what the other warps of the class issue
                 self.issued_flow += k * (self.issued_flow - f0)
                 self.issued_per_line += k * (self.issued_per_line - p0)
@@ -216,9 +209,6 @@ class ProgramBuilder:
                         prog.append((sp, None))
                     else:
                         prog.append((sp, warp_facts(sp.kind, mem, w, id(kept[i]))))
-                where = idx
-            if starts:
-                prog = with_marks(prog, where, starts)
             for v in members:
                 progs[v] = prog
         return progs
@@ -261,34 +251,7 @@ class ProgramBuilder:
             prog.append((sp, None if mem is None else warp_facts(sp.kind, mem, w, id(e))))
         self.issued_flow += issue.flow
         self.issued_per_line += issue.per_line
-        return prog, [idx[x] for x in order]
-
-
-MARK_SPEC = OpSpec(ALIAS, 0, (), 0.0, MARK, (), None, -1)
-
-
-def iteration_starts(kept, mark):
-    """{index in `kept`: (loop instance, iteration)} of the entries that start an iteration of
-    a loop instance in `mark` (the first entry recorded with that iteration: its head)."""
-    out, last = {}, {}
-    for i, e in enumerate(kept):
-        for li, it in e.loops:
-            if li in mark and last.get(li) != it:
-                last[li] = it
-                out[i] = (li, it)
-    return out
-
-
-def with_marks(prog, where, starts):
-    """`prog` (its i-th element from entry where[i]) with a mark before each element that
-    starts a marked iteration (iteration_starts)."""
-    out = []
-    for x, i in zip(prog, where):
-        m = starts.get(int(i))
-        if m is not None:
-            out.append((MARK_SPEC, m))
-        out.append(x)
-    return out
+        return prog
 
 
 _FACT_KEYS = ("sectors", "lines", "wavefronts", "serial", "hot", "l1")

@@ -27,7 +27,7 @@ import simpy
 
 from .memfacts import NO_FACTS
 from .params import LSU_QUEUE_CYCLES, WIDE_SECTORS
-from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, MARK, ON_CHIP, ST
+from .program import ALIAS, ALU, ATOM, BAR, BRANCH, CLD, LD, ON_CHIP, ST
 
 # Advance simpy's clock in place (no event) when a warp's next step comes before every other
 # scheduled event: what popping its timeout would do.  False: one event per step (the
@@ -270,11 +270,6 @@ class SM:
         self._occ_t = 0.0
         self._plans = {}                # OpSpec -> _issue_plan(): what its issue reads
         self.iadd_busy = [0.0, 0.0]     # integer adds' busy cycles on the ALU, on the IMAD pipe
-        # marked loop iterations (program.MARK_SPEC): [((instance, iteration), warp, cycle)] where
-        # a warp starts one, a warp named by (its block's barrier, its (slot, index)); None: the
-        # programs hold no marks
-        self.marks = None
-        self._bars = []
 
     # -- bandwidth share ------------------------------------------------------------------
     def set_phase(self, active_sms):
@@ -317,8 +312,6 @@ class SM:
         t0 = env.now
         live = [p for p in progs if p]
         bar = Barrier(env, len(live))
-        if self.marks is not None:
-            self._bars.append(bar)              # alive: its id names its warps in the marks
         wpb = self.warps_per_block
         ws = [env.process(self.warp(prog, (slot * wpb + j) % self.schedulers, bar, (slot, j), wave))
               for j, prog in enumerate(live)]
@@ -348,9 +341,6 @@ class SM:
                     t, from_memory = r, ready_from_memory[s]
             k = sp.kind
             if k == ALIAS:                       # no instruction: the value is renamed
-                if sp.dst == MARK:               # or a loop iteration starts here: its cycle
-                    self.marks.append((facts, (id(bar), wid), now))
-                    continue
                 regs.write(sp.dst, t, from_memory)
                 continue
             if t > now:
@@ -669,13 +659,10 @@ def totals(cycles, sm):
     return np.array([named[name] for name in TOTALS], dtype=np.float64)
 
 
-def simulate_sm(params, blocks, blocks_per_sm, warps_per_block, timeline=None, marks=False):
-    """Run one SM over `blocks` [(programs, active_sms)]; returns (cycles, SM).  ``marks``:
-    the programs hold loop marks, noted in ``SM.marks``."""
+def simulate_sm(params, blocks, blocks_per_sm, warps_per_block, timeline=None):
+    """Run one SM over `blocks` [(programs, active_sms)]; returns (cycles, SM)."""
     env = simpy.Environment()
     sm = SM(env, params, blocks_per_sm, warps_per_block, timeline=timeline)
-    if marks:
-        sm.marks = []
     cycles = sm.run(blocks) if blocks else 0.0
     return cycles, sm
 
