@@ -54,6 +54,17 @@ def nested(x, out, outer, inner):
     out[i] = a + b
 
 
+def two_loops(x, out, n1, n2):
+    """A uniform on-chip loop of n1 iterations, then a loop of n2 with a global load in it."""
+    i = cuda.grid(1)
+    a = x[i]
+    for k in range(n1):
+        a = a * np.float32(0.999) + np.float32(0.001)
+    for k in range(n2):
+        a = a * np.float32(0.5) + x[(i + k) % x.size]
+    out[i] = a
+
+
 def _launch(kernel, grid, block, host, settled_loops=True, tol=None, **kw):
     args = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in host)
     old = timing_model.SETTLED_LOOPS, timing_model.SETTLE_TOL
@@ -132,6 +143,22 @@ def test_nested_loops_within_two_percent():
     n = 256
     host = (np.random.default_rng(1).random(n, dtype=np.float32), np.zeros(n, np.float32), np.int32(40), np.int32(6))
     before, after = _compare(cuda.jit(nested), (2,), (128,), host)
+    assert after.settled_loops is True
+    assert after.time_s == pytest.approx(before.time_s, rel=0.02)
+
+
+@needs_ptx
+def test_loop_recorded_in_part_and_not_probed_keeps_the_simulation_as_before():
+    """A loop the probe does not cut (global loads) but whose recording stops at 32 iterations
+    would lose its later iterations in the probe's simulations: no probe, the prediction as
+    before bit for bit.  With that loop short (recorded whole), the on-chip loop is probed."""
+    n = 128
+    k = cuda.jit(two_loops)
+    host = (np.random.default_rng(4).random(n, dtype=np.float32), np.zeros(n, np.float32), np.int32(100), np.int32(400))
+    before, after = _compare(k, (1,), (128,), host)
+    assert after.settled_loops is None and after.time_s == before.time_s and after.n_sims == before.n_sims
+    host = host[:3] + (np.int32(3),)
+    before, after = _compare(k, (1,), (128,), host)
     assert after.settled_loops is True
     assert after.time_s == pytest.approx(before.time_s, rel=0.02)
 

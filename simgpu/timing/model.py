@@ -225,16 +225,21 @@ class TimingModel(Observer):
         discarded = 0
         if (SETTLED_LOOPS and self.max_iterations is not None and PROBE_K2 < self.max_iterations
                 and self.plan.full_waves <= EXACT_WAVES):
-            off_chip = set()            # loop instances with a global (or local) memory access
+            off_chip, truncated = set(), set()  # loop instances with a global (or local) access; cut
             for g in self.groups:
                 for e in g.entries:
                     if e.loops and e.mem is not None and e.mem["space"] not in ON_CHIP_SPACES:
                         off_chip.update(li for li, _ in e.loops)
-            got = self._predict_with(*self._loop_configs(
-                PROBE_K2, lambda li: li not in off_chip and probed(li), PROBE_K1), probe=True)
-            if not isinstance(got, int):
-                return got
-            discarded = got       # the probe's simulations, given up
+                    truncated.update(li for li, _ in e.loops if li.truncated)
+            probe = self._loop_configs(PROBE_K2, lambda li: li not in off_chip and probed(li), PROBE_K1)
+            # every loop recorded only in part must be one the probe cuts: another (a loop with
+            # global loads beside, or nested in, a probed one) would keep only its recorded
+            # iterations in the probe's simulations
+            if truncated <= set(probe[0][0] or ()):
+                got = self._predict_with(*probe, probe=True)
+                if not isinstance(got, int):
+                    return got
+                discarded = got       # the probe's simulations, given up
         return self._predict_with(*self._loop_configs(self.max_iterations, lambda li: li.truncated),
                                   discarded=discarded)
 

@@ -2,7 +2,7 @@
 before, on suite and holdout kernels at their measured sizes (issue 26, item 2).
 
 Each case runs once, sampled as compare_timing.predict_case runs it (simgpu.predict,
-sample=True, the compiled path); its timing model then predicts from the same recorded trace
+sample=True, the compiled path or with --executor ir the IR path); its timing model then predicts from the same recorded trace
 with the loops cut where they have settled (model.settled: the probe) and as before (long
 loops at 16/32 iterations, shorter ones in full), each prediction's CPU seconds measured
 (``time.process_time``, garbage collection off, the faster of two alternating runs: the
@@ -14,7 +14,7 @@ construction; the check compares what the timing model makes of it (time, cycles
 utilisation, the bottleneck's words).
 
     python validation/tools/settled_loops_check.py --toolchain <CUDA wheels> [--holdout]
-        [--only name,name] [--json out.json] [--tol 2]
+        [--only name,name] [--json out.json] [--tol 2] [--executor ptx|ir]
 """
 import argparse
 import gc
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated case names")
     ap.add_argument("--json", default=None)
     ap.add_argument("--tol", type=float, default=2.0, help="percent: a larger difference is listed")
+    ap.add_argument("--executor", default="ptx", help="ptx (the compiled path) or ir")
     a = ap.parse_args()
     if a.toolchain:
         os.environ["SIMGPU_TOOLCHAIN"] = a.toolchain
@@ -105,7 +106,7 @@ def main():
         if only and c["name"] not in only:
             continue
         try:
-            r = check_case(c)
+            r = check_case(c, a.executor)
         except Exception as e:          # noqa: BLE001  (printed: a case that fails is a finding)
             print(f"{c['name']:34s} error {type(e).__name__}: {e}"[:200], flush=True)
             continue
