@@ -40,6 +40,10 @@ DEFAULT_MAX_ITERATIONS = 32
 # EXACT_WAVES full waves (see _predict_groups).
 SETTLED_LOOPS = True
 PROBE_K1, PROBE_K2 = 6, 8
+# a probe not settled is tried again this many iterations later (4, 6, 8 -> 6, 8, 10 -> 8, 10,
+# 12): the loops' runs it shares with the one before are not simulated again (one more
+# simulation per window for a single loop); the last still under the 16/32 it replaces
+PROBE_SHIFTS = (0, 2, 4)
 ON_CHIP_SPACES = ("shared", "const")
 SETTLE_TOL = 0.01
 SASS_STREAM = True        # the default: issue what sass/flow.py says runs (sass_stream.py)
@@ -231,34 +235,40 @@ class TimingModel(Observer):
                     if e.loops and e.mem is not None and e.mem["space"] not in ON_CHIP_SPACES:
                         off_chip.update(li for li, _ in e.loops)
                     truncated.update(li for li, _ in e.loops if li.truncated)
-            probe = self._loop_configs(PROBE_K2, lambda li: li not in off_chip and probed(li), PROBE_K1)
-            # every loop recorded only in part must be one the probe cuts: another (a loop with
-            # global loads beside, or nested in, a probed one) would keep only its recorded
-            # iterations in the probe's simulations
-            if truncated <= set(probe[0][0] or ()):
-                got = self._predict_with(*probe, probe=True)
+            shared = {}
+            for shift in PROBE_SHIFTS:
+                probe = self._loop_configs(PROBE_K2 + shift, lambda li: li not in off_chip and probed(li),
+                                           PROBE_K1 + shift)
+                # every loop recorded only in part must be one the probe cuts: another (a loop with
+                # global loads beside, or nested in, a probed one) would keep only its recorded
+                # iterations in the probe's simulations
+                if not probe[1] or not truncated <= set(probe[0][0]):
+                    break
+                got = self._predict_with(*probe, probe=True, shared=shared, discarded=discarded)
                 if not isinstance(got, int):
                     return got
-                discarded = got       # the probe's simulations, given up
+                discarded += got      # the probe's simulations, given up
         return self._predict_with(*self._loop_configs(self.max_iterations, lambda li: li.truncated),
                                   discarded=discarded)
 
-    def _predict_with(self, configs, factors, K1, K2, instances, probe=False, discarded=0):
+    def _predict_with(self, configs, factors, K1, K2, instances, probe=False, discarded=0, shared=None):
         """The prediction with loops cut as `configs` say (_loop_configs).  With ``probe``: each
         loop is also simulated cut to K1 - (K2 - K1), and where its time per iteration has not
-        settled (`settled`) the number of simulations run is returned instead (0: no loop to
-        cut).  ``discarded``: simulations of a probe given up, counted in the result's n_sims."""
-        if probe and not factors:
-            return 0
+        settled (`settled`) the number of simulations run is returned instead (``shared``: the
+        probes' simulations by their cuts, so that a later window runs only what an earlier
+        did not).  ``discarded``: simulations of probes given up, counted in the result's n_sims."""
         tl = Timeline()
-        sims = Simulations(self, configs, factors, timeline=(self._rep_key(factors), tl),
-                           loops=(K1, K2, instances), settle_tol=SETTLE_TOL if probe else None)
+        # a later probe window takes its runs at K1 from the windows before (run without the
+        # timeline): it records the timeline only once kept, in one more simulation
+        later = bool(shared and shared.get("runs"))
+        sims = Simulations(self, configs, factors, timeline=(None, None) if later else (self._rep_key(factors), tl),
+                           loops=(K1, K2, instances), settle_tol=SETTLE_TOL if probe else None, shared=shared)
         try:
             vec, rep_key, waves_simulated, exact = self._extrapolate(sims, factors)
         except Unsettled:
             self.tail_cycles = 0.0
             return sims.count
-        assert rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
+        assert later or rep_key == sims.timeline_key, (rep_key, sims.timeline_key)
         sims.run(*rep_key, timeline=tl)     # a new simulation only if _extrapolate did not run it
         self.sass_issue = sims.issue_summary()
         if exact and len(self.groups) > 1:
@@ -363,7 +373,8 @@ class Simulations:
     waves of the main group's blocks, then the tail group's if with_tail, with loops cut as
     loop configuration ci says."""
 
-    def __init__(self, model, configs, factors, timeline=None, loops=(None, None, ()), settle_tol=None):
+    def __init__(self, model, configs, factors, timeline=None, loops=(None, None, ()), settle_tol=None,
+                 shared=None):
         self.model, self.configs, self.factors = model, configs, factors
         # (K1, K2, each long loop's instances) of the cut loops; settle_tol: a probe (each loop
         # also simulated cut to K1 - (K2 - K1); Unsettled where its iterations have not settled)
@@ -372,31 +383,43 @@ class Simulations:
         # (key, Timeline): the simulation whose timeline the report shows records it the first
         # time it runs, so it is not run a second time only to record it
         self.timeline_key, self.timeline = timeline if timeline is not None else (None, None)
-        P, mm = model.params, model.memory_model
-        stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
-                                           P.dram_write_cost) if mm is not None else {}
-        self.builder = ProgramBuilder(P, stats, model.info.facts.var_types if model.info.facts is not None else None, model.sass_stream())
+        # shared: a dict the probes of one prediction share (their program builder, programs and
+        # simulations by the loop cuts they have: a later window's runs reuse an earlier one's)
+        self.shared = shared
+        if shared is not None and "builder" in shared:
+            self.builder = shared["builder"]
+        else:
+            P, mm = model.params, model.memory_model
+            stats = memstats.from_memory_model(mm, model.scale_counts, model.gpu.l2.size_bytes,
+                                               P.dram_write_cost) if mm is not None else {}
+            self.builder = ProgramBuilder(P, stats, model.info.facts.var_types if model.info.facts is not None else None, model.sass_stream())
+            if shared is not None:
+                shared["builder"] = self.builder
         self.issue = {}                  # (group, loop configuration) -> (flow, per-line) SASS issued
         self.main = model.groups[0]
         self.tail = model.groups[1] if len(model.groups) > 1 else None
-        self._programs = {}
+        self._programs = shared.setdefault("programs", {}) if shared is not None else {}
+        self._cache = shared.setdefault("runs", {}) if shared is not None else None
         self._runs = {}                  # key -> (TOTALS vector, SM)
-
-    @property
-    def count(self):
-        return len(self._runs)
+        self.count = 0                   # SM simulations run (not taken from `shared`)
 
     def sm(self, key):
         return self._runs[key][1]
 
+    def _cut(self, ci):
+        """Loop configuration ci as a key: its cuts, whatever its index."""
+        cfg = self.config(ci)
+        return None if cfg is None else frozenset(cfg.items())
+
     def programs(self, group, ci):
-        key = (group.name, ci)
+        key = (group.name, self._cut(ci) if self.shared is not None else ci)
         if key not in self._programs:
             b = self.builder
             f0, p0 = b.issued_flow, b.issued_per_line
-            self._programs[key] = b.programs(group, self.config(ci))
-            self.issue[key] = (b.issued_flow - f0, b.issued_per_line - p0)
-        return self._programs[key]
+            progs = b.programs(group, self.config(ci))
+            self._programs[key] = (progs, (b.issued_flow - f0, b.issued_per_line - p0))
+        progs, self.issue[(group.name, ci)] = self._programs[key]
+        return progs
 
     def config(self, ci):
         """Loop configuration ci: configs[ci], or ("early", i): configs[i] with loop i's
@@ -423,6 +446,16 @@ class Simulations:
         recorded = key == self.timeline_key and timeline in (None, self.timeline)
         if key in self._runs and (timeline is None or recorded):
             return self._runs[key][0]
+        ckey = None
+        if self._cache is not None:
+            ckey = (q, with_tail, self._cut(ci))
+            if ckey in self._cache and not recorded and timeline is None:
+                self._runs[key] = self._cache[ckey]
+                if q:                           # (its programs' SASS issue counted: issue_summary)
+                    self.programs(self.main, ci)
+                if with_tail and self.tail is not None:
+                    self.programs(self.tail, ci)
+                return self._runs[key][0]
         if recorded:
             timeline = self.timeline
         plan, wpb = self.model.plan, self.model.info.warps_per_block
@@ -435,7 +468,10 @@ class Simulations:
             tp = self.programs(self.tail, ci)
             blocks += [(tp[i * wpb:(i + 1) * wpb], plan.tail_active_sms, q) for i in range(len(self.tail.blocks))]
         cyc, sm = simulate_sm(self.model.params, blocks, plan.blocks_per_sm, wpb, timeline=timeline)
+        self.count += 1
         self._runs[key] = (totals(cyc, sm), sm)
+        if ckey is not None:
+            self._cache[ckey] = self._runs[key]
         return self._runs[key][0]
 
     def loops_extrapolated(self, q, with_tail):
