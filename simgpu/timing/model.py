@@ -228,8 +228,8 @@ class TimingModel(Observer):
         (sim.CacheDraw), so a few iterations need not be a sample of the rest even where their
         cycles agree (the suite's uncoalesced matmul n = 512: settled over 4..8, -4.3 % against
         16/32) -- launches of more than EXACT_WAVES full waves, whose 2- and 3-wave
-        simulations overlap the waves differently with loops cut to 4..8 (both such probes of
-        the 31 cases of validation/tools/settled_loops_check.py given up) -- and the IR path
+        simulations overlap the waves differently with loops cut to 4..8 (both such probes in a
+        first run of validation/tools/settled_loops_check.py given up) -- and the IR path
         (every probe of the 5 looped suite kernels checked there given up: its simulations
         are cheap, 0.01-0.1 s, and the probes tripled them)."""
         discarded = 0
