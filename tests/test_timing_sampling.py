@@ -210,7 +210,7 @@ def test_extrapolated_launch_with_a_tail_runs_only_the_extrapolations_simulation
     n = (132 * 8 * 2 + 5) * 256
     res = _cycles(fma_loop, (n // 256,), (256,), (_f32(n), np.zeros(n, np.float32), np.int32(512)))
     assert res.loop_factors and res.plan.tail_blocks
-    assert res.n_sims == 4
+    assert res.n_sims - res.discarded_sims == 4       # (a probe of settled loops given up: model.settled)
     assert len(res.timeline.blocks) == 2 * 8        # SM 0's blocks of the two full waves
     assert res.tail_cycles > 0
 

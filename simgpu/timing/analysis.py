@@ -55,6 +55,9 @@ class TimingResult:
     bottleneck: str = ""
     bound_label: str = ""         # the bottleneck in a few words (the roofline's labels)
     tail_share: float = 0.0
+    settled_loops: object = None  # loops cut to model.PROBE_K1/K2 where settled: True, tried and given up: False, None
+    discarded_sims: int = 0       # of n_sims, the simulations of a probe given up (model.settled)
+    loop_k2: int | None = None    # long loops' iterations in the extrapolation's second simulation
 
     def __post_init__(self):
         self.utilisation = utilisation(self)
@@ -250,7 +253,9 @@ def section(rep):
     if r.sm:
         how += f"; the busiest of {r.sms_recorded} SMs recorded, SM 0's blocks issue less"
     if r.loop_factors:
-        how += f"; long loops cut to {r.loop_k1}/{2 * r.loop_k1} iterations and extrapolated"
+        how += f"; long loops cut to {r.loop_k1}/{r.loop_k2 or 2 * r.loop_k1} iterations and extrapolated"
+        if r.settled_loops:
+            how += " (their iterations settled)"
     if len(r.waves_simulated) > 1:
         how += f"; waves {r.waves_simulated[0]} and {r.waves_simulated[1]} extrapolated to {plan.full_waves}"
     rows.append(f"  sampling                                  {how})")

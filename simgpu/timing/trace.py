@@ -98,6 +98,7 @@ class TraceRecorder(Observer):
         self.active = False
         self._last = None
         self._acts_lanes = self._acts_last = None
+        self._tail_ops = {}                       # pcs of a run's tail -> their PtxOps (inst_tail)
 
     # -- executor hooks ---------------------------------------------------------------
     def chunk_begin(self, chunk):
@@ -142,9 +143,38 @@ class TraceRecorder(Observer):
         self._last = None
         if not self.active:
             return
-        acts, some = self._acts(lanes) if lanes is not None else self._acts_mask(ev.mask)
-        if some:
-            self._record(ev, op, acts)
+        st = self._acts(lanes) if lanes is not None else self._acts_mask(ev.mask)
+        if st[1]:
+            self._record(self.code.where(ev), op, st)
+
+    def inst_tail(self, recs, pcs, lanes, warps):
+        """Instructions ``pcs`` of a straight-line run after its first, each run by ``lanes``
+        (ptx/emit.Emitter.inst_many), in one call: what ``inst`` does for each, in order, where
+        the code gives each its cost by its pc alone (PtxCode.op; a TMA load or mbarrier wait
+        reads the executor's registers: False, then they come one at a time)."""
+        code = self.code
+        op_of = getattr(code, "op", None)
+        if op_of is None:
+            return False
+        ops = self._tail_ops.get(pcs)
+        if ops is None:
+            ops = [op_of(pc) for pc in pcs]
+            if any(o.mbar is not None for o in ops):
+                return False
+            self._tail_ops[pcs] = ops
+        n = len(lanes)
+        for o in ops:
+            if o.flops:
+                self.flops += o.flops * n
+        self._last = None
+        if not self.active:
+            return True
+        st = self._acts(lanes)
+        if st[1]:
+            for pc, o in zip(pcs, ops):
+                self._last = None
+                self._record(pc, o, st)
+        return True
 
     def branch(self, ev):
         """A decision: an entry where the code makes it one (the IR's; a ``bra`` is recorded
@@ -155,9 +185,9 @@ class TraceRecorder(Observer):
         self._last = None
         if not self.active:
             return
-        acts, some = self._acts_mask(ev.mask)
-        if some:
-            self._record(ev, op, acts)
+        st = self._acts_mask(ev.mask)
+        if st[1]:
+            self._record(self.code.where(ev), op, st)
 
     def mem(self, ev):
         """The memory access of the instruction just recorded: its per-warp facts."""
@@ -181,15 +211,13 @@ class TraceRecorder(Observer):
             e.mem = info
 
     # -- entries ------------------------------------------------------------------------
-    def _record(self, ev, op, acts):
+    def _record(self, pos, op, st):
+        """The entry of an instruction at `pos` run by the sampled warps `st` (_acts)."""
         code = self.code
+        acts, _, ks, warps, anys = st
         n = getattr(op, "n", 1) or 1            # PtxOp: its SASS instructions; an IR op: one
-        warps = 0
-        for (g, *_), act in zip(self.views, acts):
-            k = np.count_nonzero(act)
+        for (g, *_), k in zip(self.views, ks):
             g.work += n * k                      # counted before loops are cut (sampling.py)
-            warps += k
-        pos = code.where(ev)
         if pos in code.heads:
             self._iteration(pos, warps)
         if self.skip is not None:
@@ -199,22 +227,23 @@ class TraceRecorder(Observer):
         loops = self._enclosing(pos)
         last = []
         for v, ((g, cols, gcols, _), act) in enumerate(zip(self.views, acts)):
-            if act.any():
+            if anys[v]:
                 e = Entry(op, _full(act, gcols, g.n_warps), None, loops)
                 g.entries.append(e)
                 last.append((v, e))
         self._last = last
 
     def _acts(self, lanes):
-        """Per view: which of its warps executed `lanes` (every warp when every thread did),
-        and whether any did.  The PTX executor passes one lane array to every instruction of
-        a step sequence (a straight-line run, a converged stretch), so the answer is kept for
-        the last array seen (lane arrays are never written in place)."""
+        """Per view: which of its warps executed `lanes` (every warp when every thread did);
+        whether any did; per view how many did, their sum, and whether any did (`_state`).
+        The PTX executor passes one lane array to every instruction of a step sequence (a
+        straight-line run, a converged stretch), so the answer is kept for the last array
+        seen (lane arrays are never written in place)."""
         if lanes is self._acts_lanes:
             return self._acts_last
-        acts = self._acts_of(lanes)
-        self._acts_lanes, self._acts_last = lanes, (acts, any(a.any() for a in acts))
-        return self._acts_last
+        st = _state(self._acts_of(lanes))
+        self._acts_lanes, self._acts_last = lanes, st
+        return st
 
     def _acts_of(self, lanes):
         if len(lanes) == self.n_real:
@@ -230,8 +259,7 @@ class TraceRecorder(Observer):
     def _acts_mask(self, mask):
         """_acts of a record that carries its mask (the IR's, every BranchEvent)."""
         wa = mask.warp_any
-        acts = [wa[cols] for _, cols, _, _ in self.views]
-        return acts, any(a.any() for a in acts)
+        return _state([wa[cols] for _, cols, _, _ in self.views])
 
     # -- loops ----------------------------------------------------------------------------
     def _iteration(self, head, warps=0):
@@ -263,6 +291,13 @@ class TraceRecorder(Observer):
             if st is not None:
                 out.append((st[1], st[1].count))
         return tuple(out)
+
+
+def _state(acts):
+    """(acts, whether any view's warp ran, per view its warps that ran, their sum, per view
+    whether any ran): what _record reads of the sampled warps of one record."""
+    ks = [int(np.count_nonzero(a)) for a in acts]
+    return acts, any(ks), ks, sum(ks), [k > 0 for k in ks]
 
 
 def _full(act, gcols, n):
