@@ -387,7 +387,8 @@ def release_launch(info):
     for h in info.handles:
         h.data = h.work = h.host = h.orig = None
     info.bindings = {}
-    info.ptx = None
+    if info.ptx is not None:        # the compiled path's arguments and memory image (its facts stay:
+        info.ptx.args = info.ptx.image = None       # the timing model predicts from them later)
 
 
 def faulted_report(k, info, counter, san, err):
