@@ -270,6 +270,51 @@ def ex2_approx_f32(ftz):
     return f
 
 
+_MUFU_SQRT_F32 = os.path.join(_DATA, "mufu_sqrt_f32.npz")
+
+
+def mufu_sqrt_f32_table(name):
+    """The H100's sqrt.approx.ftz.f32 ("sqrt") or rsqrt.approx.ftz.f32 ("rsqrt") of every x in
+    [1, 4) (2^24 entries: [1, 2) then [2, 4), result bits as int64), measured exhaustively
+    (validation/ptx_semantics/approx_tables2.py, 2026-12-08; data/mufu_sqrt_f32.npz)."""
+    t = _TABLES.get(name + "32")
+    if t is None:
+        t = _TABLES[name + "32"] = _unpack(_MUFU_SQRT_F32, {"sqrt": "sqrt", "rsqrt": "rsq"}[name])
+    return t
+
+
+def sqrt_approx_f32(name, ftz):
+    """sqrt.approx{.ftz}.f32 / rsqrt.approx{.ftz}.f32 as the hardware computes them (MUFU.SQRT /
+    MUFU.RSQ).  A positive normal input 2^E * 1.m gives the measured table entry for (E odd, m)
+    (the input scaled into [1, 4), :func:`mufu_sqrt_f32_table`) with its exponent moved by
+    +(E - (E & 1)) / 2 (sqrt) or -(E - (E & 1)) / 2 (rsqrt).  Without .ftz ptxas wraps the unit
+    (read from ptxas 13.0.88's SASS for sm_90): |x| < 2^-126 (subnormal or zero) is multiplied by
+    2^24 before and the result by 2^-12 (sqrt) or 2^12 (rsqrt) after, both exact.  Zeros,
+    negatives, infinities and NaN as :func:`approx_unary` (equal to every such H100 sample).
+    Reproduces all 2^24 table inputs and all 4 x 131,072 random H100 inputs (with and without
+    .ftz; validation/ptx_semantics/approx2_check.py) bit for bit."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, name, True)
+    sgn = 1 if name == "sqrt" else -1
+
+    def unit(x):
+        u = x.view(np.uint32).astype(np.int64)
+        e = (u >> 23) & 0xFF
+        ok = (e != 0) & (e != 255) & (u < 0x80000000)
+        odd = (e - 127) & 1
+        r = mufu_sqrt_f32_table(name)[(odd << 23) | (u & 0x7FFFFF)] + sgn * (((e - 127 - odd) // 2) << 23)
+        return np.where(ok, r.astype(np.uint32).view(np.float32), base(x)).astype(np.float32)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            return unit(x)
+        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
+        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
+        return np.where(low, r * np.float32(2.0 ** (-12 * sgn)), r).astype(np.float32)
+    return f
+
+
 def approx_f64_hi(name):
     """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
     MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a

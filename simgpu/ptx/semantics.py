@@ -266,6 +266,8 @@ def b_unary_ieee(op, approx_name):
             if t == "f32":
                 if op == "rcp":
                     return sem_fmisc.rcp_approx_f32(ftz)
+                if op == "sqrt":
+                    return sem_fmisc.sqrt_approx_f32("sqrt", ftz)
                 return sem_fmisc.approx_unary(fp.FMT[t], approx_name, ftz)
             return None
         if t not in ("f32", "f64"):
@@ -284,6 +286,8 @@ def b_approx(name, types_ok):
             return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
         if t == "f32" and name == "ex2":
             return sem_fmisc.ex2_approx_f32(ftz)
+        if t == "f32" and name == "rsqrt":
+            return sem_fmisc.sqrt_approx_f32("rsqrt", ftz)
         base = sem_fmisc.X2.get(t, t)
         # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
         fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))
