@@ -25,11 +25,12 @@ def _npz(name):
 
 def _subset(key):
     op, inputs, measured = K.table_case(_npz("approx2_tables.npz"), key)
-    idx = np.unique(np.r_[np.arange(0, inputs.size, 257), inputs.size - 1])
+    step = 1 if inputs.size <= 1 << 16 else 257      # the 16-bit tables: every input
+    idx = np.unique(np.r_[np.arange(0, inputs.size, step), inputs.size - 1])
     return op, inputs[idx], measured[idx]
 
 
-EXACT_TABLES = ["sqrtftz_1_4", "rsqftz_1_4"]
+EXACT_TABLES = ["sqrtftz_1_4", "rsqftz_1_4", "ex2f16_all", "ex2bf16_all", "tanhf16_all", "tanhbf16_all"]
 EXACT_SAMPLES = ["sqrtftz", "sqrt", "rsqftz", "rsq"]
 
 
@@ -62,3 +63,37 @@ def test_sqrt_rule_moves_exponent():
             got = np.asarray(fn((x * np.float32(4.0) ** k).astype(np.float32)), np.float32)
             want = base * np.float32(2.0) ** (k if name == "sqrt" else -k)
             assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("key,instr", [("ex2f16_all", "ex2.approx.f16x2"), ("ex2bf16_all", "ex2.approx.ftz.bf16x2"),
+                                       ("tanhf16_all", "tanh.approx.f16x2"), ("tanhbf16_all", "tanh.approx.bf16x2")])
+def test_x2_forms_are_the_half_table_per_lane(key, instr):
+    """The packed forms run the half unit once per lane (ptxas: two MUFU.*.F16/BF16 and a PRMT)."""
+    from simgpu.ptx import semantics
+    _, inputs, measured = K.table_case(_npz("approx2_tables.npz"), key)
+    rng = np.random.default_rng(27)
+    lo, hi = rng.integers(0, 1 << 16, 4096), rng.integers(0, 1 << 16, 4096)
+    parts = instr.split(".")
+    fn = semantics.lookup(parts[0], tuple(parts[1:-1]), (parts[-1],))
+    got = np.asarray(fn(((hi << 16) | lo).astype(np.uint32)), np.uint32)
+    want = (measured[hi].astype(np.uint32) << np.uint32(16)) | measured[lo].astype(np.uint32)
+    assert np.array_equal(got, want)
+
+
+H200_EXACT = ["sqrt.approx.f32", "sqrt.approx.ftz.f32", "rsqrt.approx.f32", "rsqrt.approx.ftz.f32",
+              "ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "tanh.approx.f16",
+              "tanh.approx.bf16", "tanh.approx.bf16x2"]
+
+
+@pytest.mark.parametrize("name", H200_EXACT)
+def test_h100_rules_equal_stored_h200_results(name):
+    """The rules from the H100 tables also equal every stored H200 result of 2026-11-30
+    (validation/data/h200_ptx_semantics.npz: ~3,000-4,800 inputs each, specials included)."""
+    import cases as C
+    import compare as P
+    npz = os.path.join(ROOT, "validation", "data", "h200_ptx_semantics.npz")
+    _, data = P.load(npz)
+    case = {c["name"]: c for c in C.CASES}[name]
+    ins, gpu = data[name]
+    tab = P.table_bits(case, ins)
+    assert np.array_equal(tab, gpu), int((tab != gpu).sum())

@@ -315,6 +315,48 @@ def sqrt_approx_f32(name, ftz):
     return f
 
 
+_MUFU_TANH_HALF = os.path.join(_DATA, "mufu_tanh_half.npz")
+
+
+def mufu_tanh_half_table(base):
+    """The H100's tanh.approx.f16 / tanh.approx.bf16 (``base`` "f16" / "bf16") of every 16-bit
+    input: 65,536 result bit patterns (uint16), measured exhaustively (validation/ptx_semantics/
+    approx_tables2.py, 2026-12-08; data/mufu_tanh_half.npz)."""
+    t = _TABLES.get("tanh" + base)
+    if t is None:
+        t = _TABLES["tanh" + base] = _unpack(_MUFU_TANH_HALF, base).astype(np.uint16)
+    return t
+
+
+def half_approx(base, name):
+    """ex2.approx.f16, ex2.approx.ftz.bf16, tanh.approx.f16 and tanh.approx.bf16 as the hardware
+    computes them (one MUFU.EX2.F16 / .BF16 / MUFU.TANH.F16 / .BF16 each; the x2 forms are one per
+    half, read from ptxas 13.0.88's SASS for sm_90).  ex2: the f32 unit's value
+    (:func:`ex2_approx_f32` with .ftz) of the widened input, rounded toward zero to the half format,
+    with f16 results >= 2^16 giving +inf and NaN giving 0x7fff (f16 and bf16): equal to the H100 on
+    all 65,536 inputs of each.  tanh (no simpler rule found: f32 tanh.approx is not exact here) is
+    the measured table (:func:`mufu_tanh_half_table`)."""
+    fmt = fp.FMT[base]
+    if name == "tanh":
+        def ftanh(a):
+            return mufu_tanh_half_table(base)[fp.bits_of(fmt, a)].view(fmt.store)
+        return ftanh
+    unit = ex2_approx_f32(True)
+
+    def fex2(a):
+        x = fp.to_f64(fmt, a).astype(np.float32)
+        r = np.asarray(unit(x), np.float32)
+        if base == "bf16":
+            out = (r.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                h = r.astype(np.float16)
+                h = np.where(h.astype(np.float32) > r, np.nextafter(h, np.float16(0)), h)
+            out = np.where(r >= np.float32(65536.0), np.uint16(0x7C00), h.view(np.uint16))
+        return np.where(np.isnan(r), np.uint16(0x7FFF), out).astype(np.uint16).view(fmt.store)
+    return fex2
+
+
 def approx_f64_hi(name):
     """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
     MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a

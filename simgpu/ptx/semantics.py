@@ -289,6 +289,10 @@ def b_approx(name, types_ok):
         if t == "f32" and name == "rsqrt":
             return sem_fmisc.sqrt_approx_f32("rsqrt", ftz)
         base = sem_fmisc.X2.get(t, t)
+        if (name, base, ftz) in (("ex2", "f16", False), ("ex2", "bf16", True), ("tanh", "f16", False),
+                                 ("tanh", "bf16", False)):
+            fn = sem_fmisc.half_approx(base, name)
+            return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
         # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
         fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))
         return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
