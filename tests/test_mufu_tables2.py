@@ -30,8 +30,9 @@ def _subset(key):
     return op, inputs[idx], measured[idx]
 
 
-EXACT_TABLES = ["sqrtftz_1_4", "rsqftz_1_4", "ex2f16_all", "ex2bf16_all", "tanhf16_all", "tanhbf16_all"]
-EXACT_SAMPLES = ["sqrtftz", "sqrt", "rsqftz", "rsq"]
+EXACT_TABLES = ["sqrtftz_1_4", "rsqftz_1_4", "ex2f16_all", "ex2bf16_all", "tanhf16_all", "tanhbf16_all",
+                "lg2ftz_1_2", "lg2ftz_2_4", "lg2ftz_05_1"]
+EXACT_SAMPLES = ["sqrtftz", "sqrt", "rsqftz", "rsq", "lg2"]
 
 
 @pytest.mark.parametrize("key", EXACT_TABLES)
@@ -49,6 +50,23 @@ def test_samples_bit_equal(op):
     got = K._fake_run(op, inputs)
     bad = np.nonzero(got != measured)[0]
     assert bad.size == 0, (op, [(hex(inputs[i]), hex(got[i]), hex(measured[i])) for i in bad[:5]])
+
+
+def test_lg2ftz_first_samples_bit_equal():
+    """lg2.approx.ftz.f32: the 131,072 random H100 inputs of approx_tables.py (2026-12-07)."""
+    inputs, measured = K.first_lg2ftz()
+    got = K._fake_run("lg2ftz", inputs)
+    assert np.array_equal(got, measured), int((got != measured).sum())
+
+
+def test_lg2_powers_of_two():
+    """The measured rule at powers of two: exact for E >= 0, E + 2^-k below (the unit's F(0) > 0)."""
+    from simgpu.ptx import semantics
+    fn = semantics.lookup("lg2", ("approx", "ftz"), ("f32",))
+    x = np.float32([1.0, 2.0, 2.0 ** 100, 0.5, 0.25, 2.0 ** -3, 2.0 ** -100])
+    got = np.asarray(fn(x), np.float64)
+    want = [0.0, 1.0, 100.0, -1 + 2.0 ** -23, -2 + 2.0 ** -23, -3 + 2.0 ** -22, -100 + 2.0 ** -17]
+    assert got.tolist() == want
 
 
 def test_sqrt_rule_moves_exponent():
@@ -82,7 +100,7 @@ def test_x2_forms_are_the_half_table_per_lane(key, instr):
 
 H200_EXACT = ["sqrt.approx.f32", "sqrt.approx.ftz.f32", "rsqrt.approx.f32", "rsqrt.approx.ftz.f32",
               "ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "tanh.approx.f16",
-              "tanh.approx.bf16", "tanh.approx.bf16x2"]
+              "tanh.approx.bf16", "tanh.approx.bf16x2", "lg2.approx.f32", "lg2.approx.ftz.f32"]
 
 
 @pytest.mark.parametrize("name", H200_EXACT)

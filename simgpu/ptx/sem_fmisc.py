@@ -357,6 +357,78 @@ def half_approx(base, name):
     return fex2
 
 
+_MUFU_LG2_F32 = os.path.join(_DATA, "mufu_lg2_f32.npz")
+
+
+def _rz_f32(y):
+    """float64 -> float32 rounded toward zero (finite inputs)."""
+    r = y.astype(np.float32)
+    return np.where(np.abs(r.astype(np.float64)) > np.abs(y), np.nextafter(r, np.float32(0)), r)
+
+
+def mufu_lg2_f32_tables():
+    """(one, half, fl, ce): the H100's lg2.approx.ftz.f32 of every x in [1, 2) ("one") and in
+    [0.5, 1) ("half") as float32 (measured exhaustively, validation/ptx_semantics/approx_tables2.py,
+    2026-12-08; data/mufu_lg2_f32.npz), and floor / ceil of F(m) 2^23 (int64), where F(m) is the
+    unit's value of log2(1.m): one = RZ(F), half = RZ(F - 1) bound F to an interval narrower than
+    2^-25 (at most 2^-36 granularity) that never holds a multiple of 2^-23 in its inside, so floor and
+    ceil are exact.  m = 0 is the exception: one[0] = 0 (x = 1 gives exactly 0) while [2, 4) and
+    [0.5, 1) measure 0 < F(0) - 2^-24 < 2^-24: fl = 0, ce = 1."""
+    t = _TABLES.get("lg2")
+    if t is None:
+        one = _unpack(_MUFU_LG2_F32, "one").astype(np.uint32).view(np.float32)
+        half = _unpack(_MUFU_LG2_F32, "half").astype(np.uint32).view(np.float32)
+        s = 2.0 ** 36
+        lo_one, lo_half = np.round(one.astype(np.float64) * s).astype(np.int64), \
+            np.round((1.0 + half.astype(np.float64)) * s).astype(np.int64)
+        u_one = np.round((np.nextafter(one, np.float32(1)) - one).astype(np.float64) * s).astype(np.int64)
+        u_half = np.round((half - np.nextafter(half, np.float32(-1))).astype(np.float64) * s).astype(np.int64)
+        q = np.int64(1) << 13                                   # 2^-23 in units of 2^-36
+        fl = lo_one // q                                        # F in [one, one + ulp) ...
+        lo = np.maximum(lo_one, lo_half - u_half + 1)           # ... and in (1 + half - ulp, 1 + half]
+        ce = -(-lo // q)
+        fl[0], ce[0] = 0, 1
+        t = _TABLES["lg2"] = (one, half, fl, ce)
+    return t
+
+
+def lg2_approx_f32(ftz):
+    """lg2.approx{.ftz}.f32 as the hardware computes it (MUFU.LG2).  For a positive normal input
+    2^E * 1.m the unit forms E + F(m) exactly (F: its log2 of the mantissa, known from the two
+    measured binades, :func:`mufu_lg2_f32_tables`) and rounds it toward zero to float32: E = 0 and
+    E = -1 are the measured tables, E >= 1 gives E + floor(F 2^k) 2^-k and E <= -2 gives
+    -(|E| - ceil(F 2^k) 2^-k) (2^-k: the result's ulp, k <= 23).  So lg2(2^E) is E for E >= 0 but
+    E + 2^-k below (lg2(0.25) = -2 + 2^-23).  The rule reproduces the third measured binade [2, 4)
+    (all 2^23) and every random H100 sample (validation/ptx_semantics/approx2_check.py).  Without
+    .ftz ptxas wraps the unit (SASS of ptxas 13.0.88, sm_90): |x| < 2^-126 is multiplied by 2^24
+    and 24 subtracted from the result (FADD, rounded to nearest).  Zeros, negatives, infinities and
+    NaN as :func:`approx_unary`."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, "lg2", True)
+
+    def unit(x):
+        u = x.view(np.uint32).astype(np.int64)
+        e = (u >> 23) & 0xFF
+        m = u & 0x7FFFFF
+        ok = (e != 0) & (e != 255) & (u < 0x80000000)
+        big = np.where(ok, e - 127, 1).astype(np.float64)
+        one, half, fl, ce = mufu_lg2_f32_tables()
+        exact = fl[m] == ce[m]
+        frac = fl[m] * 2.0 ** -23 + np.where(exact, 0.0, 2.0 ** -30)   # floor and ceil at 2^-23 as F's
+        r = _rz_f32(big + frac)
+        r = np.where(big == 0, one[m], np.where(big == -1, half[m], r))
+        return np.where(ok, r, base(x)).astype(np.float32)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            return unit(x)
+        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
+        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
+        return np.where(low, r - np.float32(24.0), r).astype(np.float32)
+    return f
+
+
 def approx_f64_hi(name):
     """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
     MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a

@@ -19,6 +19,7 @@ sys.path.insert(0, HERE)
 from approx_tables2 import OPS, _fake_run, sample_inputs  # noqa: E402
 
 DEFAULT = os.path.join(HERE, "approx", "h100_20261208")
+FIRST = os.path.join(HERE, "approx", "approx_samples.npz")     # approx_tables.py's H100 samples (2026-12-07)
 
 # table key -> (op of OPS, first input bits, count)
 TABLES = {
@@ -45,6 +46,12 @@ def table_case(z, key, step=1):
     dt = np.uint32 if OPS[op][1] == 32 else np.uint16
     inputs = (np.int64(start) + np.arange(0, n, step)).astype(dt)
     return op, inputs, unpack(z, key)[::step].astype(dt)
+
+
+def first_lg2ftz():
+    """(inputs, outputs) of lg2.approx.ftz.f32 in approx_tables.py's H100 samples (2^17 random)."""
+    import approx_tables as A
+    return A.sample_inputs()["lg2ftz_in"], np.load(FIRST)["lg2ftz_out"]
 
 
 def ordered(bits, width):
@@ -77,6 +84,8 @@ def main(argv):
         op = k[:-3]
         n, ok, mx = compare(op, inputs, samp[f"{op}_out"])
         print(f"{'samples':<16}{OPS[op][0].split()[0]:<28}{n:>10}{ok:>10}{mx:>9}")
+    n, ok, mx = compare("lg2ftz", *first_lg2ftz())
+    print(f"{'samples 12-07':<16}{'lg2.approx.ftz.f32':<28}{n:>10}{ok:>10}{mx:>9}")
     return 0
 
 
