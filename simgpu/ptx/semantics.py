@@ -286,6 +286,8 @@ def b_approx(name, types_ok):
             return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
         if t == "f32" and name == "ex2":
             return sem_fmisc.ex2_approx_f32(ftz)
+        if t == "f32" and name in ("sin", "cos"):
+            return sem_fmisc.sincos_approx_f32(name, ftz)
         if t == "f32" and name == "lg2":
             return sem_fmisc.lg2_approx_f32(ftz)
         if t == "f32" and name == "rsqrt":
