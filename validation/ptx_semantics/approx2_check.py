@@ -3,8 +3,9 @@
     python validation/ptx_semantics/approx2_check.py [DATADIR] [--quick]
 
 DATADIR (default approx/h100_20261208) holds approx2_tables.npz and approx2_samples.npz.  For each
-table (exhaustive ranges) and each sampled form it prints: entries, bit-equal entries, and the
-largest difference in ulp of the float32 result (ordered bit patterns) among the others.
+table (exhaustive ranges) and each sampled form it prints: entries, bit-equal entries, the
+largest difference in ulp (ordered bit patterns; huge where results straddle zero) and the largest
+absolute difference (log2) among the finite others.
 ``--quick`` checks every 64th table entry (the samples are always checked in full).
 """
 from __future__ import annotations
@@ -66,7 +67,15 @@ def compare(op, inputs, measured):
     width = OPS[op][1]
     eq = got == measured
     d = np.abs(ordered(got, width) - ordered(measured, width))[~eq]
-    return int(eq.size), int(eq.sum()), int(d.max()) if d.size else 0
+    if width == 32:
+        g, m = got.view(np.float32).astype(np.float64), measured.view(np.float32).astype(np.float64)
+    else:
+        g, m = got.view(np.uint16).astype(np.uint32) << 16, measured.astype(np.uint32) << 16
+        g, m = g.view(np.float32).astype(np.float64), m.view(np.float32).astype(np.float64)   # magnitude only
+    with np.errstate(invalid="ignore"):
+        a = np.abs(g - m)[~eq & np.isfinite(g) & np.isfinite(m)]
+    ab = f"2^{np.log2(a.max()):.2f}" if a.size and a.max() > 0 else "-"
+    return int(eq.size), int(eq.sum()), (int(d.max()) if d.size else 0), ab
 
 
 def main(argv):
@@ -75,17 +84,17 @@ def main(argv):
     step = 64 if "--quick" in argv else 1
     tabs = np.load(os.path.join(d, "approx2_tables.npz"))
     samp = np.load(os.path.join(d, "approx2_samples.npz"))
-    print(f"{'set':<16}{'form':<28}{'n':>10}{'equal':>10}{'max ulp':>9}")
+    print(f"{'set':<16}{'form':<28}{'n':>10}{'equal':>10}{'max ulp':>12}{'max abs':>10}")
     for key in TABLES:
         op, inputs, measured = table_case(tabs, key, step)
-        n, ok, mx = compare(op, inputs, measured)
-        print(f"{key:<16}{OPS[op][0].split()[0]:<28}{n:>10}{ok:>10}{mx:>9}")
+        n, ok, mx, ab = compare(op, inputs, measured)
+        print(f"{key:<16}{OPS[op][0].split()[0]:<28}{n:>10}{ok:>10}{mx:>12}{ab:>10}")
     for k, inputs in sample_inputs().items():
         op = k[:-3]
-        n, ok, mx = compare(op, inputs, samp[f"{op}_out"])
-        print(f"{'samples':<16}{OPS[op][0].split()[0]:<28}{n:>10}{ok:>10}{mx:>9}")
-    n, ok, mx = compare("lg2ftz", *first_lg2ftz())
-    print(f"{'samples 12-07':<16}{'lg2.approx.ftz.f32':<28}{n:>10}{ok:>10}{mx:>9}")
+        n, ok, mx, ab = compare(op, inputs, samp[f"{op}_out"])
+        print(f"{'samples':<16}{OPS[op][0].split()[0]:<28}{n:>10}{ok:>10}{mx:>12}{ab:>10}")
+    n, ok, mx, ab = compare("lg2ftz", *first_lg2ftz())
+    print(f"{'samples 12-07':<16}{'lg2.approx.ftz.f32':<28}{n:>10}{ok:>10}{mx:>12}{ab:>10}")
     return 0
 
 
