@@ -111,6 +111,14 @@ bound.  Bounds: the PTX ISA's (section 9.7.3, quoted from memory), then what the
                       each; NaN, and rsqrt of a negative, give 0x7fffffff00000000;
                       0x7ff0000000000001 (high word +inf) gives +0; subnormal inputs and results
                       are flushed.
+  sqrt/rsqrt/lg2.approx{.ftz}.f32, ex2.approx.f16{,x2}, ex2.approx.ftz.bf16{,x2},
+  tanh.approx.{f16,bf16}{,x2}: bit-exact since 2026-12-08 (``sem_fmisc.sqrt_approx_f32``,
+                      ``lg2_approx_f32``, ``half_approx``: exhaustive H100 tables of MUFU.SQRT /
+                      RSQ / LG2 / EX2.F16 / EX2.BF16 / TANH.F16 / TANH.BF16, ptxas' wrappers read
+                      from its SASS; validation/ptx_semantics/approx2_check.py).
+  sin/cos.approx{.ftz}.f32: ptxas' FMUL.RZ by 1/(2 pi) and the unit's 2^-25 truncation modelled
+                      (``sem_fmisc.sincos_approx_f32``), the unit's value correctly rounded: within
+                      2^-21.5 of the H100 everywhere, 52-54 % bit-equal.
   rcp.approx{.ftz}.f32, div.approx{.ftz}.f32: bit-exact, not within a bound: ``sem_fmisc.rcp_approx_f32``
                       (MUFU.RCP from an exhaustive H100 table of [1, 2), with ptxas' scaling for
                       subnormal and huge inputs without .ftz) and div.approx = a * rcp(b) rounded
