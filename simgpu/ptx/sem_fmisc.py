@@ -275,11 +275,11 @@ _MUFU_SQRT_F32 = os.path.join(_DATA, "mufu_sqrt_f32.npz")
 
 def mufu_sqrt_f32_table(name):
     """The H100's sqrt.approx.ftz.f32 ("sqrt") or rsqrt.approx.ftz.f32 ("rsqrt") of every x in
-    [1, 4) (2^24 entries: [1, 2) then [2, 4), result bits as int64), measured exhaustively
+    [1, 4) (2^24 entries: [1, 2) then [2, 4), result bits as uint32), measured exhaustively
     (validation/ptx_semantics/approx_tables2.py, 2026-12-08; data/mufu_sqrt_f32.npz)."""
     t = _TABLES.get(name + "32")
     if t is None:
-        t = _TABLES[name + "32"] = _unpack(_MUFU_SQRT_F32, {"sqrt": "sqrt", "rsqrt": "rsq"}[name])
+        t = _TABLES[name + "32"] = _unpack(_MUFU_SQRT_F32, {"sqrt": "sqrt", "rsqrt": "rsq"}[name]).astype(np.uint32)
     return t
 
 
@@ -302,7 +302,8 @@ def sqrt_approx_f32(name, ftz):
         e = (u >> 23) & 0xFF
         ok = (e != 0) & (e != 255) & (u < 0x80000000)
         odd = (e - 127) & 1
-        r = mufu_sqrt_f32_table(name)[(odd << 23) | (u & 0x7FFFFF)] + sgn * (((e - 127 - odd) // 2) << 23)
+        r = mufu_sqrt_f32_table(name)[(odd << 23) | (u & 0x7FFFFF)].astype(np.int64) \
+            + sgn * (((e - 127 - odd) // 2) << 23)
         return np.where(ok, r.astype(np.uint32).view(np.float32), base(x)).astype(np.float32)
 
     def f(a):
@@ -369,7 +370,7 @@ def _rz_f32(y):
 def mufu_lg2_f32_tables():
     """(one, half, fl, ce): the H100's lg2.approx.ftz.f32 of every x in [1, 2) ("one") and in
     [0.5, 1) ("half") as float32 (measured exhaustively, validation/ptx_semantics/approx_tables2.py,
-    2026-12-08; data/mufu_lg2_f32.npz), and floor / ceil of F(m) 2^23 (int64), where F(m) is the
+    2026-12-08; data/mufu_lg2_f32.npz), and floor / ceil of F(m) 2^23 (int32), where F(m) is the
     unit's value of log2(1.m): one = RZ(F), half = RZ(F - 1) bound F to an interval narrower than
     2^-25 (at most 2^-36 granularity) that never holds a multiple of 2^-23 in its inside, so floor and
     ceil are exact.  m = 0 is the exception: one[0] = 0 (x = 1 gives exactly 0) while [2, 4) and
@@ -388,7 +389,7 @@ def mufu_lg2_f32_tables():
         lo = np.maximum(lo_one, lo_half - u_half + 1)           # ... and in (1 + half - ulp, 1 + half]
         ce = -(-lo // q)
         fl[0], ce[0] = 0, 1
-        t = _TABLES["lg2"] = (one, half, fl, ce)
+        t = _TABLES["lg2"] = (one, half, fl.astype(np.int32), ce.astype(np.int32))
     return t
 
 
