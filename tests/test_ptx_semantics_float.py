@@ -307,8 +307,10 @@ def ULP32(x):
 APPROX_BOUNDS = {   # name: (reference, checker(ref, got, x) -> bool)
     "ex2": (lambda x: 2.0 ** x, lambda r, g, x: abs(g - r) <= 2 * ULP32(r)),
     "lg2": (math.log2, lambda r, g, x: abs(g - r) <= max(2.0 ** -22.6, ULP32(r))),
-    "sin": (math.sin, lambda r, g, x: abs(g - r) <= 2.0 ** -20.5),
-    "cos": (math.cos, lambda r, g, x: abs(g - r) <= 2.0 ** -20.5),
+    # sin/cos: the ISA's bound on [-pi, pi]; beyond it the hardware's own error (ptxas' FMUL.RZ
+    # reduction, modelled since 2026-12-08): H200 2^-14.77 on [-100 pi, 100 pi] (semantics docstring)
+    "sin": (math.sin, lambda r, g, x: abs(g - r) <= (2.0 ** -20.5 if abs(x) <= math.pi else 2.0 ** -14.5)),
+    "cos": (math.cos, lambda r, g, x: abs(g - r) <= (2.0 ** -20.5 if abs(x) <= math.pi else 2.0 ** -14.5)),
     "tanh": (math.tanh, lambda r, g, x: abs(g - r) <= 2.0 ** -10.987 * abs(r) + 2.0 ** -149),
     "rsqrt": (lambda x: 1 / math.sqrt(x), lambda r, g, x: abs(g - r) <= 2.0 ** -22.9 * r),
     "sqrt": (math.sqrt, lambda r, g, x: abs(g - r) <= 2.0 ** -23 * r),
@@ -321,7 +323,8 @@ APPROX_BOUNDS = {   # name: (reference, checker(ref, got, x) -> bool)
 @settings(max_examples=100, deadline=None)
 @given(xs=st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=16))
 def test_approx_within_isa_bounds(name, ftz, xs):
-    """X.approx{.ftz}.f32 stays within the PTX ISA's documented error bound of the true function."""
+    """X.approx{.ftz}.f32 stays within the PTX ISA's documented error bound of the true function
+    (sin/cos beyond [-pi, pi]: within the error the H200 measured there, which exceeds the ISA's)."""
     ref, ok = APPROX_BOUNDS[name]
     if name in ("sin", "cos"):
         xs = [x for x in xs if abs(x) <= 100 * math.pi]

@@ -270,6 +270,206 @@ def ex2_approx_f32(ftz):
     return f
 
 
+_MUFU_SQRT_F32 = os.path.join(_DATA, "mufu_sqrt_f32.npz")
+
+
+def mufu_sqrt_f32_table(name):
+    """The H100's sqrt.approx.ftz.f32 ("sqrt") or rsqrt.approx.ftz.f32 ("rsqrt") of every x in
+    [1, 4) (2^24 entries: [1, 2) then [2, 4), result bits as uint32), measured exhaustively
+    (validation/ptx_semantics/approx_tables2.py, 2026-12-08; data/mufu_sqrt_f32.npz)."""
+    t = _TABLES.get(name + "32")
+    if t is None:
+        t = _TABLES[name + "32"] = _unpack(_MUFU_SQRT_F32, {"sqrt": "sqrt", "rsqrt": "rsq"}[name]).astype(np.uint32)
+    return t
+
+
+def sqrt_approx_f32(name, ftz):
+    """sqrt.approx{.ftz}.f32 / rsqrt.approx{.ftz}.f32 as the hardware computes them (MUFU.SQRT /
+    MUFU.RSQ).  A positive normal input 2^E * 1.m gives the measured table entry for (E odd, m)
+    (the input scaled into [1, 4), :func:`mufu_sqrt_f32_table`) with its exponent moved by
+    +(E - (E & 1)) / 2 (sqrt) or -(E - (E & 1)) / 2 (rsqrt).  Without .ftz ptxas wraps the unit
+    (read from ptxas 13.0.88's SASS for sm_90): |x| < 2^-126 (subnormal or zero) is multiplied by
+    2^24 before and the result by 2^-12 (sqrt) or 2^12 (rsqrt) after, both exact.  Zeros,
+    negatives, infinities and NaN as :func:`approx_unary` (equal to every such H100 sample).
+    Reproduces all 2^24 table inputs and all 4 x 131,072 random H100 inputs (with and without
+    .ftz; validation/ptx_semantics/approx2_check.py) bit for bit."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, name, True)
+    sgn = 1 if name == "sqrt" else -1
+
+    def unit(x):
+        u = x.view(np.uint32).astype(np.int64)
+        e = (u >> 23) & 0xFF
+        ok = (e != 0) & (e != 255) & (u < 0x80000000)
+        odd = (e - 127) & 1
+        r = mufu_sqrt_f32_table(name)[(odd << 23) | (u & 0x7FFFFF)].astype(np.int64) \
+            + sgn * (((e - 127 - odd) // 2) << 23)
+        return np.where(ok, r.astype(np.uint32).view(np.float32), base(x)).astype(np.float32)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            return unit(x)
+        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
+        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
+        return np.where(low, r * np.float32(2.0 ** (-12 * sgn)), r).astype(np.float32)
+    return f
+
+
+_MUFU_TANH_HALF = os.path.join(_DATA, "mufu_tanh_half.npz")
+
+
+def mufu_tanh_half_table(base):
+    """The H100's tanh.approx.f16 / tanh.approx.bf16 (``base`` "f16" / "bf16") of every 16-bit
+    input: 65,536 result bit patterns (uint16), measured exhaustively (validation/ptx_semantics/
+    approx_tables2.py, 2026-12-08; data/mufu_tanh_half.npz)."""
+    t = _TABLES.get("tanh" + base)
+    if t is None:
+        t = _TABLES["tanh" + base] = _unpack(_MUFU_TANH_HALF, base).astype(np.uint16)
+    return t
+
+
+def half_approx(base, name):
+    """ex2.approx.f16, ex2.approx.ftz.bf16, tanh.approx.f16 and tanh.approx.bf16 as the hardware
+    computes them (one MUFU.EX2.F16 / .BF16 / MUFU.TANH.F16 / .BF16 each; the x2 forms are one per
+    half, read from ptxas 13.0.88's SASS for sm_90).  ex2: the f32 unit's value
+    (:func:`ex2_approx_f32` with .ftz) of the widened input, rounded toward zero to the half format,
+    with f16 results >= 2^16 giving +inf and NaN giving 0x7fff (f16 and bf16): equal to the H100 on
+    all 65,536 inputs of each.  tanh (no simpler rule found: f32 tanh.approx is not exact here) is
+    the measured table (:func:`mufu_tanh_half_table`)."""
+    fmt = fp.FMT[base]
+    if name == "tanh":
+        def ftanh(a):
+            return mufu_tanh_half_table(base)[fp.bits_of(fmt, a)].view(fmt.store)
+        return ftanh
+    unit = ex2_approx_f32(True)
+
+    def fex2(a):
+        x = fp.to_f64(fmt, a).astype(np.float32)
+        r = np.asarray(unit(x), np.float32)
+        if base == "bf16":
+            out = (r.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                h = r.astype(np.float16)
+                h = np.where(h.astype(np.float32) > r, np.nextafter(h, np.float16(0)), h)
+            out = np.where(r >= np.float32(65536.0), np.uint16(0x7C00), h.view(np.uint16))
+        return np.where(np.isnan(r), np.uint16(0x7FFF), out).astype(np.uint16).view(fmt.store)
+    return fex2
+
+
+_MUFU_LG2_F32 = os.path.join(_DATA, "mufu_lg2_f32.npz")
+
+
+def _rz_f32(y):
+    """float64 -> float32 rounded toward zero (finite inputs)."""
+    r = y.astype(np.float32)
+    return np.where(np.abs(r.astype(np.float64)) > np.abs(y), np.nextafter(r, np.float32(0)), r)
+
+
+def mufu_lg2_f32_tables():
+    """(one, half, fl, ce): the H100's lg2.approx.ftz.f32 of every x in [1, 2) ("one") and in
+    [0.5, 1) ("half") as float32 (measured exhaustively, validation/ptx_semantics/approx_tables2.py,
+    2026-12-08; data/mufu_lg2_f32.npz), and floor / ceil of F(m) 2^23 (int32), where F(m) is the
+    unit's value of log2(1.m): one = RZ(F), half = RZ(F - 1) bound F to an interval narrower than
+    2^-25 (at most 2^-36 granularity) that never holds a multiple of 2^-23 in its inside, so floor and
+    ceil are exact.  m = 0 is the exception: one[0] = 0 (x = 1 gives exactly 0) while [2, 4) and
+    [0.5, 1) measure 0 < F(0) - 2^-24 < 2^-24: fl = 0, ce = 1."""
+    t = _TABLES.get("lg2")
+    if t is None:
+        one = _unpack(_MUFU_LG2_F32, "one").astype(np.uint32).view(np.float32)
+        half = _unpack(_MUFU_LG2_F32, "half").astype(np.uint32).view(np.float32)
+        s = 2.0 ** 36
+        lo_one, lo_half = np.round(one.astype(np.float64) * s).astype(np.int64), \
+            np.round((1.0 + half.astype(np.float64)) * s).astype(np.int64)
+        u_one = np.round((np.nextafter(one, np.float32(1)) - one).astype(np.float64) * s).astype(np.int64)
+        u_half = np.round((half - np.nextafter(half, np.float32(-1))).astype(np.float64) * s).astype(np.int64)
+        q = np.int64(1) << 13                                   # 2^-23 in units of 2^-36
+        fl = lo_one // q                                        # F in [one, one + ulp) ...
+        lo = np.maximum(lo_one, lo_half - u_half + 1)           # ... and in (1 + half - ulp, 1 + half]
+        ce = -(-lo // q)
+        fl[0], ce[0] = 0, 1
+        t = _TABLES["lg2"] = (one, half, fl.astype(np.int32), ce.astype(np.int32))
+    return t
+
+
+def lg2_approx_f32(ftz):
+    """lg2.approx{.ftz}.f32 as the hardware computes it (MUFU.LG2).  For a positive normal input
+    2^E * 1.m the unit forms E + F(m) exactly (F: its log2 of the mantissa, known from the two
+    measured binades, :func:`mufu_lg2_f32_tables`) and rounds it toward zero to float32: E = 0 and
+    E = -1 are the measured tables, E >= 1 gives E + floor(F 2^k) 2^-k and E <= -2 gives
+    -(|E| - ceil(F 2^k) 2^-k) (2^-k: the result's ulp, k <= 23).  So lg2(2^E) is E for E >= 0 but
+    E + 2^-k below (lg2(0.25) = -2 + 2^-23).  The rule reproduces the third measured binade [2, 4)
+    (all 2^23) and every random H100 sample (validation/ptx_semantics/approx2_check.py).  Without
+    .ftz ptxas wraps the unit (SASS of ptxas 13.0.88, sm_90): |x| < 2^-126 is multiplied by 2^24
+    and 24 subtracted from the result (FADD, rounded to nearest).  Zeros, negatives, infinities and
+    NaN as :func:`approx_unary`."""
+    fmt = fp.FMT["f32"]
+    base = approx_unary(fmt, "lg2", True)
+
+    def unit(x):
+        u = x.view(np.uint32).astype(np.int64)
+        e = (u >> 23) & 0xFF
+        m = u & 0x7FFFFF
+        ok = (e != 0) & (e != 255) & (u < 0x80000000)
+        big = np.where(ok, e - 127, 1).astype(np.float64)
+        one, half, fl, ce = mufu_lg2_f32_tables()
+        exact = fl[m] == ce[m]
+        frac = fl[m] * 2.0 ** -23 + np.where(exact, 0.0, 2.0 ** -30)   # floor and ceil at 2^-23 as F's
+        r = _rz_f32(big + frac)
+        r = np.where(big == 0, one[m], np.where(big == -1, half[m], r))
+        return np.where(ok, r, base(x)).astype(np.float32)
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            return unit(x)
+        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
+        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
+        return np.where(low, r - np.float32(24.0), r).astype(np.float32)
+    return f
+
+
+_INV_2PI_F32 = np.float32(0.15915493667125701904)
+_SIN_FRAC = 25
+
+
+def sincos_approx_f32(name, ftz):
+    """sin/cos.approx{.ftz}.f32 as ptxas 13.0.88 compiles them for sm_90 (read from its SASS, with
+    or without .ftz): y = FMUL.RZ(x, float32(1/(2 pi))) in turns, then MUFU.SIN / MUFU.COS of y.
+    Measured on the H100 (approx2_check.py's 4 x 131,072 random inputs): the unit flushes a
+    subnormal y, drops whole turns, and reads the rest truncated to 25 fraction bits (the smallest
+    non-zero |sin| is sin(2 pi 2^-25); every smaller |y| gives +-0), and the results at whole
+    quarter turns are exact zeros with the signs of sin(y) = sign(y) S(|y|), S(1/2) = -0, and
+    cos(1/4) = -0, cos(3/4) = +0.  Its value between those points is not known bit for bit (no
+    exhaustive table): here sin/cos(2 pi y) of the truncated y, by quadrant in float64, rounded to
+    nearest.  Against the H100 samples that is bit-equal on 52 % (sin) / 54 % (cos) and at most
+    2^-21.5 absolute from it at every finite x; the correctly rounded sin/cos(x) were equal on
+    6 % / 27 % and up to 2^-14.8 away at |x| <= 100 pi (the FMUL.RZ reduction's error), 1.0 for
+    huge |x|.  NaN and infinities give the canonical NaN."""
+    fmt = fp.FMT["f32"]
+    is_sin = name == "sin"
+
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            x = fp.flush(fmt, x)
+        p = x.astype(np.float64) * np.float64(_INV_2PI_F32)
+        fin = np.isfinite(p)
+        y = fp.flush(fmt, _rz_f32(np.where(fin, p, 0.0))).astype(np.float64)
+        y = np.fmod(np.where(np.abs(y) < 2.0 ** 23, y, 0.0 * y), 1.0)     # whole turns dropped (exact)
+        t = np.trunc(np.abs(y) * 2.0 ** _SIN_FRAC) * 2.0 ** (2 - _SIN_FRAC)  # |y| in quarter turns
+        q = np.floor(t)
+        ang = (t - q) * (np.pi / 2)
+        s, c = np.sin(ang), np.cos(ang)
+        if is_sin:
+            r = np.select([q == 0, q == 1, q == 2], [s, c, -s], -c) * np.where(np.signbit(y), -1.0, 1.0)
+        else:
+            r = np.select([q == 0, q == 1, q == 2], [c, -s, -c], s)
+        return fp.finish(fmt, np.where(fin, r, np.nan), fp.RN, False)
+    return f
+
+
 def approx_f64_hi(name):
     """rcp.approx.ftz.f64 / rsqrt.approx.ftz.f64 as the hardware computes them (SASS MUFU.RCP64H /
     MUFU.RSQ64H).  Only the high 32 bits of the input are read (the low word never changed a

@@ -111,6 +111,14 @@ bound.  Bounds: the PTX ISA's (section 9.7.3, quoted from memory), then what the
                       each; NaN, and rsqrt of a negative, give 0x7fffffff00000000;
                       0x7ff0000000000001 (high word +inf) gives +0; subnormal inputs and results
                       are flushed.
+  sqrt/rsqrt/lg2.approx{.ftz}.f32, ex2.approx.f16{,x2}, ex2.approx.ftz.bf16{,x2},
+  tanh.approx.{f16,bf16}{,x2}: bit-exact since 2026-12-08 (``sem_fmisc.sqrt_approx_f32``,
+                      ``lg2_approx_f32``, ``half_approx``: exhaustive H100 tables of MUFU.SQRT /
+                      RSQ / LG2 / EX2.F16 / EX2.BF16 / TANH.F16 / TANH.BF16, ptxas' wrappers read
+                      from its SASS; validation/ptx_semantics/approx2_check.py).
+  sin/cos.approx{.ftz}.f32: ptxas' FMUL.RZ by 1/(2 pi) and the unit's 2^-25 truncation modelled
+                      (``sem_fmisc.sincos_approx_f32``), the unit's value correctly rounded: within
+                      2^-21.5 of the H100 everywhere, 52-54 % bit-equal.
   rcp.approx{.ftz}.f32, div.approx{.ftz}.f32: bit-exact, not within a bound: ``sem_fmisc.rcp_approx_f32``
                       (MUFU.RCP from an exhaustive H100 table of [1, 2), with ptxas' scaling for
                       subnormal and huge inputs without .ftz) and div.approx = a * rcp(b) rounded
@@ -266,6 +274,8 @@ def b_unary_ieee(op, approx_name):
             if t == "f32":
                 if op == "rcp":
                     return sem_fmisc.rcp_approx_f32(ftz)
+                if op == "sqrt":
+                    return sem_fmisc.sqrt_approx_f32("sqrt", ftz)
                 return sem_fmisc.approx_unary(fp.FMT[t], approx_name, ftz)
             return None
         if t not in ("f32", "f64"):
@@ -284,7 +294,17 @@ def b_approx(name, types_ok):
             return sem_fmisc.approx_f64_hi(name) if ftz else sem_fmisc.approx_unary(fp.FMT["f64"], name, False)
         if t == "f32" and name == "ex2":
             return sem_fmisc.ex2_approx_f32(ftz)
+        if t == "f32" and name in ("sin", "cos"):
+            return sem_fmisc.sincos_approx_f32(name, ftz)
+        if t == "f32" and name == "lg2":
+            return sem_fmisc.lg2_approx_f32(ftz)
+        if t == "f32" and name == "rsqrt":
+            return sem_fmisc.sqrt_approx_f32("rsqrt", ftz)
         base = sem_fmisc.X2.get(t, t)
+        if (name, base, ftz) in (("ex2", "f16", False), ("ex2", "bf16", True), ("tanh", "f16", False),
+                                 ("tanh", "bf16", False)):
+            fn = sem_fmisc.half_approx(base, name)
+            return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
         # .ftz: f32, and bf16 (ex2.approx.ftz.bf16: subnormal results flushed, measured on the H200)
         fn = sem_fmisc.approx_unary(fp.FMT[base], name, ftz and base in ("f32", "bf16"))
         return sem_fmisc.lift_x2(fp.FMT[base], fn) if t in sem_fmisc.X2 else fn
