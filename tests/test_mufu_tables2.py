@@ -23,8 +23,14 @@ def _npz(name):
     return _Z[name]
 
 
+def _tables():
+    if "tables" not in _Z:
+        _Z["tables"] = K.MeasuredTables(DATA)
+    return _Z["tables"]
+
+
 def _subset(key):
-    op, inputs, measured = K.table_case(_npz("approx2_tables.npz"), key)
+    op, inputs, measured = K.table_case(_tables(), key)
     step = 1 if inputs.size <= 1 << 16 else 257      # the 16-bit tables: every input
     idx = np.unique(np.r_[np.arange(0, inputs.size, step), inputs.size - 1])
     return op, inputs[idx], measured[idx]
@@ -88,7 +94,7 @@ def test_sqrt_rule_moves_exponent():
 def test_x2_forms_are_the_half_table_per_lane(key, instr):
     """The packed forms run the half unit once per lane (ptxas: two MUFU.*.F16/BF16 and a PRMT)."""
     from simgpu.ptx import semantics
-    _, inputs, measured = K.table_case(_npz("approx2_tables.npz"), key)
+    _, inputs, measured = K.table_case(_tables(), key)
     rng = np.random.default_rng(27)
     lo, hi = rng.integers(0, 1 << 16, 4096), rng.integers(0, 1 << 16, 4096)
     parts = instr.split(".")
