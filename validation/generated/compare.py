@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "validation", "data")
 sys.path.insert(0, HERE)
-from store import load_json  # noqa: E402
+from store import load_arrays, load_json  # noqa: E402
 
 EXECUTORS = ("ir", "ptx")
 
@@ -220,8 +220,7 @@ def card_sass_provider(paths):
 
 def _init(ref_path, dev_path, ptx_path=None, card_sass=None):
     global _REF, _DEV, _PTX
-    with np.load(ref_path) as z:
-        _REF = {k: z[k] for k in z.files}
+    _REF = load_arrays(ref_path)
     with open(dev_path) as f:
         _DEV = json.load(f)
     if ptx_path:
