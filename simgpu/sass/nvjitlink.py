@@ -26,6 +26,7 @@ import os
 import re
 
 from ..errors import SimGPUError
+from . import toolchain     # a cycle (toolchain links through this module); used only at call time
 
 #: nvJitLinkInputType
 INPUT_KINDS = {"ptx": 2, "ltoir": 3}
@@ -45,7 +46,6 @@ class NvJitLinkError(SimGPUError):
 
 def library():
     """Path of the libnvJitLink to use (see the module docstring); NvJitLinkMissing if none."""
-    from . import toolchain
     chosen = toolchain.selected_toolchain()
     if chosen is not None:
         if chosen.get("nvjitlink"):

@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import base64
 import ctypes
 import functools
 import importlib.util
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import threading
 import types as pytypes
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -558,7 +560,6 @@ def _lto_wanted(want, mode):
         if exc is not None:
             if not _lto_fallback_said:
                 _lto_fallback_said.append(str(exc))
-                import warnings
                 asked = "SIMGPU_LTO=on" if mode == "on" else "the kernel's lto, numba-cuda's default"
                 warnings.warn(SimGPUWarning(
                     f"LTO was asked for ({asked}) but {exc}: simgpu compiles kernels without link-time "
@@ -638,7 +639,6 @@ def lto_link(ltoir, files, cc, lineinfo=True, entry=None):
 def nvrtc_ltoir_cached(source, name, cc):
     """NVRTC's LTO-IR of CUDA C ``source`` as numba-cuda compiles a linked file for LTO
     (``cudadrv/nvrtc.py`` ``compile(..., ltoir=True)``), kept in the disk cache."""
-    import base64
     key = cache.make_key("nvrtc-ltoir", source, name, tuple(cc), _nvrtc_version())
     hit = _NVRTC_MEMO.get(key)
     if hit is None:
@@ -648,7 +648,6 @@ def nvrtc_ltoir_cached(source, name, cc):
         else:
             _select_nvrtc()
             from numba.cuda.cudadrv import nvrtc as numba_nvrtc
-            import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")     # NVRTC's log (numba warns with it)
                 obj, _log = numba_nvrtc.compile(source, name, tuple(cc[:2]), ltoir=True)
