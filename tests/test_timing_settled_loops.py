@@ -19,27 +19,13 @@ from simgpu.timing import model as timing_model
 from simgpu.timing.sim import CYCLES, TOTALS
 
 from test_ptx_blocks import VCASES, _numbers, collatz
+from test_timing_model import fma_loop as fma_rows   # four FMA chains a thread: compute-bound, uniform
 
 needs_ptx = pytest.mark.skipif(not compiled_path_available()[0], reason="needs numba-cuda and ptxas")
 
 # the timing model's own metrics (analysis.fill_report); every other metric is a count
 TIMING = ("gpu__time_duration", "sm__cycles_elapsed", "sm__warps_active", "simgpu__warp_", "simgpu__utilisation_",
           "simgpu__achieved_", "simgpu__timing_")
-
-
-def fma_rows(x, out, iters):
-    """Four independent FMA chains per thread, `iters` iterations: compute-bound and uniform."""
-    i = cuda.grid(1)
-    a0 = x[i]
-    a1 = a0 + np.float32(1.0)
-    a2 = a0 + np.float32(2.0)
-    a3 = a0 + np.float32(3.0)
-    for it in range(iters):
-        a0 = a0 * np.float32(0.999) + np.float32(0.001)
-        a1 = a1 * np.float32(0.999) + np.float32(0.001)
-        a2 = a2 * np.float32(0.999) + np.float32(0.001)
-        a3 = a3 * np.float32(0.999) + np.float32(0.001)
-    out[i] = a0 + a1 + a2 + a3
 
 
 def nested(x, out, outer, inner):

@@ -157,6 +157,20 @@ def _unpack(path, key):
     return np.concatenate([[np.int64(first)], np.int64(first) + np.cumsum(d, dtype=np.int64)])
 
 
+def _below_normal_scaled(unit, ftz, fix):
+    """A MUFU op as ptxas wraps it without .ftz: an input below 2^-126 (FSETP.GEU |x|, 2^-126
+    false, NaN too) runs times 2^24 and its result goes through ``fix`` (sqrt, rsqrt, lg2);
+    with .ftz the unit alone."""
+    def f(a):
+        x = np.asarray(a, np.float32)
+        if ftz:
+            return unit(x)
+        low = np.abs(x) < np.float32(2.0 ** -126)
+        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
+        return np.where(low, fix(r), r).astype(np.float32)
+    return f
+
+
 def mufu_rcp_f32_table():
     """The H100's rcp.approx.ftz.f32 of every x in [1, 2) (2^23 entries, result bits as int64),
     measured exhaustively (validation/ptx_semantics/approx_tables.py, 2026-12-07; data/mufu_rcp_f32.npz)."""
@@ -306,14 +320,7 @@ def sqrt_approx_f32(name, ftz):
             + sgn * (((e - 127 - odd) // 2) << 23)
         return np.where(ok, r.astype(np.uint32).view(np.float32), base(x)).astype(np.float32)
 
-    def f(a):
-        x = np.asarray(a, np.float32)
-        if ftz:
-            return unit(x)
-        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
-        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
-        return np.where(low, r * np.float32(2.0 ** (-12 * sgn)), r).astype(np.float32)
-    return f
+    return _below_normal_scaled(unit, ftz, lambda r: r * np.float32(2.0 ** (-12 * sgn)))
 
 
 _MUFU_TANH_HALF = os.path.join(_DATA, "mufu_tanh_half.npz")
@@ -420,14 +427,7 @@ def lg2_approx_f32(ftz):
         r = np.where(big == 0, one[m], np.where(big == -1, half[m], r))
         return np.where(ok, r, base(x)).astype(np.float32)
 
-    def f(a):
-        x = np.asarray(a, np.float32)
-        if ftz:
-            return unit(x)
-        low = np.abs(x) < np.float32(2.0 ** -126)           # FSETP.GEU |x|, 2^-126 false (NaN: true)
-        r = unit(np.where(low, x * np.float32(2.0 ** 24), x).astype(np.float32))
-        return np.where(low, r - np.float32(24.0), r).astype(np.float32)
-    return f
+    return _below_normal_scaled(unit, ftz, lambda r: r - np.float32(24.0))
 
 
 _INV_2PI_F32 = np.float32(0.15915493667125701904)
